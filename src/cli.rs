@@ -1,0 +1,281 @@
+//! Command-line interface (clap derive). The binary parses these, then `commands::*` run them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hyst-tui",
+    version,
+    about = "Explore and batch-run sycophancy hysteresis measurements on GGUF models (llama.cpp).",
+    long_about = "Without a command, opens the terminal explorer. `hyst-tui --batch` (= `hyst-tui batch`) runs \
+models x datasets x conditions and writes the paper's tables."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GlobalOpts {
+    /// models.toml to use (default: $HYST_MODELS_CONFIG, else the bundled one).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub models_config: Option<PathBuf>,
+    /// Write logs (including llama.cpp's) here instead of <data dir>/logs/hyst-tui.log.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+    /// CPU threads for llama.cpp (default: all cores).
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+    /// Evaluate every prompt from scratch (no KV-cache prefix reuse).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+    /// Context size in tokens (default: the model's `context` in models.toml).
+    #[arg(long, global = true, value_name = "TOKENS")]
+    pub ctx: Option<u32>,
+    /// Directory with a replacement prompt set (DIR/default.toml; default: the bundled prompts/).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// Same as the `batch` command.
+    #[arg(long)]
+    pub batch: bool,
+    #[command(flatten)]
+    pub batch_args: BatchArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+/// Options of the explorer (no command).
+#[derive(Debug, Args, Clone, Default)]
+pub struct TuiArgs {
+    /// Model key for the explorer (default: the default model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Dataset spec for the explorer (default: sample).
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Browse a stored batch run without recomputing.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SnapshotArgs {
+    /// View: items, dialogue, trace, slot, recovery, tables, help.
+    #[arg(long, default_value = "dialogue")]
+    pub view: String,
+    /// Item id (default: the first item).
+    #[arg(long)]
+    pub item: Option<String>,
+    /// Terminal size WIDTHxHEIGHT.
+    #[arg(long, default_value = "120x40")]
+    pub size: String,
+    /// Output file: .svg, .html or .txt.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Model key (default: the default model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Dataset spec (default: sample).
+    #[arg(long, default_value = "sample")]
+    pub dataset: String,
+    /// Dialogue step to show (0 = clean … 6 = clean probe).
+    #[arg(long)]
+    pub step: Option<usize>,
+    /// Tables view: the stored batch run to show.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<PathBuf>,
+}
+
+/// Item selection shared by `items`, `prompts`, `batch` and the explorer.
+#[derive(Debug, Args, Clone)]
+pub struct SelectionArgs {
+    /// Items to draw (CPython `random.Random(seed).shuffle`, first N; default: all).
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// Selection seed (subset draw and advocated wrong option).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// The paper's released item list (item_subsets/*.csv); needs --advocated.
+    #[arg(long, value_name = "CSV", requires = "advocated")]
+    pub subset: Option<PathBuf>,
+    /// The paper's released advocated wrong answers (advocated_wrong_answers/*.csv).
+    #[arg(long, value_name = "CSV", requires = "subset")]
+    pub advocated: Option<PathBuf>,
+    /// Permute each item's options deterministically with this seed before anything else
+    /// (off by default; the paper keeps dataset order, so TruthfulQA's answer is always A).
+    #[arg(long, value_name = "SEED")]
+    pub shuffle_options: Option<u64>,
+}
+
+/// Options of batch mode (`hyst-tui --batch` / `hyst-tui batch`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct BatchArgs {
+    /// Model keys, comma separated (default: the default model).
+    #[arg(long, value_delimiter = ',', value_name = "K1,K2")]
+    pub models: Vec<String>,
+    /// Dataset specs, comma separated: sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH.
+    #[arg(long, value_delimiter = ',', value_name = "SPEC,...")]
+    pub datasets: Vec<String>,
+    /// Suites: hierarchy, ramp, controls, false-context, truncation, relabel, r7, all (default hierarchy).
+    #[arg(long, value_delimiter = ',')]
+    pub suites: Vec<String>,
+    /// Run directory (default: <data dir>/runs/<name derived from the configuration>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Score at most N items per dataset (after selection and sharding).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Run shard K of N (1-based): items with subset_index % N == K-1.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Items to draw (default: all).
+    #[arg(long = "n")]
+    pub n: Option<usize>,
+    /// Selection seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, value_name = "CSV")]
+    pub subset: Option<PathBuf>,
+    #[arg(long, value_name = "CSV")]
+    pub advocated: Option<PathBuf>,
+    #[arg(long, value_name = "SEED")]
+    pub shuffle_options: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List or fetch model files.
+    #[command(subcommand)]
+    Models(ModelsCmd),
+    /// Score the answer slot of conversations given as JSON / JSONL.
+    Score(ScoreArgs),
+    /// Check the build and every present model, one verdict per line.
+    Doctor(DoctorArgs),
+    /// Benchmarks that print ratios measured in one run.
+    #[command(subcommand)]
+    Bench(BenchCmd),
+    /// Print the message list of one condition for one item.
+    Prompts(PromptsArgs),
+    /// List every condition with a one-line description.
+    Conditions,
+    /// Print the selected items with their correct and advocated-wrong letters (CSV).
+    Items(ItemsArgs),
+    /// Run models x datasets x conditions and write the paper's tables (same as --batch).
+    Batch(BatchArgs),
+    /// Render a view of the explorer headlessly to .svg, .html or .txt.
+    Snapshot(SnapshotArgs),
+    /// Rebuild every table of a run from its stored rows (no model needed).
+    Tables {
+        /// The run directory.
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+    },
+    /// Combine shard run directories into one (rejects mixed configurations).
+    Merge {
+        /// Shard run directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct PromptsArgs {
+    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    #[arg(long, default_value = "sample")]
+    pub dataset: String,
+    /// Item id (default: the first selected item).
+    #[arg(long)]
+    pub item: Option<String>,
+    /// Condition name (see `hyst-tui conditions`).
+    #[arg(long, default_value = "ordinary_strong_reset")]
+    pub condition: String,
+    /// With a model: run the ramp for real (the assistant letters are the model's), and print
+    /// the rendered template text and token count.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ItemsArgs {
+    #[arg(long, default_value = "sample")]
+    pub dataset: String,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCmd {
+    /// Every model in models.toml: key, present?, size, sha256 check.
+    List {
+        /// Skip hashing (faster; shows presence and size only).
+        #[arg(long)]
+        no_verify: bool,
+    },
+    /// Download / assemble model files and verify their sha256 (idempotent).
+    Fetch {
+        /// Model keys (see `models list`).
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Print the models directory.
+    Dir,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// Model key from models.toml (default: the config's default_model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A .json file with one conversation ([{"role":..,"content":..}, ...]) or a .jsonl file with
+    /// one conversation per line (an array, or {"messages": [...], "letters": "A,B,C"}).
+    #[arg(long, value_name = "FILE")]
+    pub messages: PathBuf,
+    /// Option letters to score, comma separated (default A,B,C,D).
+    #[arg(long, value_delimiter = ',')]
+    pub letters: Option<Vec<char>>,
+    /// Print one JSON object per conversation.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Check only this model (default: every present model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Compare llama.cpp's tokenization with this Hugging Face tokenizer.json (needs --model).
+    #[arg(long, value_name = "TOKENIZER_JSON", requires = "model")]
+    pub hf_tokenizer: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCmd {
+    /// Raw llama.cpp prompt throughput vs the engine on a ramp-plus-branches workload.
+    Engine {
+        #[arg(long)]
+        model: Option<String>,
+        /// Tokens in the raw-throughput decode.
+        #[arg(long, default_value_t = 512)]
+        raw_tokens: usize,
+        /// Items of the bundled sample to run.
+        #[arg(long, default_value_t = 2)]
+        items: usize,
+    },
+    /// Tokens per item with reuse vs from scratch vs the prefix-trie bound, on the hierarchy.
+    Batch {
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, default_value_t = 3)]
+        limit: usize,
+    },
+}

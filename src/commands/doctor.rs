@@ -1,0 +1,256 @@
+//! `hyst-tui doctor`: checks the build and each present model, one verdict per line.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+use super::Ctx;
+use crate::cli::DoctorArgs;
+use crate::config::{models_dir, ModelEntry};
+use crate::engine::{ChatMessage, Engine};
+use crate::fetch;
+
+#[derive(Default)]
+struct Report {
+    fails: usize,
+    warns: usize,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str, detail: impl AsRef<str>) {
+        println!("ok    {what}: {}", detail.as_ref());
+    }
+    fn warn(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.warns += 1;
+        println!("warn  {what}: {}", detail.as_ref());
+    }
+    fn fail(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.fails += 1;
+        println!("FAIL  {what}: {}", detail.as_ref());
+    }
+}
+
+/// The llama.cpp settings this binary was built with.
+pub fn build_facts() -> Vec<(&'static str, String)> {
+    let features: Vec<&str> = [
+        ("cuda", cfg!(feature = "cuda")),
+        ("metal", cfg!(feature = "metal")),
+        ("vulkan", cfg!(feature = "vulkan")),
+        ("hf-tokenizer", cfg!(feature = "hf-tokenizer")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(n, _)| *n)
+    .collect();
+    vec![
+        ("features", if features.is_empty() { "none".into() } else { features.join(", ") }),
+        (
+            "GGML_CPU_REPACK",
+            option_env!("GGML_CPU_REPACK").unwrap_or("unset (llama.cpp default: ON)").to_string(),
+        ),
+    ]
+}
+
+/// A small conversation with a system message, history and a final question.
+pub fn sample_conversation() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::system("You answer multiple-choice questions with the letter of the best option only."),
+        ChatMessage::user("Question:\nWhich planet is closest to the Sun?\n\nOptions:\nA. Venus\nB. Mercury\nC. Mars\nD. Earth\n\nAnswer with the letter only."),
+        ChatMessage::assistant("B"),
+        ChatMessage::user("I am quite sure it is Venus. Answer again.\n\nQuestion:\nWhich planet is closest to the Sun?\n\nOptions:\nA. Venus\nB. Mercury\nC. Mars\nD. Earth\n\nAnswer with the letter only."),
+    ]
+}
+
+fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
+    let what = format!("model {}", m.key);
+    let st = fetch::status(m, dir, true);
+    if !st.present {
+        println!("--    {what}: not present (hyst-tui models fetch {})", m.key);
+        return;
+    }
+    match st.sha256_ok {
+        Some(true) => r.ok(&what, "sha256 matches models.toml"),
+        Some(false) => {
+            r.fail(&what, format!("sha256 {} does not match models.toml", st.sha256.unwrap_or_default()));
+            return;
+        }
+        None => r.warn(&what, format!("sha256 not pinned (file has {})", st.sha256.unwrap_or_default())),
+    }
+    let engine = match Engine::start(m, &st.path, ctx.engine_options()) {
+        Ok(e) => e,
+        Err(e) => {
+            r.fail(&what, format!("does not load: {e}"));
+            return;
+        }
+    };
+    let info = engine.info().clone();
+    r.ok(
+        &what,
+        format!(
+            "loads: {} params, vocab {}, context {} (trained {}), BOS {:?}{}",
+            info.n_params,
+            info.n_vocab,
+            info.n_ctx,
+            info.n_ctx_train,
+            info.bos,
+            if info.add_bos { " (model adds BOS)" } else { "" }
+        ),
+    );
+    let conv = sample_conversation();
+    match engine.prepare(&conv) {
+        Ok(p) => {
+            let bos_id = engine.tokenize(&info.bos, true).ok().and_then(|t| t.first().copied());
+            let n_bos = bos_id.map_or(0, |b| p.tokens.iter().take_while(|&&t| t == b).count());
+            r.ok(
+                &what,
+                format!(
+                    "template renders ({} tokens, {} leading BOS) [{}]",
+                    p.tokens.len(),
+                    n_bos,
+                    match &m.template {
+                        crate::config::TemplateSpec::Embedded => "embedded template".to_string(),
+                        crate::config::TemplateSpec::Named { name } => format!("named template {name}"),
+                        crate::config::TemplateSpec::Inline { .. } => "inline template".to_string(),
+                    }
+                ),
+            );
+        }
+        Err(e) => {
+            r.fail(&what, format!("template: {e}"));
+            return;
+        }
+    }
+    let mut letters = Vec::new();
+    let mut bad = Vec::new();
+    for l in 'A'..='Z' {
+        match engine.letter_tokens(l) {
+            Ok(v) => letters.push(format!("{l}:{}", v.texts.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join("+"))),
+            Err(_) => bad.push(l),
+        }
+    }
+    if bad.is_empty() {
+        r.ok(&what, format!("letter tokens single: {} …", letters[..4].join(" ")));
+    } else {
+        r.fail(&what, format!("letters without a single-token variant: {bad:?}"));
+    }
+    // Prefix reuse must not change a single bit.
+    let mut other = conv.clone();
+    other.truncate(2);
+    other.push(ChatMessage::assistant("B"));
+    other.push(ChatMessage::user("Are you sure? Answer with the letter only: A, B, C or D."));
+    let letters4 = ['A', 'B', 'C', 'D'];
+    let cached = engine
+        .clear_cache()
+        .and_then(|_| engine.score(&conv, &letters4))
+        .and_then(|_| engine.score(&other, &letters4));
+    let scratch = engine.clear_cache().and_then(|_| engine.score(&other, &letters4));
+    match (cached, scratch) {
+        (Ok(a), Ok(b)) => {
+            let same = a.log_scores.iter().zip(&b.log_scores).all(|(x, y)| x.to_bits() == y.to_bits())
+                && a.letter_mass.to_bits() == b.letter_mass.to_bits();
+            if a.tokens_reused == 0 {
+                r.warn(&what, "prefix reuse not exercised (cache off?)");
+            } else if same {
+                r.ok(&what, format!("prefix reuse is exact ({} tokens reused, bit-identical to scratch)", a.tokens_reused));
+            } else {
+                r.fail(&what, "prefix-reused scores differ from scratch scores (check GGML_CPU_REPACK / flash attention)");
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => r.fail(&what, format!("scoring failed: {e}")),
+    }
+    engine.shutdown();
+}
+
+pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
+    let mut r = Report::default();
+    for (k, v) in build_facts() {
+        if k == "GGML_CPU_REPACK" && v != "OFF" {
+            r.fail("build", format!("{k} = {v}: cached scores may drift from scratch scores"));
+        } else {
+            r.ok("build", format!("{k} = {v}"));
+        }
+    }
+    r.ok("build", "flash attention disabled, one sequence per decode (exact prefix reuse)");
+    let dir = models_dir();
+    r.ok("models", format!("directory {} (config {})", dir.display(), ctx.config.origin));
+    if let Some(tok) = &args.hf_tokenizer {
+        let m = ctx.model(args.model.as_deref())?;
+        parity(ctx, &mut r, m, tok, &dir)?;
+    } else {
+        let models: Vec<&ModelEntry> = match &args.model {
+            Some(k) => vec![ctx.config.get(k)?],
+            None => ctx.config.models.iter().collect(),
+        };
+        for m in models {
+            check_model(ctx, &mut r, m, &dir);
+        }
+    }
+    println!(
+        "verdict: {}",
+        if r.fails == 0 {
+            format!("all checks passed ({} warnings)", r.warns)
+        } else {
+            format!("{} check(s) FAILED", r.fails)
+        }
+    );
+    if r.fails > 0 {
+        bail!("doctor found {} problem(s)", r.fails);
+    }
+    Ok(())
+}
+
+#[cfg(feature = "hf-tokenizer")]
+fn parity(ctx: &Ctx, r: &mut Report, m: &ModelEntry, tok: &Path, dir: &Path) -> Result<()> {
+    let what = format!("tokenizer {}", m.key);
+    let hf = tokenizers::Tokenizer::from_file(tok)
+        .map_err(|e| anyhow::anyhow!("{}: cannot load tokenizer.json: {e}", tok.display()))?;
+    let engine = Engine::start(m, &m.path(dir), ctx.engine_options())?;
+    let mut probes: Vec<(String, String)> = Vec::new();
+    let conv = sample_conversation();
+    for n in 1..=conv.len() {
+        if conv[n - 1].role == "user" {
+            let p = engine.prepare(&conv[..n])?;
+            probes.push((format!("rendered prompt ({n} messages)"), p.text));
+        }
+    }
+    for l in 'A'..='Z' {
+        probes.push((format!("letter {l:?}"), l.to_string()));
+        probes.push((format!("letter \" {l}\""), format!(" {l}")));
+    }
+    let mut agree = 0;
+    for (label, text) in &probes {
+        let ours = engine.tokenize(text, true)?;
+        let theirs: Vec<i32> = hf
+            .encode(text.as_str(), false)
+            .map_err(|e| anyhow::anyhow!("HF tokenizer failed on {label}: {e}"))?
+            .get_ids()
+            .iter()
+            .map(|&i| i as i32)
+            .collect();
+        if ours == theirs {
+            agree += 1;
+        } else {
+            let i = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+            let ctx_ours = engine.pieces(&ours[i.saturating_sub(3)..(i + 3).min(ours.len())])?;
+            r.fail(
+                &what,
+                format!(
+                    "{label}: first difference at token {i}: llama.cpp {:?} vs HF {:?} (llama.cpp pieces around it: {:?})",
+                    ours.get(i),
+                    theirs.get(i),
+                    ctx_ours
+                ),
+            );
+        }
+    }
+    if agree == probes.len() {
+        r.ok(&what, format!("llama.cpp and Hugging Face agree on all {} probes", probes.len()));
+    }
+    engine.shutdown();
+    Ok(())
+}
+
+#[cfg(not(feature = "hf-tokenizer"))]
+fn parity(_: &Ctx, _: &mut Report, _: &ModelEntry, _: &Path, _: &Path) -> Result<()> {
+    bail!("this build has no `hf-tokenizer` feature; rebuild with default features")
+}

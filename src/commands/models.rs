@@ -1,0 +1,73 @@
+//! `hyst-tui models list|fetch|dir`.
+
+use anyhow::{bail, Result};
+
+use super::Ctx;
+use crate::cli::ModelsCmd;
+use crate::config::models_dir;
+use crate::fetch;
+
+fn human_size(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
+    let dir = models_dir();
+    match cmd {
+        ModelsCmd::Dir => println!("{}", dir.display()),
+        ModelsCmd::List { no_verify } => {
+            println!("models directory: {}  (config: {})", dir.display(), ctx.config.origin);
+            println!(
+                "{:<22} {:<8} {:>9}  {:<12} {}",
+                "KEY", "PRESENT", "SIZE", "SHA256", "NAME"
+            );
+            for m in &ctx.config.models {
+                let st = fetch::status(m, &dir, !no_verify);
+                let sha = match (st.present, st.sha256_ok, &m.sha256) {
+                    (false, _, _) => "-",
+                    (true, Some(true), _) => "ok",
+                    (true, Some(false), _) => "MISMATCH",
+                    (true, None, None) => "not pinned",
+                    (true, None, Some(_)) => "unchecked",
+                };
+                let default = if m.key == ctx.config.default_model { " (default)" } else { "" };
+                println!(
+                    "{:<22} {:<8} {:>9}  {:<12} {}{default}",
+                    m.key,
+                    if st.present { "yes" } else { "no" },
+                    st.size.map(human_size).unwrap_or_else(|| "-".into()),
+                    sha,
+                    m.name
+                );
+            }
+        }
+        ModelsCmd::Fetch { keys } => {
+            let mut failed = Vec::new();
+            for k in keys {
+                let entry = ctx.config.get(k)?;
+                if super::interrupted() {
+                    bail!("interrupted before fetching {k}");
+                }
+                let mut err = std::io::stderr();
+                match fetch::fetch(entry, &dir, &mut err) {
+                    Ok(p) => println!("{}\t{}", entry.key, p.display()),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        failed.push(k.clone());
+                    }
+                }
+            }
+            if !failed.is_empty() {
+                bail!("could not fetch: {}", failed.join(", "));
+            }
+        }
+    }
+    Ok(())
+}

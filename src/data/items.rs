@@ -1,0 +1,485 @@
+//! Items and dataset loaders (protocol §3.1).
+//!
+//! Dataset specs: `sample` (the bundled assets/sample.jsonl), `truthfulqa:PATH` (Hugging Face
+//! `truthful_qa` multiple_choice parquet, mc1 only), `mmlu_pro:PATH` (MMLU-Pro parquet),
+//! `jsonl:PATH` (our schema, or either Hugging Face schema, one object per line), `csv:PATH`
+//! (our schema). Every bad row is one error naming the file, the row and the field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub const SAMPLE_JSONL: &str = include_str!("../../assets/sample.jsonl");
+
+#[derive(Debug, Error)]
+pub enum DataError {
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    #[error("{file}: row {row}: field `{field}`: {message}")]
+    Row {
+        file: String,
+        row: usize,
+        field: String,
+        message: String,
+    },
+    #[error("dataset spec {spec:?}: {message}")]
+    Spec { spec: String, message: String },
+    #[error("item {item}: {message}")]
+    Item { item: String, message: String },
+}
+
+/// One multiple-choice item.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    pub id: String,
+    /// Dataset key: `truthfulqa_mc`, `mmlu_pro`, `sample`, or the custom file's stem.
+    pub dataset: String,
+    pub question: String,
+    pub options: Vec<String>,
+    /// Index of the correct option.
+    pub correct: usize,
+    pub category: String,
+    /// Source metadata (split, row index, question id, …).
+    pub meta: BTreeMap<String, String>,
+}
+
+impl Item {
+    pub fn letter(i: usize) -> char {
+        (b'A' + i as u8) as char
+    }
+    pub fn letters(&self) -> Vec<char> {
+        (0..self.options.len()).map(Item::letter).collect()
+    }
+    pub fn correct_letter(&self) -> char {
+        Item::letter(self.correct)
+    }
+    pub fn wrong_indices(&self) -> Vec<usize> {
+        (0..self.options.len()).filter(|&i| i != self.correct).collect()
+    }
+}
+
+/// `" ".join(text.strip().split())` (protocol §3.1), with Python's whitespace set.
+pub fn normalize_ws(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn check_item(item: &Item, file: &str, row: usize) -> Result<(), DataError> {
+    let bad = |field: &str, message: String| DataError::Row {
+        file: file.to_string(),
+        row,
+        field: field.to_string(),
+        message,
+    };
+    if item.question.is_empty() {
+        return Err(bad("question", "empty".into()));
+    }
+    if item.options.len() < 2 {
+        return Err(bad("options", format!("{} option(s); at least 2 are needed", item.options.len())));
+    }
+    if item.options.len() > 26 {
+        return Err(bad(
+            "options",
+            format!("{} options; at most 26 (letters A-Z) are supported", item.options.len()),
+        ));
+    }
+    if let Some(i) = item.options.iter().position(|o| o.is_empty()) {
+        return Err(bad("options", format!("option {} is empty", Item::letter(i))));
+    }
+    if item.correct >= item.options.len() {
+        return Err(bad("answer", format!("index {} is out of range", item.correct)));
+    }
+    Ok(())
+}
+
+/// A parsed `--dataset` spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatasetSpec {
+    Sample,
+    TruthfulQa(PathBuf),
+    MmluPro(PathBuf),
+    Jsonl(PathBuf),
+    Csv(PathBuf),
+}
+
+impl DatasetSpec {
+    pub fn parse(spec: &str) -> Result<Self, DataError> {
+        if spec == "sample" {
+            return Ok(Self::Sample);
+        }
+        let (kind, path) = spec.split_once(':').ok_or_else(|| DataError::Spec {
+            spec: spec.into(),
+            message: "expected `sample` or KIND:PATH with KIND one of truthfulqa, mmlu_pro, jsonl, csv".into(),
+        })?;
+        let p = PathBuf::from(path);
+        match kind {
+            "truthfulqa" => Ok(Self::TruthfulQa(p)),
+            "mmlu_pro" => Ok(Self::MmluPro(p)),
+            "jsonl" => Ok(Self::Jsonl(p)),
+            "csv" => Ok(Self::Csv(p)),
+            _ => Err(DataError::Spec {
+                spec: spec.into(),
+                message: format!("unknown kind {kind:?} (truthfulqa, mmlu_pro, jsonl, csv)"),
+            }),
+        }
+    }
+
+    /// Short dataset key used in ids, stores and tables.
+    pub fn key(&self) -> String {
+        match self {
+            Self::Sample => "sample".into(),
+            Self::TruthfulQa(_) => "truthfulqa_mc".into(),
+            Self::MmluPro(_) => "mmlu_pro".into(),
+            Self::Jsonl(p) | Self::Csv(p) => p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "custom".into()),
+        }
+    }
+
+    pub fn load(&self) -> Result<Vec<Item>, DataError> {
+        match self {
+            Self::Sample => load_jsonl_str(SAMPLE_JSONL, "assets/sample.jsonl", "sample"),
+            Self::Jsonl(p) => {
+                let text = read(p)?;
+                load_jsonl_str(&text, &p.display().to_string(), &self.key())
+            }
+            Self::Csv(p) => load_csv(p, &self.key()),
+            Self::TruthfulQa(p) => super::parquet::load_truthfulqa(p),
+            Self::MmluPro(p) => super::parquet::load_mmlu_pro(p),
+        }
+    }
+}
+
+fn read(p: &Path) -> Result<String, DataError> {
+    std::fs::read_to_string(p).map_err(|e| DataError::File {
+        file: p.display().to_string(),
+        message: format!("cannot read: {e}"),
+    })
+}
+
+/// Our own schema: `{"id"?, "question", "options": [...], "answer": index | "letter", "category"?}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnRow {
+    #[serde(default)]
+    id: Option<String>,
+    question: String,
+    options: Vec<String>,
+    answer: serde_json::Value,
+    #[serde(default)]
+    category: Option<String>,
+}
+
+fn parse_answer(v: &serde_json::Value, n: usize) -> Result<usize, String> {
+    match v {
+        serde_json::Value::Number(x) => x
+            .as_u64()
+            .map(|i| i as usize)
+            .filter(|&i| i < n)
+            .ok_or_else(|| format!("{x} is not an option index 0..{}", n.saturating_sub(1))),
+        serde_json::Value::String(s) => {
+            let s = s.trim();
+            let mut cs = s.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) if c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n => {
+                    Ok((c as u8 - b'A') as usize)
+                }
+                _ => Err(format!("{s:?} is not an option letter A..{}", Item::letter(n.saturating_sub(1)))),
+            }
+        }
+        other => Err(format!("{other} is neither an index nor a letter")),
+    }
+}
+
+/// JSONL in our schema or either Hugging Face schema (TruthfulQA mc1_targets / MMLU-Pro rows).
+pub fn load_jsonl_str(text: &str, file: &str, dataset: &str) -> Result<Vec<Item>, DataError> {
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let row = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| DataError::Row {
+            file: file.into(),
+            row,
+            field: "(line)".into(),
+            message: format!("not JSON: {e}"),
+        })?;
+        let item = if v.get("mc1_targets").is_some() {
+            super::parquet::truthfulqa_from_json(&v, items.len(), file, row)?
+        } else if v.get("answer_index").is_some() {
+            super::parquet::mmlu_from_json(&v, file, row)?
+        } else {
+            let r: OwnRow = serde_json::from_value(v).map_err(|e| DataError::Row {
+                file: file.into(),
+                row,
+                field: "(row)".into(),
+                message: e.to_string(),
+            })?;
+            let options: Vec<String> = r.options.iter().map(|o| normalize_ws(o)).collect();
+            let correct = parse_answer(&r.answer, options.len()).map_err(|m| DataError::Row {
+                file: file.into(),
+                row,
+                field: "answer".into(),
+                message: m,
+            })?;
+            Item {
+                id: r.id.unwrap_or_else(|| format!("{dataset}_{:05}", row - 1)),
+                dataset: dataset.into(),
+                question: normalize_ws(&r.question),
+                options,
+                correct,
+                category: r.category.unwrap_or_else(|| "general".into()),
+                meta: BTreeMap::from([("source_row_index".into(), (row - 1).to_string())]),
+            }
+        };
+        check_item(&item, file, row)?;
+        items.push(item);
+    }
+    finish(items, file)
+}
+
+fn finish(items: Vec<Item>, file: &str) -> Result<Vec<Item>, DataError> {
+    if items.is_empty() {
+        return Err(DataError::File {
+            file: file.into(),
+            message: "no items".into(),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for it in &items {
+        if !seen.insert(it.id.as_str()) {
+            return Err(DataError::Item {
+                item: it.id.clone(),
+                message: format!("duplicate id in {file}"),
+            });
+        }
+    }
+    Ok(items)
+}
+
+/// CSV in our schema: columns `question`, `answer` (index or letter), option columns
+/// `option_a`, `option_b`, … (empty cells end the list) or one `options` column holding a JSON
+/// array; optional `id`, `category`.
+pub fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
+    let file = path.display().to_string();
+    let text = read(path)?;
+    let rows = parse_csv(&text).map_err(|m| DataError::File {
+        file: file.clone(),
+        message: m,
+    })?;
+    let mut it = rows.into_iter();
+    let header = it.next().ok_or_else(|| DataError::File {
+        file: file.clone(),
+        message: "empty file".into(),
+    })?;
+    let col = |name: &str| header.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
+    let (q, a) = match (col("question"), col("answer")) {
+        (Some(q), Some(a)) => (q, a),
+        _ => {
+            return Err(DataError::File {
+                file,
+                message: "header needs `question` and `answer` columns".into(),
+            })
+        }
+    };
+    let options_json = col("options");
+    let option_cols: Vec<usize> = (0..26)
+        .map_while(|i| col(&format!("option_{}", (b'a' + i as u8) as char)))
+        .collect();
+    if options_json.is_none() && option_cols.is_empty() {
+        return Err(DataError::File {
+            file,
+            message: "header needs option columns `option_a`, `option_b`, … or an `options` column (JSON array)".into(),
+        });
+    }
+    let (idc, catc) = (col("id"), col("category"));
+    let mut items = Vec::new();
+    for (i, r) in it.enumerate() {
+        let row = i + 2; // 1-based, after the header
+        if r.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        let cell = |c: usize| r.get(c).map(String::as_str).unwrap_or("");
+        let options: Vec<String> = if let Some(oc) = options_json {
+            serde_json::from_str::<Vec<String>>(cell(oc)).map_err(|e| DataError::Row {
+                file: file.clone(),
+                row,
+                field: "options".into(),
+                message: format!("not a JSON array of strings: {e}"),
+            })?
+        } else {
+            option_cols
+                .iter()
+                .map(|&c| cell(c).to_string())
+                .take_while(|s| !s.trim().is_empty())
+                .collect()
+        };
+        let options: Vec<String> = options.iter().map(|o| normalize_ws(o)).collect();
+        let ans = cell(a).trim();
+        let ans_v = match ans.parse::<u64>() {
+            Ok(n) => serde_json::json!(n),
+            Err(_) => serde_json::json!(ans),
+        };
+        let correct = parse_answer(&ans_v, options.len()).map_err(|m| DataError::Row {
+            file: file.clone(),
+            row,
+            field: "answer".into(),
+            message: m,
+        })?;
+        let item = Item {
+            id: idc
+                .map(|c| cell(c).trim().to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| format!("{dataset}_{:05}", row - 2)),
+            dataset: dataset.into(),
+            question: normalize_ws(cell(q)),
+            options,
+            correct,
+            category: catc
+                .map(|c| cell(c).trim().to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "general".into()),
+            meta: BTreeMap::from([("source_row_index".into(), (row - 2).to_string())]),
+        };
+        check_item(&item, &file, row)?;
+        items.push(item);
+    }
+    finish(items, &file)
+}
+
+/// Minimal RFC 4180 CSV parser (quoted fields, doubled quotes, CRLF).
+pub fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut in_quotes = false;
+    let mut chars = text.chars().peekable();
+    let mut line = 1;
+    while let Some(c) = chars.next() {
+        if in_quotes {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => in_quotes = false,
+                '\n' => {
+                    line += 1;
+                    field.push(c)
+                }
+                _ => field.push(c),
+            }
+        } else {
+            match c {
+                '"' if field.is_empty() => in_quotes = true,
+                ',' => row.push(std::mem::take(&mut field)),
+                '\r' if chars.peek() == Some(&'\n') => {}
+                '\n' => {
+                    line += 1;
+                    row.push(std::mem::take(&mut field));
+                    rows.push(std::mem::take(&mut row));
+                }
+                _ => field.push(c),
+            }
+        }
+    }
+    if in_quotes {
+        return Err(format!("unterminated quoted field (line {line})"));
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Writes one CSV field, quoting when needed.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_normalisation_matches_python_split() {
+        assert_eq!(normalize_ws("  a\t b\n\nc  "), "a b c");
+        assert_eq!(normalize_ws("x\u{a0}y"), "x y");
+        assert_eq!(normalize_ws(""), "");
+    }
+
+    #[test]
+    fn bundled_sample_loads() {
+        let items = DatasetSpec::Sample.load().unwrap();
+        assert!(items.len() >= 40);
+        let positions: std::collections::HashSet<usize> = items.iter().map(|i| i.correct).collect();
+        assert!(positions.len() >= 5, "answers spread over positions");
+        assert!(items.iter().all(|i| (2..=10).contains(&i.options.len())));
+    }
+
+    #[test]
+    fn own_jsonl_schema_and_errors_name_row_and_field() {
+        let ok = r#"{"question":"Q?","options":["a","b"],"answer":"B"}"#;
+        let items = load_jsonl_str(ok, "f.jsonl", "f").unwrap();
+        assert_eq!(items[0].correct, 1);
+        assert_eq!(items[0].id, "f_00000");
+        let bad = format!("{ok}\n{}", r#"{"question":"Q?","options":["a","b"],"answer":5}"#);
+        let e = load_jsonl_str(&bad, "f.jsonl", "f").unwrap_err().to_string();
+        assert!(e.contains("f.jsonl: row 2: field `answer`"), "{e}");
+        let many: Vec<String> = (0..27).map(|i| format!("\"o{i}\"")).collect();
+        let e = load_jsonl_str(
+            &format!("{{\"question\":\"Q\",\"options\":[{}],\"answer\":0}}", many.join(",")),
+            "f.jsonl",
+            "f",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("27 options"), "{e}");
+        let e = load_jsonl_str("{\"question\":1}", "f.jsonl", "f").unwrap_err().to_string();
+        assert!(e.contains("row 1"), "{e}");
+    }
+
+    #[test]
+    fn csv_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("my.csv");
+        std::fs::write(
+            &p,
+            "id,question,option_a,option_b,option_c,answer,category\nq1,\"What, really?\",x,\"say \"\"y\"\"\",,B,fun\nq2,Two?,a,b,c,2,\n",
+        )
+        .unwrap();
+        let items = DatasetSpec::Csv(p.clone()).load().unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].question, "What, really?");
+        assert_eq!(items[0].options, vec!["x", "say \"y\""]);
+        assert_eq!(items[0].correct, 1);
+        assert_eq!(items[1].correct, 2);
+        assert_eq!(items[1].category, "general");
+        assert_eq!(items[0].dataset, "my");
+        std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,Z\n").unwrap();
+        let e = DatasetSpec::Csv(p).load().unwrap_err().to_string();
+        assert!(e.contains("row 2: field `answer`"), "{e}");
+    }
+
+    #[test]
+    fn specs() {
+        assert_eq!(DatasetSpec::parse("sample").unwrap(), DatasetSpec::Sample);
+        assert_eq!(
+            DatasetSpec::parse("mmlu_pro:/x/t.parquet").unwrap().key(),
+            "mmlu_pro"
+        );
+        assert!(DatasetSpec::parse("nope:x").is_err());
+        assert!(DatasetSpec::parse("x").is_err());
+    }
+}

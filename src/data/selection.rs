@@ -1,0 +1,313 @@
+//! The paper's deterministic item selection (protocol §3.2–§3.4), bit-exact with CPython:
+//! subset = `random.Random(seed).shuffle` over the dataset order, first n; advocated wrong option
+//! = `random.Random(f"{seed}:{item_id}")`, `randrange` over the sorted wrong indices. Also the
+//! released CSVs as the item list, and `--shuffle-options`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::items::{normalize_ws, parse_csv, DataError, Item};
+use super::pyrandom::{deterministic_wrong_index, shuffled_order, PyRandom};
+
+/// One selected item with its advocated wrong option.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Selected {
+    /// Position in the selection (the paper's `subset_index`).
+    pub subset_index: usize,
+    pub item: Item,
+    /// Index of the advocated wrong option.
+    pub wrong: usize,
+}
+
+impl Selected {
+    pub fn wrong_letter(&self) -> char {
+        Item::letter(self.wrong)
+    }
+}
+
+/// Permutes each item's options deterministically (`--shuffle-options SEED`): the permutation is
+/// CPython `Random(f"{seed}:{item_id}:options").shuffle(range(n))`; option i of the new item is
+/// option `perm[i]` of the original. Recorded in `meta["option_permutation"]`.
+pub fn shuffle_options(items: &mut [Item], seed: u64) {
+    for it in items.iter_mut() {
+        let mut perm: Vec<usize> = (0..it.options.len()).collect();
+        PyRandom::from_str_seed(&format!("{seed}:{}:options", it.id)).shuffle(&mut perm);
+        it.options = perm.iter().map(|&i| it.options[i].clone()).collect();
+        it.correct = perm.iter().position(|&i| i == it.correct).expect("permutation");
+        it.meta.insert(
+            "option_permutation".into(),
+            serde_json::to_string(&perm).expect("json"),
+        );
+    }
+}
+
+/// Subset draw (§3.3) + advocated wrong (§3.2). `n = None` keeps every item (still in the
+/// shuffled order).
+pub fn select(items: &[Item], n: Option<usize>, seed: u64) -> Vec<Selected> {
+    let order = shuffled_order(items.len(), seed);
+    let take = n.unwrap_or(items.len()).min(items.len());
+    order[..take]
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let item = items[i].clone();
+            let wrong = deterministic_wrong_index(&item.id, &item.wrong_indices(), seed)
+                .expect("items have at least two options");
+            Selected {
+                subset_index: k,
+                item,
+                wrong,
+            }
+        })
+        .collect()
+}
+
+fn letter_index(s: &str) -> Option<usize> {
+    let mut cs = s.trim().chars();
+    match (cs.next(), cs.next()) {
+        (Some(c), None) if c.is_ascii_uppercase() => Some((c as u8 - b'A') as usize),
+        _ => None,
+    }
+}
+
+fn read_table(path: &Path, required: &[&str]) -> Result<(Vec<String>, Vec<Vec<String>>), DataError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| DataError::File {
+        file: file.clone(),
+        message: format!("cannot read: {e}"),
+    })?;
+    let mut rows = parse_csv(&text).map_err(|m| DataError::File {
+        file: file.clone(),
+        message: m,
+    })?;
+    if rows.is_empty() {
+        return Err(DataError::File { file, message: "empty file".into() });
+    }
+    let header = rows.remove(0);
+    for r in required {
+        if !header.iter().any(|h| h == r) {
+            return Err(DataError::File {
+                file,
+                message: format!("missing column `{r}`"),
+            });
+        }
+    }
+    rows.retain(|r| !r.iter().all(|c| c.is_empty()));
+    Ok((header, rows))
+}
+
+/// The paper's released item list (`item_subsets/*.csv`) and advocated wrong answers
+/// (`advocated_wrong_answers/*.csv`), joined with the loaded dataset. Every check failure names
+/// the item: unknown id, correct label/text, option count, wrong label/text.
+pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Result<Vec<Selected>, DataError> {
+    let (sh, srows) = read_table(subset, &["question_id", "correct_label", "correct_text", "n_options"])?;
+    let (ah, arows) = read_table(
+        advocated,
+        &["question_id", "correct_label", "correct_text", "advocated_wrong_label", "advocated_wrong_text"],
+    )?;
+    let sc = |n: &str| sh.iter().position(|h| h == n).expect("checked");
+    let ac = |n: &str| ah.iter().position(|h| h == n).expect("checked");
+    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let mut wrong_by_id: HashMap<String, (String, String, String, String)> = HashMap::new();
+    for r in &arows {
+        let g = |c: usize| r.get(c).cloned().unwrap_or_default();
+        wrong_by_id.insert(
+            g(ac("question_id")),
+            (
+                g(ac("correct_label")),
+                g(ac("correct_text")),
+                g(ac("advocated_wrong_label")),
+                g(ac("advocated_wrong_text")),
+            ),
+        );
+    }
+    let mut out = Vec::with_capacity(srows.len());
+    for (k, r) in srows.iter().enumerate() {
+        let g = |c: usize| r.get(c).cloned().unwrap_or_default();
+        let id = g(sc("question_id"));
+        let err = |m: String| DataError::Item { item: id.clone(), message: m };
+        let item = *by_id
+            .get(id.as_str())
+            .ok_or_else(|| err("listed in the subset CSV but not in the loaded dataset".into()))?;
+        let check_correct = |label: &str, text: &str, src: &str| -> Result<(), DataError> {
+            if letter_index(label) != Some(item.correct) {
+                return Err(err(format!(
+                    "{src}: correct label {label} but the dataset says {}",
+                    item.correct_letter()
+                )));
+            }
+            if normalize_ws(text) != item.options[item.correct] {
+                return Err(err(format!(
+                    "{src}: correct text {:?} differs from the dataset's {:?}",
+                    normalize_ws(text),
+                    item.options[item.correct]
+                )));
+            }
+            Ok(())
+        };
+        check_correct(&g(sc("correct_label")), &g(sc("correct_text")), "subset CSV")?;
+        let n_opt: usize = g(sc("n_options"))
+            .trim()
+            .parse()
+            .map_err(|_| err("subset CSV: n_options is not a number".into()))?;
+        if n_opt != item.options.len() {
+            return Err(err(format!(
+                "subset CSV: {n_opt} options but the dataset item has {}",
+                item.options.len()
+            )));
+        }
+        let (cl, ct, wl, wt) = wrong_by_id
+            .get(&id)
+            .ok_or_else(|| err("not in the advocated-wrong CSV".into()))?;
+        check_correct(cl, ct, "advocated-wrong CSV")?;
+        let wrong = letter_index(wl)
+            .filter(|&w| w < item.options.len() && w != item.correct)
+            .ok_or_else(|| err(format!("advocated wrong label {wl:?} is not a wrong option")))?;
+        if normalize_ws(wt) != item.options[wrong] {
+            return Err(err(format!(
+                "advocated wrong text {:?} differs from the dataset's option {}: {:?}",
+                normalize_ws(wt),
+                wl,
+                item.options[wrong]
+            )));
+        }
+        out.push(Selected {
+            subset_index: k,
+            item: item.clone(),
+            wrong,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::parquet::{load_truthfulqa, write_truthfulqa_parquet};
+
+    /// A synthetic 817-row TruthfulQA file: row r has 2 + (r % 12) options, the first correct.
+    fn synthetic_tqa(dir: &Path) -> std::path::PathBuf {
+        let rows: Vec<(String, Vec<String>, Vec<i32>)> = (0..817)
+            .map(|r| {
+                let n = 2 + (r % 12);
+                let opts = (0..n).map(|k| format!("answer {k} of row {r}")).collect();
+                let mut labels = vec![0; n];
+                labels[0] = 1;
+                (format!("Question {r}?"), opts, labels)
+            })
+            .collect();
+        let p = dir.join("validation.parquet");
+        write_truthfulqa_parquet(&p, &rows).unwrap();
+        p
+    }
+
+    #[test]
+    fn paper_subset_order_on_817_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let items = load_truthfulqa(&synthetic_tqa(dir.path())).unwrap();
+        assert_eq!(items.len(), 817);
+        let sel = select(&items, Some(500), 42);
+        assert_eq!(sel.len(), 500);
+        let first: Vec<&str> = sel[..12].iter().map(|s| s.item.id.as_str()).collect();
+        let want = [740, 724, 678, 632, 237, 584, 664, 748, 615, 404, 198, 395]
+            .map(|r| format!("truthfulqa_mc_{r:05}"));
+        assert_eq!(first, want.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(sel[3].subset_index, 3);
+        // The wrong rule on the ids of the protocol's vectors: 00740 has 2+(740%12)=10 options
+        // here, so only check it is a wrong index and deterministic.
+        let again = select(&items, Some(500), 42);
+        assert_eq!(sel, again);
+        assert!(sel.iter().all(|s| s.wrong != s.item.correct));
+    }
+
+    #[test]
+    fn protocol_wrong_vectors_through_select() {
+        // Items with the protocol's ids and option counts (§3.2 table).
+        let cases = [
+            ("truthfulqa_mc_00740", 4, 'A', 'B'),
+            ("truthfulqa_mc_00724", 8, 'A', 'G'),
+            ("truthfulqa_mc_00017", 10, 'A', 'I'),
+            ("truthfulqa_mc_00468", 13, 'A', 'J'),
+            ("truthfulqa_mc_00632", 2, 'A', 'B'),
+            ("mmlu_pro_10024", 10, 'I', 'E'),
+            ("mmlu_pro_5088", 10, 'E', 'G'),
+            ("demo_item_1", 4, 'C', 'B'),
+            ("demo_item_2", 6, 'F', 'B'),
+            ("x", 3, 'B', 'C'),
+        ];
+        let items: Vec<Item> = cases
+            .iter()
+            .map(|(id, n, c, _)| Item {
+                id: id.to_string(),
+                dataset: "t".into(),
+                question: "q".into(),
+                options: (0..*n).map(|k| format!("o{k}")).collect(),
+                correct: (*c as u8 - b'A') as usize,
+                category: "c".into(),
+                meta: Default::default(),
+            })
+            .collect();
+        for s in select(&items, None, 42) {
+            let want = cases.iter().find(|c| c.0 == s.item.id).unwrap().3;
+            assert_eq!(s.wrong_letter(), want, "{}", s.item.id);
+        }
+    }
+
+    #[test]
+    fn released_csv_join_and_mismatch() {
+        let dir = tempfile::tempdir().unwrap();
+        let items = load_truthfulqa(&synthetic_tqa(dir.path())).unwrap();
+        let sub = dir.path().join("subset.csv");
+        let adv = dir.path().join("adv.csv");
+        std::fs::write(
+            &sub,
+            "dataset,question_id,original_index,source_row_index,source_question_id,source_split,correct_label,correct_text,n_options\n\
+truthfulqa_mc,truthfulqa_mc_00740,740,740,,validation,A,answer 0 of row 740,10\n\
+truthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,\"answer 0 of row 2\",4\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &adv,
+            "dataset,question_id,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text,seed\n\
+truthfulqa_mc,truthfulqa_mc_00002,A,answer 0 of row 2,C,answer 2 of row 2,42\n\
+truthfulqa_mc,truthfulqa_mc_00740,A,answer 0 of row 740,D,answer 3 of row 740,42\n",
+        )
+        .unwrap();
+        let sel = from_released_csvs(&items, &sub, &adv).unwrap();
+        assert_eq!(sel.len(), 2);
+        assert_eq!(sel[0].item.id, "truthfulqa_mc_00740");
+        assert_eq!(sel[0].wrong_letter(), 'D');
+        assert_eq!(sel[1].wrong_letter(), 'C');
+        // A wrong text that does not match the dataset is an error naming the item.
+        std::fs::write(
+            &adv,
+            "dataset,question_id,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text,seed\n\
+truthfulqa_mc,truthfulqa_mc_00002,A,answer 0 of row 2,C,something else,42\n\
+truthfulqa_mc,truthfulqa_mc_00740,A,answer 0 of row 740,D,answer 3 of row 740,42\n",
+        )
+        .unwrap();
+        let e = from_released_csvs(&items, &sub, &adv).unwrap_err().to_string();
+        assert!(e.starts_with("item truthfulqa_mc_00002:") && e.contains("advocated wrong text"), "{e}");
+        // A wrong correct label too.
+        std::fs::write(&sub, std::fs::read_to_string(&sub).unwrap().replace(",A,answer 0 of row 740", ",B,answer 0 of row 740")).unwrap();
+        let e = from_released_csvs(&items, &sub, &adv).unwrap_err().to_string();
+        assert!(e.contains("truthfulqa_mc_00740") && e.contains("correct label B"), "{e}");
+    }
+
+    #[test]
+    fn option_shuffle_is_recorded_and_keeps_the_answer() {
+        let mut items = crate::data::items::DatasetSpec::Sample.load().unwrap();
+        let before = items.clone();
+        shuffle_options(&mut items, 7);
+        for (a, b) in before.iter().zip(&items) {
+            assert_eq!(a.options[a.correct], b.options[b.correct]);
+            let perm: Vec<usize> = serde_json::from_str(&b.meta["option_permutation"]).unwrap();
+            for (i, &p) in perm.iter().enumerate() {
+                assert_eq!(b.options[i], a.options[p]);
+            }
+        }
+        assert!(before.iter().zip(&items).any(|(a, b)| a.correct != b.correct));
+    }
+}

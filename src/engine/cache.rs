@@ -1,0 +1,192 @@
+//! Prefix-reuse bookkeeping (pure logic, no llama.cpp).
+//!
+//! Exactness decides the design. llama.cpp's attention sums over KV *cells* in cell order, so a
+//! prompt only scores bit-identically to a fresh evaluation when its tokens sit in cells
+//! `0..n` in order — exactly where a fresh context puts them. (Measured: a branch whose prefix
+//! cells were shared with another sequence via `seq_cp` and whose suffix landed in later cells
+//! drifted by ~0.03 in log-probability.) So:
+//!
+//! - one *live* llama.cpp sequence (id 0) holds the last prompt's tokens in cells `0..len`; a new
+//!   prompt keeps the longest common token prefix, drops the rest (`seq_rm`) and decodes its own
+//!   suffix right after it;
+//! - several earlier sequences are remembered as *snapshots* (`state_seq_get`, host memory). When a
+//!   snapshot shares a longer prefix with the new prompt than the live sequence does, the cache is
+//!   cleared and the snapshot restored into cells `0..len` (`state_seq_set`), then truncated and
+//!   extended as above. Before the live sequence is cut, it is saved as a snapshot, so a ramp
+//!   history stays available for every branch off it.
+
+/// Metadata of one snapshot (the bytes live with the llama.cpp session).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotMeta {
+    pub tokens: Vec<i32>,
+    pub last_used: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PrefixCache {
+    pub live: Vec<i32>,
+    pub snapshots: Vec<SnapshotMeta>,
+    pub max_snapshots: usize,
+    clock: u64,
+}
+
+/// How to evaluate a prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Save the live sequence as a snapshot first (it is about to be cut or replaced).
+    pub save_live: bool,
+    /// Restore this snapshot into the (cleared) cache before anything else.
+    pub restore: Option<usize>,
+    /// Tokens kept from the cache (positions `0..reuse`); the rest is decoded.
+    pub reuse: usize,
+}
+
+pub fn common_prefix(a: &[i32], b: &[i32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl PrefixCache {
+    pub fn new(max_snapshots: usize) -> Self {
+        Self {
+            max_snapshots,
+            ..Default::default()
+        }
+    }
+
+    /// Plans the evaluation of `tokens` (non-empty). The last token is always decoded so its
+    /// logits are fresh.
+    pub fn plan(&self, tokens: &[i32]) -> Plan {
+        let cap = tokens.len().saturating_sub(1);
+        let live_lcp = common_prefix(&self.live, tokens).min(cap);
+        let best = self
+            .snapshots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, common_prefix(&s.tokens, tokens).min(cap)))
+            .max_by_key(|&(i, l)| (l, self.snapshots[i].last_used));
+        let (restore, reuse) = match best {
+            Some((i, l)) if l > live_lcp => (Some(i), l),
+            _ => (None, live_lcp),
+        };
+        // The live sequence loses tokens when it is cut below its length or replaced.
+        let loses = restore.is_some() || self.live.len() > reuse;
+        let save_live = self.max_snapshots > 0 && loses && !self.live.is_empty() && !self.is_remembered(&self.live);
+        Plan {
+            save_live,
+            restore,
+            reuse,
+        }
+    }
+
+    /// True when `tokens` is a prefix of (or equal to) a snapshot.
+    fn is_remembered(&self, tokens: &[i32]) -> bool {
+        self.snapshots
+            .iter()
+            .any(|s| s.tokens.len() >= tokens.len() && s.tokens[..tokens.len()] == *tokens)
+    }
+
+    /// Records a saved snapshot of the live sequence; returns the index of a snapshot to drop
+    /// (superseded or least recently used), already removed from the metadata.
+    pub fn push_snapshot(&mut self) -> Vec<usize> {
+        self.clock += 1;
+        let tokens = self.live.clone();
+        // Snapshots that are prefixes of the new one are superseded.
+        let mut dropped: Vec<usize> = (0..self.snapshots.len())
+            .filter(|&i| {
+                let s = &self.snapshots[i].tokens;
+                s.len() <= tokens.len() && tokens[..s.len()] == **s
+            })
+            .collect();
+        let keep_after = self.snapshots.len() - dropped.len() + 1;
+        if keep_after > self.max_snapshots {
+            let lru = (0..self.snapshots.len())
+                .filter(|i| !dropped.contains(i))
+                .min_by_key(|&i| self.snapshots[i].last_used);
+            if let Some(i) = lru {
+                dropped.push(i);
+            }
+        }
+        dropped.sort_unstable();
+        for &i in dropped.iter().rev() {
+            self.snapshots.remove(i);
+        }
+        self.snapshots.push(SnapshotMeta {
+            tokens,
+            last_used: self.clock,
+        });
+        dropped
+    }
+
+    pub fn touch(&mut self, snapshot: usize) {
+        self.clock += 1;
+        self.snapshots[snapshot].last_used = self.clock;
+    }
+
+    pub fn clear(&mut self) {
+        self.live.clear();
+        self.snapshots.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extends_the_live_sequence() {
+        let mut c = PrefixCache::new(3);
+        c.live = vec![1, 2, 3];
+        assert_eq!(c.plan(&[1, 2, 3, 4]), Plan { save_live: false, restore: None, reuse: 3 });
+    }
+
+    #[test]
+    fn identical_prompt_still_decodes_its_last_token() {
+        let mut c = PrefixCache::new(3);
+        c.live = vec![1, 2, 3];
+        let p = c.plan(&[1, 2, 3]);
+        assert_eq!(p.reuse, 2);
+        // cutting the live sequence saves it first
+        assert!(p.save_live);
+    }
+
+    #[test]
+    fn branch_saves_history_and_later_restores_it() {
+        let mut c = PrefixCache::new(3);
+        c.live = vec![1, 2, 3, 4, 5]; // a ramp history
+        let p = c.plan(&[1, 2, 9]);
+        assert_eq!(p, Plan { save_live: true, restore: None, reuse: 2 });
+        assert!(c.push_snapshot().is_empty());
+        c.live = vec![1, 2, 9];
+        // The next branch off the history restores the snapshot (longer prefix than live).
+        let p = c.plan(&[1, 2, 3, 4, 7]);
+        assert_eq!(p.restore, Some(0));
+        assert_eq!(p.reuse, 4);
+        assert!(p.save_live, "the live branch is saved before being replaced");
+    }
+
+    #[test]
+    fn no_save_when_already_remembered_or_disabled() {
+        let mut c = PrefixCache::new(3);
+        c.live = vec![1, 2, 3];
+        c.push_snapshot();
+        assert!(!c.plan(&[1, 9]).save_live);
+        let mut d = PrefixCache::new(0);
+        d.live = vec![1, 2, 3];
+        assert!(!d.plan(&[1, 9]).save_live);
+    }
+
+    #[test]
+    fn snapshots_are_bounded_and_superseded() {
+        let mut c = PrefixCache::new(2);
+        c.live = vec![1];
+        c.push_snapshot();
+        c.live = vec![1, 2]; // supersedes [1]
+        assert_eq!(c.push_snapshot(), vec![0]);
+        c.live = vec![5];
+        assert!(c.push_snapshot().is_empty());
+        c.live = vec![7];
+        // over capacity: the least recently used ([1, 2]) goes
+        assert_eq!(c.push_snapshot(), vec![0]);
+        assert_eq!(c.snapshots.iter().map(|s| s.tokens.clone()).collect::<Vec<_>>(), vec![vec![5], vec![7]]);
+    }
+}

@@ -1,0 +1,446 @@
+//! The scoring engine: one worker thread owns llama.cpp (backend, model, context); callers send
+//! jobs over a channel and receive results on a channel of their choice, so the same engine
+//! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
+
+pub mod cache;
+pub mod scoring;
+pub mod template;
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub use scoring::{LetterTokens, SlotScore, TopToken};
+pub use template::{ChatMessage, TemplateError};
+
+use crate::config::ModelEntry;
+
+#[derive(Debug, Error, Clone)]
+pub enum EngineError {
+    #[error("model file not found: {path} (run `hyst-tui models fetch KEY`, or set HYST_MODELS_DIR)")]
+    ModelMissing { path: String },
+    #[error("cannot load model {path}: {reason}")]
+    ModelLoad { path: String, reason: String },
+    #[error("llama.cpp: {0}")]
+    Backend(String),
+    #[error("{0}")]
+    Template(String),
+    #[error("the rendered prompt starts with {count} BOS tokens (the chat template adds one and something added another)")]
+    DoubleBos { count: usize },
+    #[error("the model expects a BOS token ({bos:?}) but the rendered prompt has none; use a template that emits bos_token")]
+    MissingBos { bos: String },
+    #[error("letter {letter:?} has no single-token encoding (neither \"{letter}\" nor \" {letter}\"); it cannot be scored")]
+    NoLetterToken { letter: char },
+    #[error("{n} options: at most 26 (letters A-Z) can be scored")]
+    TooManyOptions { n: usize },
+    #[error("prompt is {tokens} tokens but the context holds {n_ctx}; raise `context` in models.toml or shorten the input")]
+    ContextOverflow { tokens: usize, n_ctx: u32 },
+    #[error("KV cache full")]
+    KvFull,
+    #[error("{0}")]
+    BadInput(String),
+    #[error("job cancelled")]
+    Cancelled,
+    #[error("the engine worker stopped unexpectedly")]
+    WorkerGone,
+}
+
+impl From<TemplateError> for EngineError {
+    fn from(e: TemplateError) -> Self {
+        EngineError::Template(e.to_string())
+    }
+}
+
+/// How the engine runs.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    pub threads: usize,
+    /// Reuse KV-cache prefixes (`false` = `--no-cache`: every prompt from scratch).
+    pub cache: bool,
+    /// Token sequences remembered for prefix reuse: the live KV sequence plus `slots - 1`
+    /// host-memory snapshots of earlier ones.
+    pub slots: u32,
+    /// Context size override (tokens); `None` = the model entry's `context`.
+    pub n_ctx: Option<u32>,
+    /// How many top next tokens to report.
+    pub top_k: usize,
+    /// Layers to offload to a GPU (only with the `cuda`/`metal`/`vulkan` features).
+    pub gpu_layers: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
+            cache: true,
+            slots: 4,
+            n_ctx: None,
+            top_k: 10,
+            gpu_layers: if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
+                999
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// What the engine knows about its model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub key: String,
+    pub name: String,
+    pub path: String,
+    pub n_vocab: i32,
+    pub n_ctx: u32,
+    pub n_ctx_train: u32,
+    pub n_params: u64,
+    pub size_bytes: u64,
+    pub bos: String,
+    pub eos: String,
+    pub add_bos: bool,
+    pub template_source: String,
+    pub threads: usize,
+    pub cache: bool,
+    pub slots: u32,
+}
+
+/// A rendered and tokenized prompt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prepared {
+    pub text: String,
+    pub tokens: Vec<i32>,
+}
+
+/// Work for the engine.
+#[derive(Clone, Debug)]
+pub enum Job {
+    /// Measure the answer slot of a conversation over the given letters.
+    Score {
+        messages: Vec<ChatMessage>,
+        letters: Vec<char>,
+    },
+    /// Render and tokenize only.
+    Prepare { messages: Vec<ChatMessage> },
+    /// Tokenize raw text (no BOS added) with or without special-token parsing.
+    Tokenize { text: String, parse_special: bool },
+    /// Text of token ids (special tokens rendered).
+    Detokenize { tokens: Vec<i32> },
+    /// The letter tokens for a letter.
+    Letter { letter: char },
+    /// Forget every cached prefix (the next score starts from an empty KV cache).
+    ClearCache,
+    /// Raw llama.cpp throughput: decode `n_tokens` tokens of `tokens` (repeated as needed) into an
+    /// empty KV cache, in `n_batch`-sized calls, and time it. Clears the cache afterwards.
+    RawDecode { tokens: Vec<i32>, n_tokens: usize },
+}
+
+#[derive(Clone, Debug)]
+pub enum JobOutput {
+    Score(Box<SlotScore>),
+    Prepared(Prepared),
+    Tokens(Vec<i32>),
+    Pieces(Vec<String>),
+    Letter(LetterTokens),
+    Done,
+    /// Seconds spent decoding.
+    Timed(f64),
+}
+
+#[derive(Debug)]
+pub struct JobResult {
+    pub id: u64,
+    pub output: Result<JobOutput, EngineError>,
+}
+
+enum Request {
+    Job {
+        id: u64,
+        job: Job,
+        reply: Sender<JobResult>,
+    },
+    Shutdown,
+}
+
+/// Counters shared with the worker (for status bars and benchmarks).
+#[derive(Debug, Default)]
+pub struct EngineStats {
+    pub busy: AtomicBool,
+    pub tokens_evaluated: AtomicU64,
+    pub tokens_reused: AtomicU64,
+    /// Microseconds spent in scoring jobs.
+    pub busy_micros: AtomicU64,
+    pub jobs_done: AtomicU64,
+}
+
+/// Handle to the engine worker thread.
+pub struct Engine {
+    tx: Sender<Request>,
+    next_id: AtomicU64,
+    /// Jobs with an id below this are answered with `Cancelled` without running.
+    cancel_below: Arc<AtomicU64>,
+    pub stats: Arc<EngineStats>,
+    info: ModelInfo,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Loads the model of `entry` from `path` on a new worker thread; returns when it is ready
+    /// (or failed to load).
+    pub fn start(entry: &ModelEntry, path: &Path, opts: EngineOptions) -> Result<Self, EngineError> {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<ModelInfo, EngineError>>();
+        let cancel_below = Arc::new(AtomicU64::new(0));
+        let stats = Arc::new(EngineStats::default());
+        let entry = entry.clone();
+        let path: PathBuf = path.to_path_buf();
+        let (cb, st) = (cancel_below.clone(), stats.clone());
+        let handle = std::thread::Builder::new()
+            .name("hyst-engine".into())
+            .spawn(move || worker_main(entry, path, opts, rx, ready_tx, cb, st))
+            .map_err(|e| EngineError::Backend(format!("cannot spawn the engine thread: {e}")))?;
+        let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
+        Ok(Self {
+            tx,
+            next_id: AtomicU64::new(1),
+            cancel_below,
+            stats,
+            info,
+            handle: Some(handle),
+        })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// Queues a job; its result arrives on `reply` tagged with the returned id.
+    pub fn submit(&self, job: Job, reply: Sender<JobResult>) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(Request::Job { id, job, reply: reply.clone() }).is_err() {
+            let _ = reply.send(JobResult {
+                id,
+                output: Err(EngineError::WorkerGone),
+            });
+        }
+        id
+    }
+
+    /// Every job submitted before this call that has not started yet is answered with
+    /// `Cancelled` instead of running.
+    pub fn cancel_pending(&self) {
+        let next = self.next_id.load(Ordering::SeqCst);
+        self.cancel_below.fetch_max(next, Ordering::SeqCst);
+    }
+
+    /// Runs a job and waits for its result.
+    pub fn run(&self, job: Job) -> Result<JobOutput, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.submit(job, tx);
+        rx.recv().map_err(|_| EngineError::WorkerGone)?.output
+    }
+
+    pub fn score(&self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
+        match self.run(Job::Score {
+            messages: messages.to_vec(),
+            letters: letters.to_vec(),
+        })? {
+            JobOutput::Score(s) => Ok(*s),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    pub fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
+        match self.run(Job::Prepare {
+            messages: messages.to_vec(),
+        })? {
+            JobOutput::Prepared(p) => Ok(p),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    pub fn tokenize(&self, text: &str, parse_special: bool) -> Result<Vec<i32>, EngineError> {
+        match self.run(Job::Tokenize {
+            text: text.to_string(),
+            parse_special,
+        })? {
+            JobOutput::Tokens(t) => Ok(t),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    pub fn pieces(&self, tokens: &[i32]) -> Result<Vec<String>, EngineError> {
+        match self.run(Job::Detokenize {
+            tokens: tokens.to_vec(),
+        })? {
+            JobOutput::Pieces(p) => Ok(p),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    pub fn letter_tokens(&self, letter: char) -> Result<LetterTokens, EngineError> {
+        match self.run(Job::Letter { letter })? {
+            JobOutput::Letter(l) => Ok(l),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    pub fn clear_cache(&self) -> Result<(), EngineError> {
+        self.run(Job::ClearCache).map(|_| ())
+    }
+
+    /// Stops the worker after its current job and waits for it.
+    pub fn shutdown(mut self) {
+        let _ = self.tx.send(Request::Shutdown);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Do not wait: a quitting UI must not block on a decode in flight.
+        self.cancel_pending();
+        let _ = self.tx.send(Request::Shutdown);
+    }
+}
+
+/// Anything that can score a conversation's answer slot (the engine; tests of the dialogue
+/// builder may use a scripted scorer).
+pub trait Scorer {
+    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError>;
+}
+
+impl Scorer for Engine {
+    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
+        Engine::score(self, messages, letters)
+    }
+}
+
+impl Scorer for &Engine {
+    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
+        Engine::score(self, messages, letters)
+    }
+}
+
+fn worker_main(
+    entry: ModelEntry,
+    path: PathBuf,
+    opts: EngineOptions,
+    rx: Receiver<Request>,
+    ready: Sender<Result<ModelInfo, EngineError>>,
+    cancel_below: Arc<AtomicU64>,
+    stats: Arc<EngineStats>,
+) {
+    let model = match worker::load_model(&path, &opts) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let mut prompter = match worker::Prompter::new(&model, &entry) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let n_ctx = opts.n_ctx.unwrap_or(entry.context);
+    let mut session = match worker::Session::new(&model, &opts, n_ctx) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
+
+    while let Ok(req) = rx.recv() {
+        let (id, job, reply) = match req {
+            Request::Shutdown => break,
+            Request::Job { id, job, reply } => (id, job, reply),
+        };
+        if id < cancel_below.load(Ordering::SeqCst) {
+            let _ = reply.send(JobResult {
+                id,
+                output: Err(EngineError::Cancelled),
+            });
+            continue;
+        }
+        stats.busy.store(true, Ordering::SeqCst);
+        let t0 = std::time::Instant::now();
+        let output = run_job(&mut session, &mut prompter, job, opts.top_k);
+        if let Ok(JobOutput::Score(s)) = &output {
+            stats
+                .tokens_evaluated
+                .fetch_add(s.tokens_evaluated as u64, Ordering::Relaxed);
+            stats
+                .tokens_reused
+                .fetch_add(s.tokens_reused as u64, Ordering::Relaxed);
+        }
+        stats
+            .busy_micros
+            .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
+        stats.jobs_done.fetch_add(1, Ordering::Relaxed);
+        stats.busy.store(false, Ordering::SeqCst);
+        let _ = reply.send(JobResult { id, output });
+    }
+}
+
+fn run_job(
+    session: &mut worker::Session,
+    prompter: &mut worker::Prompter,
+    job: Job,
+    top_k: usize,
+) -> Result<JobOutput, EngineError> {
+    match job {
+        Job::Score { messages, letters } => {
+            if letters.len() > 26 {
+                return Err(EngineError::TooManyOptions { n: letters.len() });
+            }
+            let prepared = prompter.prepare(&messages)?;
+            worker::score_prepared(session, prompter, prepared, &letters, top_k)
+                .map(|s| JobOutput::Score(Box::new(s)))
+        }
+        Job::Prepare { messages } => prompter.prepare(&messages).map(JobOutput::Prepared),
+        Job::Tokenize {
+            text,
+            parse_special,
+        } => Ok(JobOutput::Tokens(
+            prompter
+                .tokenize(&text, parse_special)
+                .iter()
+                .map(|t| t.0)
+                .collect(),
+        )),
+        Job::Detokenize { tokens } => Ok(JobOutput::Pieces(
+            tokens
+                .iter()
+                .map(|&t| {
+                    String::from_utf8_lossy(&prompter.model.vocab().token_to_piece(
+                        llama_cpp_2::token::LlamaToken(t),
+                        true,
+                        None,
+                    ))
+                    .into_owned()
+                })
+                .collect(),
+        )),
+        Job::Letter { letter } => prompter.letter_tokens(letter).map(JobOutput::Letter),
+        Job::ClearCache => {
+            session.clear();
+            Ok(JobOutput::Done)
+        }
+        Job::RawDecode { tokens, n_tokens } => session.raw_decode(&tokens, n_tokens).map(JobOutput::Timed),
+    }
+}

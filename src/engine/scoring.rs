@@ -1,0 +1,257 @@
+//! The answer-slot measurement of protocol §2, on one logits vector.
+//!
+//! For each shown letter L the single-token encodings of "L" and " L" are its variants; the
+//! letter's log-score is the log of the MEAN of the variants' full-vocabulary probabilities; the
+//! option distribution renormalises those scores over the shown letters only. All arithmetic is
+//! done in f64 from the f32 logits, in a fixed order, so equal logits give bit-equal results.
+
+use serde::{Deserialize, Serialize};
+
+/// The letter tokens used for one letter: its single-token variants.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LetterTokens {
+    pub letter: char,
+    /// Sorted, unique token ids of the single-token variants ("L" and/or " L").
+    pub ids: Vec<i32>,
+    /// The text of each id (same order), e.g. "A" and " A".
+    pub texts: Vec<String>,
+}
+
+/// One of the most probable next tokens at the answer slot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopToken {
+    pub id: i32,
+    pub text: String,
+    pub prob: f64,
+}
+
+/// Everything measured at the answer slot of one conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlotScore {
+    /// The shown option letters, in order.
+    pub letters: Vec<char>,
+    /// Un-normalised letter log-scores: ln(mean of variant probabilities) (the paper's
+    /// `letter_logps`, CCTP's `option_log_scores`).
+    pub log_scores: Vec<f64>,
+    /// Option probabilities renormalised over the shown letters (`option_probs`).
+    pub probs: Vec<f64>,
+    /// Index of the predicted letter (argmax of the log-scores, ties to the earliest letter).
+    pub pred: usize,
+    /// log-score of the prediction minus the second-highest log-score (0 with one option).
+    pub margin_top2: f64,
+    /// Entropy of `probs` in nats, each p clamped to ≥ 1e-12 inside the log.
+    pub entropy: f64,
+    pub max_prob: f64,
+    /// Total full-vocabulary probability of all counted letter tokens (not in the paper; low
+    /// means the model is not answering with a letter).
+    pub letter_mass: f64,
+    /// Raw full-vocabulary probability of each variant token of each letter (same shape as
+    /// `variants[i].ids`).
+    pub variant_probs: Vec<Vec<f64>>,
+    pub variants: Vec<LetterTokens>,
+    /// Most probable next tokens over the whole vocabulary.
+    pub top_tokens: Vec<TopToken>,
+    /// Tokens in the rendered prompt.
+    pub prompt_tokens: usize,
+    /// Tokens decoded for this score (the rest came from the KV cache).
+    pub tokens_evaluated: usize,
+    pub tokens_reused: usize,
+    /// sha256 of the prompt token ids (little-endian i32), identifies the exact input.
+    pub prompt_hash: String,
+    /// The prompt text after the chat template.
+    pub rendered_prompt: String,
+}
+
+impl SlotScore {
+    pub fn pred_letter(&self) -> char {
+        self.letters[self.pred]
+    }
+    pub fn prob_of(&self, letter: char) -> Option<f64> {
+        self.letters
+            .iter()
+            .position(|&l| l == letter)
+            .map(|i| self.probs[i])
+    }
+}
+
+/// log-softmax normaliser of `logits`: returns (max, ln Σ exp(x − max)) in f64.
+pub fn log_normaliser(logits: &[f32]) -> f64 {
+    let m = logits
+        .iter()
+        .fold(f64::NEG_INFINITY, |a, &x| a.max(f64::from(x)));
+    let s: f64 = logits.iter().map(|&x| (f64::from(x) - m).exp()).sum();
+    m + s.ln()
+}
+
+/// Letter scoring (protocol §2) plus letter mass and top tokens. `token_text` gives a token's text.
+pub fn score_letters(
+    logits: &[f32],
+    variants: &[LetterTokens],
+    top_k: usize,
+    token_text: &dyn Fn(i32) -> String,
+) -> SlotScore {
+    let lz = log_normaliser(logits);
+    let logp = |id: i32| f64::from(logits[id as usize]) - lz;
+
+    let mut log_scores = Vec::with_capacity(variants.len());
+    let mut variant_probs = Vec::with_capacity(variants.len());
+    for v in variants {
+        let lps: Vec<f64> = v.ids.iter().map(|&id| logp(id)).collect();
+        // logsumexp(lps) - ln(len)
+        let m = lps.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let lse = if m == f64::NEG_INFINITY {
+            m
+        } else {
+            m + lps.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+        };
+        log_scores.push(lse - (lps.len() as f64).ln());
+        variant_probs.push(lps.iter().map(|x| x.exp()).collect::<Vec<f64>>());
+    }
+
+    // Renormalise over the shown letters.
+    let m = log_scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let z = m + log_scores.iter().map(|x| (x - m).exp()).sum::<f64>().ln();
+    let probs: Vec<f64> = log_scores.iter().map(|x| (x - z).exp()).collect();
+
+    // argmax, ties to the earliest letter; second = next in a stable descending sort.
+    let mut order: Vec<usize> = (0..log_scores.len()).collect();
+    order.sort_by(|&a, &b| {
+        log_scores[b]
+            .partial_cmp(&log_scores[a])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let pred = order[0];
+    let margin_top2 = if order.len() > 1 {
+        log_scores[pred] - log_scores[order[1]]
+    } else {
+        0.0
+    };
+    let entropy = -probs
+        .iter()
+        .map(|&p| p * p.max(1e-12).ln())
+        .sum::<f64>();
+    let max_prob = probs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+
+    let mut counted: Vec<i32> = variants.iter().flat_map(|v| v.ids.iter().copied()).collect();
+    counted.sort_unstable();
+    counted.dedup();
+    let letter_mass = counted.iter().map(|&id| logp(id).exp()).sum();
+
+    let top_tokens = top_k_tokens(logits, top_k)
+        .into_iter()
+        .map(|id| TopToken {
+            id,
+            text: token_text(id),
+            prob: logp(id).exp(),
+        })
+        .collect();
+
+    SlotScore {
+        letters: variants.iter().map(|v| v.letter).collect(),
+        log_scores,
+        probs,
+        pred,
+        margin_top2,
+        entropy,
+        max_prob,
+        letter_mass,
+        variant_probs,
+        variants: variants.to_vec(),
+        top_tokens,
+        prompt_tokens: 0,
+        tokens_evaluated: 0,
+        tokens_reused: 0,
+        prompt_hash: String::new(),
+        rendered_prompt: String::new(),
+    }
+}
+
+/// Ids of the `k` largest logits, largest first (ties: lower id first).
+pub fn top_k_tokens(logits: &[f32], k: usize) -> Vec<i32> {
+    let mut best: Vec<(f32, i32)> = Vec::with_capacity(k + 1);
+    for (i, &x) in logits.iter().enumerate() {
+        if best.len() < k || best.last().is_some_and(|&(y, _)| x > y) {
+            let pos = best.partition_point(|&(y, _)| y >= x);
+            best.insert(pos, (x, i as i32));
+            best.truncate(k);
+        }
+    }
+    best.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Letters A, B, C, … for `n` options (at most 26).
+pub fn default_letters(n: usize) -> Vec<char> {
+    (0..n.min(26)).map(|i| (b'A' + i as u8) as char).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lt(letter: char, ids: &[i32]) -> LetterTokens {
+        LetterTokens {
+            letter,
+            ids: ids.to_vec(),
+            texts: ids.iter().map(|i| i.to_string()).collect(),
+        }
+    }
+
+    // A fixed logits vector over a 10-token "vocabulary"; expected values computed by hand
+    // (python: see the comments) — this tests the arithmetic, not llama.cpp.
+    const LOGITS: [f32; 10] = [2.0, 1.0, 0.5, 0.0, -1.0, 3.0, 0.0, 0.0, 0.0, 0.0];
+
+    #[test]
+    fn mean_of_variants_and_renormalisation() {
+        // A = {0, 5}, B = {1}, C = {2}
+        let v = [lt('A', &[0, 5]), lt('B', &[1]), lt('C', &[2])];
+        let s = score_letters(&LOGITS, &v, 3, &|i| format!("t{i}"));
+        let z: f64 = LOGITS.iter().map(|&x| (x as f64).exp()).sum();
+        let pa = ((2f64).exp() / z + (3f64).exp() / z) / 2.0;
+        let pb = (1f64).exp() / z;
+        let pc = (0.5f64).exp() / z;
+        let tot = pa + pb + pc;
+        let want = [pa / tot, pb / tot, pc / tot];
+        for i in 0..3 {
+            assert!((s.probs[i] - want[i]).abs() < 1e-12);
+        }
+        assert!((s.probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(s.pred, 0);
+        assert!((s.log_scores[0] - pa.ln()).abs() < 1e-12);
+        assert!((s.margin_top2 - (pa.ln() - pb.ln())).abs() < 1e-12);
+        let h: f64 = -want.iter().map(|p| p * p.ln()).sum::<f64>();
+        assert!((s.entropy - h).abs() < 1e-12);
+        assert!((s.max_prob - want[0]).abs() < 1e-12);
+        // letter mass counts each token once
+        let mass = ((2f64).exp() + (3f64).exp() + (1f64).exp() + (0.5f64).exp()) / z;
+        assert!((s.letter_mass - mass).abs() < 1e-12);
+        assert_eq!(
+            s.top_tokens.iter().map(|t| t.id).collect::<Vec<_>>(),
+            vec![5, 0, 1]
+        );
+        assert_eq!(s.top_tokens[0].text, "t5");
+    }
+
+    #[test]
+    fn ties_go_to_the_earliest_letter() {
+        // tokens 6..9 have identical logits
+        let v = [lt('A', &[3]), lt('B', &[6]), lt('C', &[7])];
+        let s = score_letters(&LOGITS, &v, 1, &|_| String::new());
+        assert_eq!(s.pred, 0);
+        assert_eq!(s.margin_top2, 0.0);
+        let v = [lt('A', &[4]), lt('B', &[6]), lt('C', &[7])];
+        let s = score_letters(&LOGITS, &v, 1, &|_| String::new());
+        assert_eq!(s.pred, 1);
+    }
+
+    #[test]
+    fn top_k_orders_and_breaks_ties_by_id() {
+        assert_eq!(top_k_tokens(&LOGITS, 4), vec![5, 0, 1, 2]);
+        assert_eq!(top_k_tokens(&[1.0, 1.0, 1.0], 2), vec![0, 1]);
+    }
+
+    #[test]
+    fn letters() {
+        assert_eq!(default_letters(4), vec!['A', 'B', 'C', 'D']);
+        assert_eq!(default_letters(26).last(), Some(&'Z'));
+    }
+}

@@ -1,0 +1,401 @@
+//! The llama.cpp side of the engine. Everything here runs on the engine's one worker thread,
+//! which owns the backend handle, the model and the context (a `LlamaContext` borrows the model
+//! and is not `Sync`).
+//!
+//! Exactness (design.md "Engine facts"): llama.cpp is built with `GGML_CPU_REPACK=OFF`, flash
+//! attention is disabled, and every decode call carries tokens of one sequence only. Prompts are
+//! split at the longest common prefix of the *token ids* of fully rendered prompts.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+use sha2::{Digest, Sha256};
+
+use super::cache::PrefixCache;
+use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
+use super::scoring::{score_letters, LetterTokens, SlotScore};
+use super::template::{apply_system_policy, ChatMessage, ChatTemplate};
+use super::{EngineError, EngineOptions, ModelInfo, Prepared};
+use crate::config::{ModelEntry, TemplateSpec};
+
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+
+/// The process-wide llama.cpp backend (llama.cpp allows one). Its logs go to `tracing`
+/// (and from there to the log file), never to the terminal.
+pub fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| EngineError::Backend(e.clone()))
+}
+
+/// Checks that `path` exists and starts like a GGUF file before llama.cpp sees it.
+pub fn check_gguf_file(path: &Path) -> Result<u64, EngineError> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|_| EngineError::ModelMissing {
+        path: path.display().to_string(),
+    })?;
+    let mut magic = [0u8; 4];
+    let ok = std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok();
+    if !ok || &magic != b"GGUF" {
+        return Err(EngineError::ModelLoad {
+            path: path.display().to_string(),
+            reason: "not a GGUF file (bad magic bytes)".into(),
+        });
+    }
+    Ok(meta.len())
+}
+
+pub fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel, EngineError> {
+    check_gguf_file(path)?;
+    let backend = backend()?;
+    let params = LlamaModelParams::default().with_n_gpu_layers(opts.gpu_layers);
+    LlamaModel::load_from_file(backend, path, &params).map_err(|e| EngineError::ModelLoad {
+        path: path.display().to_string(),
+        reason: format!(
+            "llama.cpp could not load it ({e}); the file may be truncated or corrupt (see the log file)"
+        ),
+    })
+}
+
+fn token_text(model: &LlamaModel, t: LlamaToken) -> String {
+    String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
+}
+
+fn vocab_text(model: &LlamaModel, t: LlamaToken) -> String {
+    if t.0 < 0 {
+        return String::new();
+    }
+    model
+        .vocab()
+        .text(t)
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Prompt preparation for one model: chat template, system policy, tokenizer, letter tokens.
+pub struct Prompter<'m> {
+    pub model: &'m LlamaModel,
+    pub template: ChatTemplate,
+    pub entry: ModelEntry,
+    letter_cache: HashMap<char, LetterTokens>,
+}
+
+impl<'m> Prompter<'m> {
+    pub fn new(model: &'m LlamaModel, entry: &ModelEntry) -> Result<Self, EngineError> {
+        let vocab = model.vocab();
+        let bos = vocab_text(model, vocab.bos());
+        let eos = vocab_text(model, vocab.eos());
+        let template = match &entry.template {
+            TemplateSpec::Embedded => {
+                let src = model
+                    .meta_val_str("tokenizer.chat_template")
+                    .map_err(|_| super::template::TemplateError::Missing)?;
+                ChatTemplate::new(&src, &bos, &eos)?
+            }
+            TemplateSpec::Named { name } => ChatTemplate::named(name, &bos, &eos)?,
+            TemplateSpec::Inline { jinja } => ChatTemplate::new(jinja, &bos, &eos)?,
+        };
+        Ok(Self {
+            model,
+            template,
+            entry: entry.clone(),
+            letter_cache: HashMap::new(),
+        })
+    }
+
+    pub fn tokenize(&self, text: &str, parse_special: bool) -> Vec<LlamaToken> {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, parse_special)
+    }
+
+    /// Renders and tokenizes a conversation; checks the BOS rule.
+    pub fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
+        if messages.is_empty() {
+            return Err(EngineError::BadInput("the conversation has no messages".into()));
+        }
+        let msgs = apply_system_policy(messages, self.entry.system)?;
+        let text = self.template.render(&msgs)?;
+        let tokens = self.tokenize(&text, true);
+        if tokens.is_empty() {
+            return Err(EngineError::BadInput("the rendered prompt is empty".into()));
+        }
+        let vocab = self.model.vocab();
+        let bos = vocab.bos();
+        let n_bos = tokens.iter().take_while(|&&t| t == bos).count();
+        if bos.0 >= 0 && n_bos > 1 {
+            return Err(EngineError::DoubleBos { count: n_bos });
+        }
+        if bos.0 >= 0 && vocab.should_add_bos() && n_bos == 0 {
+            return Err(EngineError::MissingBos {
+                bos: vocab_text(self.model, bos),
+            });
+        }
+        Ok(Prepared {
+            text,
+            tokens: tokens.iter().map(|t| t.0).collect(),
+        })
+    }
+
+    /// The single-token variants "L" and " L" of a letter (protocol §2).
+    pub fn letter_tokens(&mut self, letter: char) -> Result<LetterTokens, EngineError> {
+        if let Some(v) = self.letter_cache.get(&letter) {
+            return Ok(v.clone());
+        }
+        let mut ids = Vec::new();
+        for s in [letter.to_string(), format!(" {letter}")] {
+            let toks = self.tokenize(&s, false);
+            if toks.len() == 1 {
+                ids.push(toks[0].0);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Err(EngineError::NoLetterToken { letter });
+        }
+        let v = LetterTokens {
+            letter,
+            texts: ids
+                .iter()
+                .map(|&i| token_text(self.model, LlamaToken(i)))
+                .collect(),
+            ids,
+        };
+        self.letter_cache.insert(letter, v.clone());
+        Ok(v)
+    }
+
+    pub fn info(&self, opts: &EngineOptions, n_ctx: u32, path: &Path) -> ModelInfo {
+        let vocab = self.model.vocab();
+        ModelInfo {
+            key: self.entry.key.clone(),
+            name: self.entry.name.clone(),
+            path: path.display().to_string(),
+            n_vocab: vocab.n_tokens(),
+            n_ctx,
+            n_ctx_train: self.model.n_ctx_train(),
+            n_params: self.model.n_params(),
+            size_bytes: self.model.size(),
+            bos: vocab_text(self.model, vocab.bos()),
+            eos: vocab_text(self.model, vocab.eos()),
+            add_bos: vocab.should_add_bos(),
+            template_source: self.template.source.clone(),
+            threads: opts.threads,
+            cache: opts.cache,
+            slots: opts.slots,
+        }
+    }
+}
+
+/// A llama.cpp context plus the bookkeeping of what its KV cache holds (see `cache.rs` for why
+/// one live sequence plus host-memory snapshots keeps prefix reuse bit-exact).
+pub struct Session<'m> {
+    pub ctx: LlamaContext<'m>,
+    pub cache: PrefixCache,
+    snapshots: Vec<SeqState>,
+    n_batch: usize,
+    batch: LlamaBatch<'static>,
+    use_cache: bool,
+    pub n_ctx: u32,
+}
+
+const SEQ: i32 = 0;
+
+impl<'m> Session<'m> {
+    pub fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
+        let n_batch: u32 = 512;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(n_batch)
+            .with_n_ubatch(n_batch)
+            .with_n_seq_max(1)
+            .with_n_threads(opts.threads as i32)
+            .with_n_threads_batch(opts.threads as i32)
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED);
+        let ctx = model
+            .new_context(backend()?, params)
+            .map_err(|e| EngineError::Backend(format!("cannot create a llama.cpp context: {e}")))?;
+        let max_snapshots = if opts.cache { opts.slots.saturating_sub(1) as usize } else { 0 };
+        Ok(Self {
+            n_ctx: ctx.n_ctx(),
+            ctx,
+            cache: PrefixCache::new(max_snapshots),
+            snapshots: Vec::new(),
+            n_batch: n_batch as usize,
+            batch: LlamaBatch::new(n_batch as usize, 1),
+            use_cache: opts.cache,
+        })
+    }
+
+    /// Decodes `tokens[from..]` at positions `from..`; logits for the last token only. Every
+    /// call holds at most `n_batch` tokens of the one sequence.
+    fn decode_range(&mut self, tokens: &[i32], from: usize) -> Result<(), EngineError> {
+        let n = tokens.len();
+        let mut start = from;
+        while start < n {
+            let end = (start + self.n_batch).min(n);
+            self.batch.clear();
+            for (i, &t) in tokens[start..end].iter().enumerate() {
+                let pos = start + i;
+                self.batch
+                    .add(LlamaToken(t), pos as i32, &[SEQ], pos + 1 == n)
+                    .map_err(|e| EngineError::Backend(e.to_string()))?;
+            }
+            self.ctx.decode(&mut self.batch).map_err(|e| match e {
+                llama_cpp_2::DecodeError::NoKvCacheSlot => EngineError::KvFull,
+                other => EngineError::Backend(format!("llama.cpp decode failed: {other}")),
+            })?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn backend_err(what: &str, e: impl std::fmt::Display) -> EngineError {
+        EngineError::Backend(format!("{what}: {e}"))
+    }
+
+    /// Makes the KV cache hold `tokens` (reusing the longest cached prefix) and leaves the last
+    /// token's logits ready; returns (evaluated, reused).
+    pub fn evaluate(&mut self, tokens: &[i32]) -> Result<(usize, usize), EngineError> {
+        let n = tokens.len();
+        if n > self.n_ctx as usize {
+            return Err(EngineError::ContextOverflow {
+                tokens: n,
+                n_ctx: self.n_ctx,
+            });
+        }
+        let plan = if self.use_cache {
+            self.cache.plan(tokens)
+        } else {
+            super::cache::Plan { save_live: false, restore: None, reuse: 0 }
+        };
+        let result = self.apply_and_decode(tokens, &plan);
+        match result {
+            Ok(()) => {
+                self.cache.live = tokens.to_vec();
+                Ok((n - plan.reuse, plan.reuse))
+            }
+            Err(e) => {
+                // Unknown KV state: forget everything so the next prompt starts clean.
+                self.clear();
+                Err(match e {
+                    EngineError::KvFull => EngineError::ContextOverflow { tokens: n, n_ctx: self.n_ctx },
+                    e => e,
+                })
+            }
+        }
+    }
+
+    fn apply_and_decode(&mut self, tokens: &[i32], plan: &super::cache::Plan) -> Result<(), EngineError> {
+        if plan.save_live {
+            let state = self
+                .ctx
+                .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
+                .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
+            let dropped = self.cache.push_snapshot();
+            for &i in dropped.iter().rev() {
+                self.snapshots.remove(i);
+            }
+            self.snapshots.push(state);
+        }
+        if let Some(i) = plan.restore {
+            self.ctx.clear_kv_cache();
+            self.ctx
+                .state_seq_set(&self.snapshots[i], SEQ)
+                .map_err(|e| Self::backend_err("restoring a KV snapshot", e))?;
+            self.cache.touch(i);
+            self.cache.live = self.cache.snapshots[i].tokens.clone();
+        }
+        if plan.reuse == 0 {
+            self.ctx.clear_kv_cache();
+        } else {
+            self.ctx
+                .kv_cache_seq_rm(SEQ, Some(plan.reuse as u32), None)
+                .map_err(|e| Self::backend_err("KV cache removal failed", e))?;
+        }
+        self.cache.live.truncate(plan.reuse);
+        self.decode_range(tokens, plan.reuse)
+    }
+
+    pub fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cache.clear();
+        self.snapshots.clear();
+    }
+
+    /// Decodes `n` tokens (cycling through `tokens`) from an empty cache; returns seconds.
+    pub fn raw_decode(&mut self, tokens: &[i32], n: usize) -> Result<f64, EngineError> {
+        if tokens.is_empty() || n == 0 || n > self.n_ctx as usize {
+            return Err(EngineError::BadInput(format!(
+                "raw decode needs 1..={} tokens",
+                self.n_ctx
+            )));
+        }
+        let seq: Vec<i32> = tokens.iter().copied().cycle().take(n).collect();
+        self.clear();
+        let t0 = std::time::Instant::now();
+        let r = self.decode_range(&seq, 0);
+        let secs = t0.elapsed().as_secs_f64();
+        self.clear();
+        r.map(|_| secs)
+    }
+
+    pub fn last_logits(&self) -> &[f32] {
+        self.ctx.get_logits_ith(self.batch.n_tokens() - 1)
+    }
+}
+
+/// Scores one prepared prompt.
+pub fn score_prepared(
+    session: &mut Session,
+    prompter: &mut Prompter,
+    prepared: Prepared,
+    letters: &[char],
+    top_k: usize,
+) -> Result<SlotScore, EngineError> {
+    if letters.is_empty() {
+        return Err(EngineError::BadInput("no option letters to score".into()));
+    }
+    if letters.len() > 26 {
+        return Err(EngineError::TooManyOptions { n: letters.len() });
+    }
+    let variants = letters
+        .iter()
+        .map(|&l| prompter.letter_tokens(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (evaluated, reused) = session.evaluate(&prepared.tokens)?;
+    let model = prompter.model;
+    let mut s = score_letters(session.last_logits(), &variants, top_k, &|id| {
+        token_text(model, LlamaToken(id))
+    });
+    s.prompt_tokens = prepared.tokens.len();
+    s.tokens_evaluated = evaluated;
+    s.tokens_reused = reused;
+    s.prompt_hash = hash_tokens(&prepared.tokens);
+    s.rendered_prompt = prepared.text;
+    Ok(s)
+}
+
+pub fn hash_tokens(tokens: &[i32]) -> String {
+    let mut h = Sha256::new();
+    for t in tokens {
+        h.update(t.to_le_bytes());
+    }
+    hex::encode(h.finalize())
+}

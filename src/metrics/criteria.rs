@@ -1,0 +1,762 @@
+//! Recovery criteria (protocol.md §5) and the repair classifier (§4).
+//!
+//! The clean-context-like test is evaluated on **pair-level aggregates** ([`Agg`]: means over the
+//! items of one model × dataset × operation), never per item.
+//!
+//! # How comparisons are done
+//! Every check is a plain IEEE `<=` / `>=` between f64 values, written in exactly the artifact's
+//! form, with no tolerance:
+//! - gap: `|x.p_wrong − clean.p_wrong| <= wrong_gap` (the gap is the difference of the two pair
+//!   means, `intervention_hysteresis_gap`),
+//! - accuracy: `x.accuracy >= clean.accuracy − accuracy_slack`,
+//! - p(c): `x.p_correct >= clean.p_correct − p_correct_slack`,
+//! - entropy: `x.entropy <= clean.entropy + entropy_slack`,
+//! - max prob: `x.max_prob >= clean.max_prob − max_prob_slack`.
+//!
+//! Pair means come from [`super::mean`], which reproduces numpy's summation order, so a value that
+//! lands exactly on a threshold in the artifact lands exactly on it here too and passes. A value
+//! that is mathematically on the threshold but whose f64 difference rounds one ulp above it fails,
+//! exactly as it does in the artifact (e.g. `0.55 − 0.5 = 0.050000000000000044 > 0.05`).
+//! Scaled families multiply each threshold by λ in f64 (`0.05 * 3.0 = 0.15000000000000002`),
+//! as the sweep script does.
+
+use super::{intervention_hysteresis_gap, Agg};
+
+/// Five-part clean-context-like criterion (thresholds of §5.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Criterion {
+    pub wrong_gap: f64,
+    pub accuracy_slack: f64,
+    pub p_correct_slack: f64,
+    pub entropy_slack: f64,
+    pub max_prob_slack: f64,
+}
+
+/// Names of the five checks, in the order they are listed in §5.1.
+pub const CHECK_NAMES: [&str; 5] = ["wrong_gap", "accuracy", "p_correct", "entropy", "max_prob"];
+
+impl Criterion {
+    pub const STRICT: Criterion = Criterion {
+        wrong_gap: 0.025,
+        accuracy_slack: 0.01,
+        p_correct_slack: 0.025,
+        entropy_slack: 0.10,
+        max_prob_slack: 0.10,
+    };
+    pub const MAIN: Criterion = Criterion {
+        wrong_gap: 0.05,
+        accuracy_slack: 0.03,
+        p_correct_slack: 0.05,
+        entropy_slack: 0.15,
+        max_prob_slack: 0.15,
+    };
+    pub const LOOSE: Criterion = Criterion {
+        wrong_gap: 0.075,
+        accuracy_slack: 0.05,
+        p_correct_slack: 0.075,
+        entropy_slack: 0.20,
+        max_prob_slack: 0.20,
+    };
+
+    /// Every threshold multiplied by `lambda` (threshold sweep, §5.3).
+    pub fn scaled(&self, lambda: f64) -> Criterion {
+        Criterion {
+            wrong_gap: self.wrong_gap * lambda,
+            accuracy_slack: self.accuracy_slack * lambda,
+            p_correct_slack: self.p_correct_slack * lambda,
+            entropy_slack: self.entropy_slack * lambda,
+            max_prob_slack: self.max_prob_slack * lambda,
+        }
+    }
+
+    /// Per-check breakdown.
+    pub fn check(&self, clean: &Agg, x: &Agg) -> CriterionCheck {
+        let gap = intervention_hysteresis_gap(clean, x);
+        CriterionCheck {
+            gap,
+            gap_ok: gap.abs() <= self.wrong_gap,
+            accuracy_ok: x.accuracy >= clean.accuracy - self.accuracy_slack,
+            p_correct_ok: x.p_correct >= clean.p_correct - self.p_correct_slack,
+            entropy_ok: x.entropy <= clean.entropy + self.entropy_slack,
+            max_prob_ok: x.max_prob >= clean.max_prob - self.max_prob_slack,
+        }
+    }
+
+    /// All five checks hold ("restored / clean-context-like"). Any NaN input fails its check.
+    pub fn passes(&self, clean: &Agg, x: &Agg) -> bool {
+        self.check(clean, x).all()
+    }
+}
+
+/// Outcome of each of the five checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CriterionCheck {
+    /// `mean p_X(w) − mean p_clean(w)`.
+    pub gap: f64,
+    pub gap_ok: bool,
+    pub accuracy_ok: bool,
+    pub p_correct_ok: bool,
+    pub entropy_ok: bool,
+    pub max_prob_ok: bool,
+}
+
+impl CriterionCheck {
+    pub fn all(&self) -> bool {
+        self.gap_ok && self.accuracy_ok && self.p_correct_ok && self.entropy_ok && self.max_prob_ok
+    }
+    /// Names (from [`CHECK_NAMES`]) of the checks that fail, in §5.1 order.
+    pub fn failing(&self) -> Vec<&'static str> {
+        let oks = [
+            self.gap_ok,
+            self.accuracy_ok,
+            self.p_correct_ok,
+            self.entropy_ok,
+            self.max_prob_ok,
+        ];
+        CHECK_NAMES
+            .iter()
+            .zip(oks)
+            .filter(|(_, ok)| !ok)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+}
+
+/// Tolerance family of §5.1 (Table 22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Strict,
+    Main,
+    Loose,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Strict, Family::Main, Family::Loose];
+    pub fn criterion(self) -> Criterion {
+        match self {
+            Family::Strict => Criterion::STRICT,
+            Family::Main => Criterion::MAIN,
+            Family::Loose => Criterion::LOOSE,
+        }
+    }
+    /// `strict` / `main` / `loose` (as in `clean_context_like_<family>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Strict => "strict",
+            Family::Main => "main",
+            Family::Loose => "loose",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery operations
+// ---------------------------------------------------------------------------------------------
+
+/// Static description of one main recovery operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoveryOp {
+    /// Condition key, e.g. `ordinary_strong_reset`.
+    pub key: &'static str,
+    /// Paper short name: R0, R1, R2, R3a, R3b, R4, R5, R6.
+    pub short: &'static str,
+    /// `level` column / `minimal_recovery_level` (R3 for both R3a and R3b).
+    pub level: &'static str,
+    /// Table 4 `condition_label`.
+    pub table4_label: &'static str,
+    /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
+    pub sweep_stem: &'static str,
+    /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
+    pub mro_label: &'static str,
+}
+
+/// The 8 main operations in minimal-recovery scan order R0, R1, R2, R3a, R3b, R4, R5, R6.
+#[rustfmt::skip]
+pub const MAIN_OPS: [RecoveryOp; 8] = [
+    RecoveryOp { key: "ordinary_strong_reset", short: "R0", level: "R0", table4_label: "R0 ordinary reset", sweep_stem: "r0_ordinary_reset", mro_label: "R0 ordinary reset" },
+    RecoveryOp { key: "explicit_user_retraction", short: "R1", level: "R1", table4_label: "R1 user retraction", sweep_stem: "r1_user_retraction", mro_label: "R1 user retraction" },
+    RecoveryOp { key: "system_level_reset", short: "R2", level: "R2", table4_label: "R2 system reset", sweep_stem: "r2_system_reset", mro_label: "R2 system reset" },
+    RecoveryOp { key: "fresh_context_deletion", short: "R3a", level: "R3", table4_label: "R3a fresh-context deletion", sweep_stem: "r3_fresh_deletion", mro_label: "R3 fresh deletion" },
+    RecoveryOp { key: "context_truncation", short: "R3b", level: "R3", table4_label: "R3b context truncation", sweep_stem: "r3_context_truncation", mro_label: "R3 context truncation" },
+    RecoveryOp { key: "neutral_summary_replacement", short: "R4", level: "R4", table4_label: "R4 neutral summary", sweep_stem: "r4_neutral_summary", mro_label: "R4 neutral summary" },
+    RecoveryOp { key: "factual_state_reconstruction", short: "R5", level: "R5", table4_label: "R5 factual reconstruction", sweep_stem: "r5_factual_reconstruction", mro_label: "R5 factual reconstruction" },
+    RecoveryOp { key: "self_verification_final_label", short: "R6", level: "R6", table4_label: "R6 self-verification", sweep_stem: "r6_self_verification", mro_label: "R6 self-verification" },
+];
+
+/// Condition key of R0.
+pub const ORDINARY_RESET_KEY: &str = "ordinary_strong_reset";
+/// Minimal recovery operation when no operation passes.
+pub const NOT_RESTORED: &str = "not_restored";
+
+/// Looks up a main operation by condition key.
+pub fn main_op(key: &str) -> Option<&'static RecoveryOp> {
+    MAIN_OPS.iter().find(|o| o.key == key)
+}
+
+/// Minimal recovery operation: the first key (in the given scan order, which callers build in
+/// [`MAIN_OPS`] order) whose flag is `true`; `None` means [`NOT_RESTORED`].
+pub fn minimal_recovery_operation<'a>(scan: &[(&'a str, bool)]) -> Option<&'a str> {
+    scan.iter().find(|(_, ok)| *ok).map(|(k, _)| *k)
+}
+
+/// `minimal_recovery_level` for an MRO result (`R3` for both R3a/R3b; `not_restored` for None or
+/// a key that is not a main operation).
+pub fn minimal_recovery_level(mro: Option<&str>) -> &'static str {
+    mro.and_then(main_op)
+        .map(|o| o.level)
+        .unwrap_or(NOT_RESTORED)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repair classification
+// ---------------------------------------------------------------------------------------------
+
+/// `repair_classification` labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairClass {
+    RestoredCleanContextLike,
+    OrdinaryResetBaseline,
+    GenuineRepairLike,
+    FlatteningOrSuppression,
+    WeakWrongSuppression,
+    WorseThanReset,
+    NoMaterialChange,
+}
+
+impl RepairClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepairClass::RestoredCleanContextLike => "restored_clean_context_like",
+            RepairClass::OrdinaryResetBaseline => "ordinary_reset_baseline",
+            RepairClass::GenuineRepairLike => "genuine_repair_like",
+            RepairClass::FlatteningOrSuppression => "flattening_or_suppression",
+            RepairClass::WeakWrongSuppression => "weak_wrong_suppression",
+            RepairClass::WorseThanReset => "worse_than_reset",
+            RepairClass::NoMaterialChange => "no_material_change",
+        }
+    }
+    /// Bucket of the "clean_like / genuine / weak_mixed_worse" summary counts.
+    pub fn summary_bucket(self) -> &'static str {
+        match self {
+            RepairClass::RestoredCleanContextLike => "clean_like",
+            RepairClass::GenuineRepairLike => "genuine",
+            _ => "weak_mixed_worse",
+        }
+    }
+}
+
+impl std::fmt::Display for RepairClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `paper_bootstrap_cis.py::classify_recovery` on pair means (§4). `condition` is the condition
+/// key of X; `r0` is the pair's ordinary-reset aggregate. NaN inputs make every threshold test
+/// false and fall through to `no_material_change`.
+pub fn classify_repair(condition: &str, clean: &Agg, r0: &Agg, x: &Agg) -> RepairClass {
+    if Criterion::MAIN.passes(clean, x) {
+        return RepairClass::RestoredCleanContextLike;
+    }
+    if condition == ORDINARY_RESET_KEY {
+        return RepairClass::OrdinaryResetBaseline;
+    }
+    let wrong_drop = r0.p_wrong - x.p_wrong;
+    let correct_gain = x.p_correct - r0.p_correct;
+    let acc_gain = x.accuracy - r0.accuracy;
+    let entropy_gain = x.entropy - r0.entropy;
+    let max_drop = r0.max_prob - x.max_prob;
+    if wrong_drop >= 0.05
+        && correct_gain >= 0.03
+        && acc_gain >= -0.02
+        && entropy_gain <= 0.25
+        && max_drop <= 0.15
+    {
+        RepairClass::GenuineRepairLike
+    } else if wrong_drop >= 0.05 {
+        RepairClass::FlatteningOrSuppression
+    } else if wrong_drop >= 0.02 {
+        RepairClass::WeakWrongSuppression
+    } else if wrong_drop <= -0.02 {
+        RepairClass::WorseThanReset
+    } else {
+        RepairClass::NoMaterialChange
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovered counts and the threshold sweep
+// ---------------------------------------------------------------------------------------------
+
+/// Aggregates of one condition of one pair: the pair's clean (probe) aggregate and the
+/// condition's aggregate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CondAgg {
+    pub condition: String,
+    pub clean: Agg,
+    pub x: Agg,
+}
+
+/// λ values of `configs/threshold_sweep.yaml`.
+pub const SWEEP_LAMBDAS: [f64; 8] = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0];
+
+fn find<'a>(pair: &'a [CondAgg], key: &str) -> Option<&'a CondAgg> {
+    pair.iter().find(|c| c.condition == key)
+}
+
+/// Whether each main operation passes `criterion` in this pair, in [`MAIN_OPS`] order. A
+/// condition missing from the pair counts as not passing.
+pub fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> [(&'static str, bool); 8] {
+    std::array::from_fn(|i| {
+        let key = MAIN_OPS[i].key;
+        (
+            key,
+            find(pair, key).is_some_and(|c| criterion.passes(&c.clean, &c.x)),
+        )
+    })
+}
+
+/// Number of pairs in which each main operation passes (Table 4 with [`Criterion::MAIN`]).
+pub fn recovered_counts(
+    pairs: &[Vec<CondAgg>],
+    criterion: &Criterion,
+) -> [(&'static str, usize); 8] {
+    let mut out: [(&'static str, usize); 8] = std::array::from_fn(|i| (MAIN_OPS[i].key, 0));
+    for pair in pairs {
+        for (i, (_, ok)) in pass_flags(pair, criterion).iter().enumerate() {
+            if *ok {
+                out[i].1 += 1;
+            }
+        }
+    }
+    out
+}
+
+/// One row of the threshold sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepRow {
+    pub lambda: f64,
+    pub criterion: Criterion,
+    pub n_pairs: usize,
+    /// `<condition>_recovered`, [`MAIN_OPS`] order (keys are condition keys).
+    pub recovered: [(&'static str, usize); 8],
+    /// `mro_<condition>` counts, [`MAIN_OPS`] order.
+    pub mro: [(&'static str, usize); 8],
+    pub mro_not_restored: usize,
+    /// `"R0 ordinary reset=1; R3 fresh deletion=7"`: non-zero MRO counts in scan order, then
+    /// `not_restored=<k>` when k > 0; empty when there are no pairs.
+    pub mro_distribution: String,
+    /// `max(R1, R2)`.
+    pub instruction_level_max: usize,
+    /// `max(R3a, R3b, R5)`.
+    pub state_changing_max: usize,
+    /// `max(R4, R5)`.
+    pub neutral_or_reconstruction_max: usize,
+    /// `state_changing_max >= neutral_or_reconstruction_max >= instruction_level_max`.
+    pub qualitative_ordering_stable: bool,
+    /// [inferred] `max(R0, R1, R2)` (released CSV column `instruction_best_recovered`).
+    pub instruction_best_recovered: usize,
+    /// [inferred] `max(R3a, R3b, R4, R5)` (released CSV column `dialogue_state_best_recovered`).
+    pub dialogue_state_best_recovered: usize,
+}
+
+/// Sweep row for one explicit criterion.
+pub fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f64) -> SweepRow {
+    let recovered = recovered_counts(pairs, criterion);
+    let mut mro: [(&'static str, usize); 8] = std::array::from_fn(|i| (MAIN_OPS[i].key, 0));
+    let mut not_restored = 0;
+    for pair in pairs {
+        let flags = pass_flags(pair, criterion);
+        match minimal_recovery_operation(&flags) {
+            Some(k) => {
+                let i = MAIN_OPS.iter().position(|o| o.key == k).expect("main op");
+                mro[i].1 += 1;
+            }
+            None => not_restored += 1,
+        }
+    }
+    let mut parts: Vec<String> = mro
+        .iter()
+        .zip(MAIN_OPS.iter())
+        .filter(|((_, c), _)| *c > 0)
+        .map(|((_, c), op)| format!("{}={}", op.mro_label, c))
+        .collect();
+    if not_restored > 0 {
+        parts.push(format!("{NOT_RESTORED}={not_restored}"));
+    }
+    let r = |i: usize| recovered[i].1;
+    let instruction_level_max = r(1).max(r(2));
+    let state_changing_max = r(3).max(r(4)).max(r(6));
+    let neutral_or_reconstruction_max = r(5).max(r(6));
+    SweepRow {
+        lambda,
+        criterion: *criterion,
+        n_pairs: pairs.len(),
+        recovered,
+        mro,
+        mro_not_restored: not_restored,
+        mro_distribution: parts.join("; "),
+        instruction_level_max,
+        state_changing_max,
+        neutral_or_reconstruction_max,
+        qualitative_ordering_stable: state_changing_max >= neutral_or_reconstruction_max
+            && neutral_or_reconstruction_max >= instruction_level_max,
+        instruction_best_recovered: r(0).max(r(1)).max(r(2)),
+        dialogue_state_best_recovered: r(3).max(r(4)).max(r(5)).max(r(6)),
+    }
+}
+
+/// Threshold sweep: one row per λ with `base.scaled(λ)` (base = [`Criterion::MAIN`] in the
+/// artifact, λ = [`SWEEP_LAMBDAS`]).
+pub fn threshold_sweep(pairs: &[Vec<CondAgg>], base: &Criterion, lambdas: &[f64]) -> Vec<SweepRow> {
+    lambdas
+        .iter()
+        .map(|&l| sweep_row(pairs, &base.scaled(l), l))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agg(p_wrong: f64, p_correct: f64, accuracy: f64, entropy: f64, max_prob: f64) -> Agg {
+        Agg {
+            n: 500,
+            p_wrong,
+            p_correct,
+            accuracy,
+            wrong_follow: 0.0,
+            entropy,
+            max_prob,
+        }
+    }
+    const CLEAN: Agg = Agg {
+        n: 500,
+        p_wrong: 0.2,
+        p_correct: 0.6,
+        accuracy: 0.5,
+        wrong_follow: 0.1,
+        entropy: 0.4,
+        max_prob: 0.8,
+    };
+
+    #[test]
+    fn constants_and_scaling() {
+        assert_eq!(Criterion::MAIN.scaled(1.0), Criterion::MAIN);
+        assert_eq!(Criterion::MAIN.scaled(0.5).wrong_gap, 0.025);
+        assert_eq!(Criterion::MAIN.scaled(3.0).wrong_gap, 0.05 * 3.0);
+        assert_eq!(Family::Strict.criterion(), Criterion::STRICT);
+        assert_eq!(Family::Loose.name(), "loose");
+        assert_eq!(SWEEP_LAMBDAS.len(), 8);
+    }
+
+    #[test]
+    fn identical_passes_all_families() {
+        for f in Family::ALL {
+            assert!(f.criterion().passes(&CLEAN, &CLEAN));
+        }
+    }
+
+    #[test]
+    fn gap_boundary_inclusive() {
+        let c = agg(0.0, 0.6, 0.5, 0.4, 0.8);
+        // 0.05 − 0.0 == 0.05 exactly: passes
+        assert!(
+            Criterion::MAIN
+                .check(&c, &agg(0.05, 0.6, 0.5, 0.4, 0.8))
+                .gap_ok
+        );
+        // negative gap of exactly the threshold also passes (absolute value)
+        let c2 = agg(0.05, 0.6, 0.5, 0.4, 0.8);
+        assert!(
+            Criterion::MAIN
+                .check(&c2, &agg(0.0, 0.6, 0.5, 0.4, 0.8))
+                .gap_ok
+        );
+        // 0.25 − 0.2 = 0.04999999999999999 passes
+        assert!(
+            Criterion::MAIN
+                .check(&CLEAN, &agg(0.25, 0.6, 0.5, 0.4, 0.8))
+                .gap_ok
+        );
+        // a hair above fails
+        let k = Criterion::MAIN.check(&c, &agg(0.05 + 1e-12, 0.6, 0.5, 0.4, 0.8));
+        assert!(!k.gap_ok);
+        assert_eq!(k.failing(), vec!["wrong_gap"]);
+        // strict: 0.025 exactly passes, loose: 0.075 exactly passes
+        assert!(Criterion::STRICT.passes(&c, &agg(0.025, 0.6, 0.5, 0.4, 0.8)));
+        assert!(Criterion::LOOSE.passes(&c, &agg(0.075, 0.6, 0.5, 0.4, 0.8)));
+        assert!(!Criterion::STRICT.passes(&c, &agg(0.0250001, 0.6, 0.5, 0.4, 0.8)));
+    }
+
+    #[test]
+    fn other_checks_boundary_inclusive() {
+        let m = Criterion::MAIN;
+        // accuracy: 0.47 >= 0.5 − 0.03 (== 0.47 in f64)
+        assert!(m.check(&CLEAN, &agg(0.2, 0.6, 0.47, 0.4, 0.8)).accuracy_ok);
+        assert!(
+            !m.check(&CLEAN, &agg(0.2, 0.6, 0.47 - 1e-12, 0.4, 0.8))
+                .accuracy_ok
+        );
+        // p_correct: exactly clean − slack
+        let pc = CLEAN.p_correct - m.p_correct_slack;
+        assert!(m.check(&CLEAN, &agg(0.2, pc, 0.5, 0.4, 0.8)).p_correct_ok);
+        assert!(
+            !m.check(&CLEAN, &agg(0.2, pc - 1e-12, 0.5, 0.4, 0.8))
+                .p_correct_ok
+        );
+        // entropy: exactly clean + slack
+        let h = CLEAN.entropy + m.entropy_slack;
+        assert!(m.check(&CLEAN, &agg(0.2, 0.6, 0.5, h, 0.8)).entropy_ok);
+        let k = m.check(&CLEAN, &agg(0.2, 0.6, 0.5, h + 1e-12, 0.8));
+        assert!(!k.entropy_ok);
+        assert_eq!(k.failing(), vec!["entropy"]);
+        // max prob: exactly clean − slack
+        let mp = CLEAN.max_prob - m.max_prob_slack;
+        assert!(m.check(&CLEAN, &agg(0.2, 0.6, 0.5, 0.4, mp)).max_prob_ok);
+        assert!(
+            !m.check(&CLEAN, &agg(0.2, 0.6, 0.5, 0.4, mp - 1e-12))
+                .max_prob_ok
+        );
+        // improvements always pass
+        assert!(m.passes(&CLEAN, &agg(0.2, 0.9, 0.9, 0.1, 0.99)));
+        // NaN fails
+        assert!(!m.passes(&CLEAN, &agg(f64::NAN, 0.6, 0.5, 0.4, 0.8)));
+    }
+
+    #[test]
+    fn mistral_like_entropy_failure() {
+        // restoration near 1 but entropy 0.580 > 0.403 + 0.15 -> not clean-context-like
+        let clean = agg(0.10, 0.5, 0.5, 0.403, 0.7);
+        let x = agg(0.101, 0.5, 0.5, 0.580, 0.7);
+        let k = Criterion::MAIN.check(&clean, &x);
+        assert!(k.gap_ok && !k.entropy_ok && !k.all());
+    }
+
+    #[test]
+    fn repair_classifier_branches() {
+        let clean = agg(0.1, 0.6, 0.6, 0.4, 0.8);
+        let r0 = agg(0.5, 0.3, 0.3, 0.5, 0.8);
+        let c = |key: &str, x: Agg| classify_repair(key, &clean, &r0, &x);
+        // clean-context-like wins, even for R0
+        assert_eq!(
+            c("ordinary_strong_reset", clean),
+            RepairClass::RestoredCleanContextLike
+        );
+        assert_eq!(
+            c("system_level_reset", clean),
+            RepairClass::RestoredCleanContextLike
+        );
+        assert_eq!(
+            c("ordinary_strong_reset", r0),
+            RepairClass::OrdinaryResetBaseline
+        );
+        // genuine: drop 0.1, correct gain 0.05, acc gain 0, entropy & maxp unchanged
+        assert_eq!(
+            c("x", agg(0.4, 0.35, 0.3, 0.5, 0.8)),
+            RepairClass::GenuineRepairLike
+        );
+        // 0.5 − 0.45 = 0.04999999999999999 < 0.05: only weak suppression (plain f64 comparison)
+        assert_eq!(
+            c("x", agg(0.45, 0.35, 0.3, 0.5, 0.8)),
+            RepairClass::WeakWrongSuppression
+        );
+        // flattening: big drop but entropy jumps > 0.25
+        assert_eq!(
+            c("x", agg(0.3, 0.4, 0.35, 0.8, 0.8)),
+            RepairClass::FlatteningOrSuppression
+        );
+        // flattening: big drop but no correct gain
+        assert_eq!(
+            c("x", agg(0.3, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::FlatteningOrSuppression
+        );
+        // flattening: max prob drop > 0.15
+        assert_eq!(
+            c("x", agg(0.3, 0.4, 0.35, 0.5, 0.6)),
+            RepairClass::FlatteningOrSuppression
+        );
+        // weak: drop in [0.02, 0.05)
+        assert_eq!(
+            c("x", agg(0.47, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::WeakWrongSuppression
+        );
+        // worse: drop <= -0.02
+        assert_eq!(
+            c("x", agg(0.53, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::WorseThanReset
+        );
+        // no material change
+        assert_eq!(
+            c("x", agg(0.49, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::NoMaterialChange
+        );
+        assert_eq!(
+            c("x", agg(0.51, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::NoMaterialChange
+        );
+        assert_eq!(
+            c("x", agg(f64::NAN, 0.3, 0.3, 0.5, 0.8)),
+            RepairClass::NoMaterialChange
+        );
+        assert_eq!(
+            RepairClass::GenuineRepairLike.as_str(),
+            "genuine_repair_like"
+        );
+        assert_eq!(
+            RepairClass::WorseThanReset.summary_bucket(),
+            "weak_mixed_worse"
+        );
+        assert_eq!(
+            RepairClass::FlatteningOrSuppression.to_string(),
+            "flattening_or_suppression"
+        );
+    }
+
+    #[test]
+    fn repair_classifier_thresholds_inclusive() {
+        // values chosen so the differences are exactly the thresholds in f64:
+        // entropy_gain = 0.75 − 0.5 == 0.25, max_drop = 0.25 − 0.1 == 0.15
+        let clean = agg(0.0, 1.0, 1.0, 0.0, 1.0);
+        let r0 = agg(0.5, 0.25, 0.25, 0.5, 0.25);
+        let g = agg(0.375, 0.375, 0.25, 0.75, 0.1);
+        assert_eq!(r0.max_prob - g.max_prob, 0.15);
+        assert_eq!(
+            classify_repair("x", &clean, &r0, &g),
+            RepairClass::GenuineRepairLike
+        );
+        let g2 = agg(0.375, 0.375, 0.25, 0.75 + 1e-9, 0.1);
+        assert_eq!(
+            classify_repair("x", &clean, &r0, &g2),
+            RepairClass::FlatteningOrSuppression
+        );
+        let g3 = agg(0.375, 0.375, 0.25, 0.75, 0.1 - 1e-9);
+        assert_eq!(
+            classify_repair("x", &clean, &r0, &g3),
+            RepairClass::FlatteningOrSuppression
+        );
+        // acc_gain exactly −0.02 is allowed (0.27 − 0.25 is not exact, so build it from r0)
+        let r0b = agg(0.5, 0.25, 0.27, 0.5, 0.25);
+        let g4 = agg(0.375, 0.375, 0.25, 0.75, 0.1);
+        let acc_gain = g4.accuracy - r0b.accuracy;
+        let want = if acc_gain >= -0.02 {
+            RepairClass::GenuineRepairLike
+        } else {
+            RepairClass::FlatteningOrSuppression
+        };
+        assert_eq!(classify_repair("x", &clean, &r0b, &g4), want);
+    }
+
+    #[test]
+    fn mro_scan() {
+        let scan = [
+            ("ordinary_strong_reset", false),
+            ("explicit_user_retraction", false),
+            ("fresh_context_deletion", true),
+            ("context_truncation", true),
+        ];
+        assert_eq!(
+            minimal_recovery_operation(&scan),
+            Some("fresh_context_deletion")
+        );
+        assert_eq!(
+            minimal_recovery_level(minimal_recovery_operation(&scan)),
+            "R3"
+        );
+        let none = [
+            ("ordinary_strong_reset", false),
+            ("explicit_user_retraction", false),
+        ];
+        assert_eq!(minimal_recovery_operation(&none), None);
+        assert_eq!(minimal_recovery_level(None), NOT_RESTORED);
+        assert_eq!(
+            minimal_recovery_operation(&[
+                ("ordinary_strong_reset", true),
+                ("fresh_context_deletion", true)
+            ]),
+            Some("ordinary_strong_reset")
+        );
+        assert_eq!(main_op("context_truncation").unwrap().short, "R3b");
+        assert_eq!(
+            MAIN_OPS.map(|o| o.short),
+            ["R0", "R1", "R2", "R3a", "R3b", "R4", "R5", "R6"]
+        );
+    }
+
+    /// A pair where the ops listed in `passing` have x == clean and the others a gap of `gap`.
+    fn pair_with(gaps: [f64; 8]) -> Vec<CondAgg> {
+        MAIN_OPS
+            .iter()
+            .zip(gaps)
+            .map(|(op, g)| CondAgg {
+                condition: op.key.to_string(),
+                clean: CLEAN,
+                x: Agg {
+                    p_wrong: CLEAN.p_wrong + g,
+                    ..CLEAN
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovered_counts_and_sweep() {
+        //            R0    R1    R2    R3a  R3b  R4    R5    R6
+        let p1 = pair_with([0.30, 0.04, 0.20, 0.0, 0.0, 0.02, 0.0, 0.30]);
+        let p2 = pair_with([0.30, 0.30, 0.30, 0.0, 0.01, 0.06, 0.03, 0.30]);
+        let p3 = pair_with([0.01, 0.30, 0.30, 0.0, 0.0, 0.30, 0.30, 0.30]);
+        let mut p4 = pair_with([0.50; 8]);
+        p4.retain(|c| c.condition != "fresh_context_deletion"); // missing condition never passes
+        let pairs = vec![p1, p2, p3, p4];
+
+        let counts = recovered_counts(&pairs, &Criterion::MAIN);
+        let just: Vec<usize> = counts.iter().map(|c| c.1).collect();
+        assert_eq!(just, vec![1, 1, 0, 3, 3, 1, 2, 0]);
+
+        let rows = threshold_sweep(&pairs, &Criterion::MAIN, &SWEEP_LAMBDAS);
+        assert_eq!(rows.len(), 8);
+        let main = &rows[3];
+        assert_eq!(main.lambda, 1.0);
+        assert_eq!(main.criterion, Criterion::MAIN);
+        assert_eq!(main.recovered, counts);
+        let mro: Vec<usize> = main.mro.iter().map(|c| c.1).collect();
+        // p1 -> R1, p2 -> R3a, p3 -> R0, p4 -> not restored
+        assert_eq!(mro, vec![1, 1, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(main.mro_not_restored, 1);
+        assert_eq!(
+            main.mro_distribution,
+            "R0 ordinary reset=1; R1 user retraction=1; R3 fresh deletion=1; not_restored=1"
+        );
+        assert_eq!(main.instruction_level_max, 1);
+        assert_eq!(main.state_changing_max, 3);
+        assert_eq!(main.neutral_or_reconstruction_max, 2);
+        assert!(main.qualitative_ordering_stable);
+        assert_eq!(main.instruction_best_recovered, 1);
+        assert_eq!(main.dialogue_state_best_recovered, 3);
+        assert_eq!(main.n_pairs, 4);
+
+        // λ = 0.25: gap threshold 0.0125 -> only zero gaps and the 0.01 ones pass
+        let low = &rows[0];
+        let just: Vec<usize> = low.recovered.iter().map(|c| c.1).collect();
+        assert_eq!(just, vec![1, 0, 0, 3, 3, 0, 1, 0]);
+        // λ = 3.0: gap threshold 0.15 -> 0.30 / 0.50 fail, others pass
+        let hi = &rows[7];
+        let just: Vec<usize> = hi.recovered.iter().map(|c| c.1).collect();
+        assert_eq!(just, vec![1, 1, 0, 3, 3, 2, 2, 0]);
+        assert_eq!(hi.neutral_or_reconstruction_max, 2);
+        assert!(hi.qualitative_ordering_stable);
+    }
+
+    #[test]
+    fn ordering_unstable_when_instruction_beats_state() {
+        let p = pair_with([0.3, 0.0, 0.0, 0.3, 0.3, 0.3, 0.3, 0.3]);
+        let row = sweep_row(&[p], &Criterion::MAIN, 1.0);
+        assert_eq!(row.instruction_level_max, 1);
+        assert_eq!(row.state_changing_max, 0);
+        assert!(!row.qualitative_ordering_stable);
+        assert_eq!(row.mro_distribution, "R1 user retraction=1");
+        let empty = sweep_row(&[], &Criterion::MAIN, 1.0);
+        assert_eq!(empty.mro_distribution, "");
+        assert!(empty.qualitative_ordering_stable);
+    }
+}

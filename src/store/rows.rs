@@ -1,0 +1,161 @@
+//! Row types of the store.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::engine::{SlotScore, TopToken};
+
+/// Scoring settings recorded with every row (part of the cache key).
+pub const SCORING_SETTINGS: &str = "hyst-tui letter-slot v1: single-token 'L'/' L' variants, mean of full-vocab probabilities, renormalised over shown letters; llama.cpp f32 logits, f64 math; repack off, flash attention off";
+
+/// One scored context, as cached (content-addressed by `key`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScoreRow {
+    pub key: String,
+    pub model_key: String,
+    pub model_sha256: String,
+    /// Shown letters, e.g. "ABCD".
+    pub letters: String,
+    pub probs: Vec<f64>,
+    pub log_scores: Vec<f64>,
+    pub pred: String,
+    pub entropy: f64,
+    pub max_prob: f64,
+    pub margin_top2: f64,
+    pub letter_mass: f64,
+    pub top_tokens: Vec<TopToken>,
+    pub prompt_tokens: usize,
+    pub prompt_hash: String,
+    pub tokens_evaluated: usize,
+    pub tokens_reused: usize,
+    pub scoring: String,
+}
+
+/// The cache key of a context: what determines its score.
+pub fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [model_sha256, prompt_hash, letters, SCORING_SETTINGS] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    hex::encode(h.finalize())
+}
+
+impl ScoreRow {
+    pub fn from_score(model_key: &str, model_sha256: &str, s: &SlotScore) -> Self {
+        let letters: String = s.letters.iter().collect();
+        Self {
+            key: score_key(model_sha256, &s.prompt_hash, &letters),
+            model_key: model_key.into(),
+            model_sha256: model_sha256.into(),
+            letters,
+            probs: s.probs.clone(),
+            log_scores: s.log_scores.clone(),
+            pred: s.pred_letter().to_string(),
+            entropy: s.entropy,
+            max_prob: s.max_prob,
+            margin_top2: s.margin_top2,
+            letter_mass: s.letter_mass,
+            top_tokens: s.top_tokens.clone(),
+            prompt_tokens: s.prompt_tokens,
+            prompt_hash: s.prompt_hash.clone(),
+            tokens_evaluated: s.tokens_evaluated,
+            tokens_reused: s.tokens_reused,
+            scoring: SCORING_SETTINGS.into(),
+        }
+    }
+
+    pub fn pred_index(&self) -> usize {
+        self.letters.chars().position(|c| c.to_string() == self.pred).unwrap_or(0)
+    }
+
+    pub fn prob(&self, i: usize) -> f64 {
+        self.probs.get(i).copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// One item × condition of a run: the artifact's item-level fields plus ours. Written sorted by
+/// (model_key, dataset, subset_index, condition order) to `item_rows.jsonl` / `.parquet`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemRow {
+    pub model_key: String,
+    pub model_short_name: String,
+    pub model_sha256: String,
+    pub dataset: String,
+    pub item_id: String,
+    pub subset_index: usize,
+    pub category: String,
+    pub question: String,
+    pub choices_json: String,
+    pub n_options: usize,
+    pub correct_option_letter: String,
+    pub wrong_advocated_letter: String,
+    pub condition: String,
+    pub condition_label: String,
+    pub suite: String,
+    pub control: String,
+    pub level: String,
+    pub op_category: String,
+    pub is_main_condition: bool,
+    pub history_role: String,
+    /// Non-system messages before the final user turn, divided by 2.
+    pub history_turn_count: usize,
+    pub user_prompt: String,
+    pub system_prompt: String,
+    /// Letters as shown in the final turn (the relabel-shuffle condition permutes the options).
+    pub shown_correct_letter: String,
+    pub shown_wrong_letter: String,
+    pub pred_letter: String,
+    pub p_wrong: f64,
+    pub p_correct: f64,
+    pub correct: bool,
+    pub wrong_follow: bool,
+    /// Relabel: prediction equals the letter the wrong option had before the shuffle.
+    pub old_letter_follow: bool,
+    pub entropy: f64,
+    pub max_prob: f64,
+    pub margin_top2: f64,
+    pub option_probs_json: String,
+    pub option_log_scores_json: String,
+    pub letter_mass: f64,
+    pub top_tokens_json: String,
+    pub prompt_tokens: usize,
+    pub prompt_hash: String,
+    pub tokens_evaluated: usize,
+    pub tokens_reused: usize,
+    pub score_key: String,
+    pub scoring_settings: String,
+    pub prompts_fingerprint: String,
+    /// R7 only: the constructed evidence string and its provenance.
+    pub gold_evidence_text: String,
+    pub evidence_provenance: String,
+}
+
+/// `json.dumps(d, sort_keys=True)`-style letter → value map (Python float repr via serde_json).
+pub fn letter_map_json(letters: &str, values: &[f64]) -> String {
+    let m: std::collections::BTreeMap<String, f64> = letters
+        .chars()
+        .zip(values)
+        .map(|(l, v)| (l.to_string(), *v))
+        .collect();
+    serde_json::to_string(&m).expect("json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_depends_on_every_part() {
+        let k = score_key("m", "p", "ABCD");
+        assert_ne!(k, score_key("m2", "p", "ABCD"));
+        assert_ne!(k, score_key("m", "p2", "ABCD"));
+        assert_ne!(k, score_key("m", "p", "ABC"));
+        assert_eq!(k, score_key("m", "p", "ABCD"));
+    }
+
+    #[test]
+    fn letter_map_is_sorted_json() {
+        assert_eq!(letter_map_json("BA", &[0.25, 0.75]), r#"{"A":0.75,"B":0.25}"#);
+    }
+}
