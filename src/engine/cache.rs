@@ -15,6 +15,16 @@
 //!   extended as above. Before the live sequence is cut, it is saved as a snapshot, so a ramp
 //!   history stays available for every branch off it.
 
+/// The fewest tokens ever decoded in one llama.cpp call (unless the whole prompt is shorter).
+///
+/// llama.cpp's CPU matmul kernels take a different path for a very small batch (measured: one
+/// token for SmolLM2 Q4_1, up to four for Qwen2.5 Q4_K_M) than for a larger one, and the paths
+/// round differently (~0.2 in a logit). Any batch of `MIN_TAIL` or more tokens gives bit-identical
+/// per-token results whatever its size. So prompts are split so that no decode call is smaller
+/// than this — in scratch and cached evaluation alike — and a cached prefix is cut back so that
+/// at least this many tokens are decoded.
+pub const MIN_TAIL: usize = 32;
+
 /// Metadata of one snapshot (the bytes live with the llama.cpp session).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SnapshotMeta {
@@ -53,10 +63,10 @@ impl PrefixCache {
         }
     }
 
-    /// Plans the evaluation of `tokens` (non-empty). The last token is always decoded so its
-    /// logits are fresh.
-    pub fn plan(&self, tokens: &[i32]) -> Plan {
-        let cap = tokens.len().saturating_sub(1);
+    /// Plans the evaluation of `tokens` (non-empty). At least the last `min_tail` tokens (and
+    /// always the last one) are decoded, see [`MIN_TAIL`].
+    pub fn plan(&self, tokens: &[i32], min_tail: usize) -> Plan {
+        let cap = tokens.len().saturating_sub(min_tail.max(1));
         let live_lcp = common_prefix(&self.live, tokens).min(cap);
         let best = self
             .snapshots
@@ -85,9 +95,10 @@ impl PrefixCache {
             .any(|s| s.tokens.len() >= tokens.len() && s.tokens[..tokens.len()] == *tokens)
     }
 
-    /// Records a saved snapshot of the live sequence; returns the index of a snapshot to drop
-    /// (superseded or least recently used), already removed from the metadata.
-    pub fn push_snapshot(&mut self) -> Vec<usize> {
+    /// Records a saved snapshot of the live sequence; returns the indices of snapshots dropped
+    /// (superseded, or the least recently used one other than `protect`), already removed from
+    /// the metadata.
+    pub fn push_snapshot(&mut self, protect: Option<&[i32]>) -> Vec<usize> {
         self.clock += 1;
         let tokens = self.live.clone();
         // Snapshots that are prefixes of the new one are superseded.
@@ -101,6 +112,7 @@ impl PrefixCache {
         if keep_after > self.max_snapshots {
             let lru = (0..self.snapshots.len())
                 .filter(|i| !dropped.contains(i))
+                .filter(|&i| protect != Some(self.snapshots[i].tokens.as_slice()))
                 .min_by_key(|&i| self.snapshots[i].last_used);
             if let Some(i) = lru {
                 dropped.push(i);
@@ -132,18 +144,33 @@ impl PrefixCache {
 mod tests {
     use super::*;
 
+    impl PrefixCache {
+        fn plan_t(&self, t: &[i32]) -> Plan {
+            self.plan(t, 1)
+        }
+    }
+
+    #[test]
+    fn min_tail_cuts_reuse_back() {
+        let mut c = PrefixCache::new(3);
+        c.live = (0..100).collect();
+        let t: Vec<i32> = (0..110).collect();
+        assert_eq!(c.plan(&t, 32).reuse, 78);
+        assert_eq!(c.plan(&t[..20], 32).reuse, 0);
+    }
+
     #[test]
     fn extends_the_live_sequence() {
         let mut c = PrefixCache::new(3);
         c.live = vec![1, 2, 3];
-        assert_eq!(c.plan(&[1, 2, 3, 4]), Plan { save_live: false, restore: None, reuse: 3 });
+        assert_eq!(c.plan_t(&[1, 2, 3, 4]), Plan { save_live: false, restore: None, reuse: 3 });
     }
 
     #[test]
     fn identical_prompt_still_decodes_its_last_token() {
         let mut c = PrefixCache::new(3);
         c.live = vec![1, 2, 3];
-        let p = c.plan(&[1, 2, 3]);
+        let p = c.plan_t(&[1, 2, 3]);
         assert_eq!(p.reuse, 2);
         // cutting the live sequence saves it first
         assert!(p.save_live);
@@ -153,12 +180,12 @@ mod tests {
     fn branch_saves_history_and_later_restores_it() {
         let mut c = PrefixCache::new(3);
         c.live = vec![1, 2, 3, 4, 5]; // a ramp history
-        let p = c.plan(&[1, 2, 9]);
+        let p = c.plan_t(&[1, 2, 9]);
         assert_eq!(p, Plan { save_live: true, restore: None, reuse: 2 });
-        assert!(c.push_snapshot().is_empty());
+        assert!(c.push_snapshot(None).is_empty());
         c.live = vec![1, 2, 9];
         // The next branch off the history restores the snapshot (longer prefix than live).
-        let p = c.plan(&[1, 2, 3, 4, 7]);
+        let p = c.plan_t(&[1, 2, 3, 4, 7]);
         assert_eq!(p.restore, Some(0));
         assert_eq!(p.reuse, 4);
         assert!(p.save_live, "the live branch is saved before being replaced");
@@ -168,25 +195,29 @@ mod tests {
     fn no_save_when_already_remembered_or_disabled() {
         let mut c = PrefixCache::new(3);
         c.live = vec![1, 2, 3];
-        c.push_snapshot();
-        assert!(!c.plan(&[1, 9]).save_live);
+        c.push_snapshot(None);
+        assert!(!c.plan_t(&[1, 9]).save_live);
         let mut d = PrefixCache::new(0);
         d.live = vec![1, 2, 3];
-        assert!(!d.plan(&[1, 9]).save_live);
+        assert!(!d.plan_t(&[1, 9]).save_live);
     }
 
     #[test]
     fn snapshots_are_bounded_and_superseded() {
         let mut c = PrefixCache::new(2);
         c.live = vec![1];
-        c.push_snapshot();
+        c.push_snapshot(None);
         c.live = vec![1, 2]; // supersedes [1]
-        assert_eq!(c.push_snapshot(), vec![0]);
+        assert_eq!(c.push_snapshot(None), vec![0]);
         c.live = vec![5];
-        assert!(c.push_snapshot().is_empty());
+        assert!(c.push_snapshot(None).is_empty());
         c.live = vec![7];
         // over capacity: the least recently used ([1, 2]) goes
-        assert_eq!(c.push_snapshot(), vec![0]);
+        assert_eq!(c.push_snapshot(None), vec![0]);
         assert_eq!(c.snapshots.iter().map(|s| s.tokens.clone()).collect::<Vec<_>>(), vec![vec![5], vec![7]]);
+        // a protected snapshot is never the one evicted
+        c.live = vec![9];
+        assert_eq!(c.push_snapshot(Some(&[5])), vec![1]);
+        assert!(c.snapshots.iter().any(|s| s.tokens == vec![5]));
     }
 }

@@ -217,6 +217,21 @@ pub struct Session<'m> {
 
 const SEQ: i32 = 0;
 
+/// End of the decode chunk starting at `start` (of `n` tokens): at most `n_batch` tokens, and the
+/// chunk after it is never shorter than `min_tail` (the previous chunk gives some up instead).
+pub fn chunk_end(start: usize, n: usize, n_batch: usize, min_tail: usize) -> usize {
+    let end = (start + n_batch).min(n);
+    let rest = n - end;
+    if rest > 0 && rest < min_tail {
+        // Leave `min_tail` for the last chunk, as long as this one keeps at least `min_tail`.
+        let shortened = n - min_tail;
+        if shortened >= start + min_tail {
+            return shortened;
+        }
+    }
+    end
+}
+
 impl<'m> Session<'m> {
     pub fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
         let n_batch: u32 = 512;
@@ -249,7 +264,7 @@ impl<'m> Session<'m> {
         let n = tokens.len();
         let mut start = from;
         while start < n {
-            let end = (start + self.n_batch).min(n);
+            let end = chunk_end(start, n, self.n_batch, super::cache::MIN_TAIL);
             self.batch.clear();
             for (i, &t) in tokens[start..end].iter().enumerate() {
                 let pos = start + i;
@@ -281,7 +296,7 @@ impl<'m> Session<'m> {
             });
         }
         let plan = if self.use_cache {
-            self.cache.plan(tokens)
+            self.cache.plan(tokens, super::cache::MIN_TAIL)
         } else {
             super::cache::Plan { save_live: false, restore: None, reuse: 0 }
         };
@@ -303,18 +318,26 @@ impl<'m> Session<'m> {
     }
 
     fn apply_and_decode(&mut self, tokens: &[i32], plan: &super::cache::Plan) -> Result<(), EngineError> {
+        // Snapshot indices shift when saving drops superseded ones: remember the tokens.
+        let restore_tokens = plan.restore.map(|i| self.cache.snapshots[i].tokens.clone());
         if plan.save_live {
             let state = self
                 .ctx
                 .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
                 .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
-            let dropped = self.cache.push_snapshot();
+            let dropped = self.cache.push_snapshot(restore_tokens.as_deref());
             for &i in dropped.iter().rev() {
                 self.snapshots.remove(i);
             }
             self.snapshots.push(state);
         }
-        if let Some(i) = plan.restore {
+        if let Some(want) = restore_tokens {
+            let i = self
+                .cache
+                .snapshots
+                .iter()
+                .position(|sn| sn.tokens == want)
+                .ok_or_else(|| EngineError::Backend("internal: planned KV snapshot disappeared".into()))?;
             self.ctx.clear_kv_cache();
             self.ctx
                 .state_seq_set(&self.snapshots[i], SEQ)
@@ -398,4 +421,37 @@ pub fn hash_tokens(tokens: &[i32]) -> String {
         h.update(t.to_le_bytes());
     }
     hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_end;
+
+    fn chunks(from: usize, n: usize) -> Vec<usize> {
+        let mut v = vec![];
+        let mut s = from;
+        while s < n {
+            let e = chunk_end(s, n, 512, 32);
+            v.push(e - s);
+            s = e;
+        }
+        v
+    }
+
+    #[test]
+    fn no_decode_chunk_is_smaller_than_the_minimum_tail() {
+        assert_eq!(chunks(0, 513), vec![481, 32]);
+        assert_eq!(chunks(0, 1024), vec![512, 512]);
+        assert_eq!(chunks(0, 1030), vec![512, 486, 32]);
+        assert_eq!(chunks(100, 140), vec![40]);
+        assert_eq!(chunks(0, 10), vec![10]);
+        for n in 1..1600 {
+            let c = chunks(0, n);
+            assert_eq!(c.iter().sum::<usize>(), n);
+            assert!(c.iter().all(|&x| x <= 512));
+            if n >= 32 {
+                assert!(c.iter().all(|&x| x >= 32), "{n}: {c:?}");
+            }
+        }
+    }
 }

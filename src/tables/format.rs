@@ -1,0 +1,358 @@
+//! Cells, tables and the three renderers (CSV, Markdown, LaTeX).
+//!
+//! Formatting is deterministic and locale-free:
+//! - CSV: floats with 6 decimals (`{:.6}`), NaN as an empty field, booleans `True`/`False`
+//!   (pandas style), RFC 4180 quoting.
+//! - Markdown / LaTeX: floats with 3 decimals, percentages with 1 decimal, NaN as `NA`.
+//! - A value that rounds to zero is printed without a sign (never `-0.000`).
+
+/// One table cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Text(String),
+    Int(i64),
+    /// A plain number (probability, gap, rate as a fraction, …).
+    Num(f64),
+    /// A fraction shown as a percentage in Markdown/LaTeX (the CSV keeps the fraction).
+    Pct(f64),
+    Bool(bool),
+    /// A 95% interval `[lo, hi]`; `pct` shows it in percentage points.
+    Ci {
+        lo: f64,
+        hi: f64,
+        pct: bool,
+    },
+    /// Missing value: empty in CSV, `NA` in Markdown/LaTeX.
+    Na,
+}
+
+impl Cell {
+    fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            Cell::Int(_) | Cell::Num(_) | Cell::Pct(_) | Cell::Ci { .. }
+        )
+    }
+}
+
+pub fn txt(s: impl Into<String>) -> Cell {
+    Cell::Text(s.into())
+}
+pub fn num(v: f64) -> Cell {
+    Cell::Num(v)
+}
+pub fn pct(v: f64) -> Cell {
+    Cell::Pct(v)
+}
+pub fn int(v: usize) -> Cell {
+    Cell::Int(v as i64)
+}
+/// An unsigned integer (text if it does not fit an `i64`).
+pub fn uint(v: u64) -> Cell {
+    i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
+}
+pub fn boolc(b: bool) -> Cell {
+    Cell::Bool(b)
+}
+pub fn ci(lo: f64, hi: f64) -> Cell {
+    Cell::Ci { lo, hi, pct: false }
+}
+pub fn ci_pct(lo: f64, hi: f64) -> Cell {
+    Cell::Ci { lo, hi, pct: true }
+}
+/// `Num` when `Some`, `Na` otherwise.
+pub fn opt_num(v: Option<f64>) -> Cell {
+    v.map_or(Cell::Na, Cell::Num)
+}
+
+/// Fixed-precision float; `None` for NaN. Never prints a negative zero.
+pub fn fmt_float(v: f64, decimals: usize) -> Option<String> {
+    if v.is_nan() {
+        return None;
+    }
+    if v.is_infinite() {
+        return Some(if v > 0.0 { "inf".into() } else { "-inf".into() });
+    }
+    let s = format!("{:.*}", decimals, v);
+    if let Some(rest) = s.strip_prefix('-') {
+        if rest.chars().all(|c| c == '0' || c == '.') {
+            return Some(rest.to_string());
+        }
+    }
+    Some(s)
+}
+
+fn csv_value(c: &Cell) -> String {
+    match c {
+        Cell::Text(s) => s.clone(),
+        Cell::Int(i) => i.to_string(),
+        Cell::Num(v) | Cell::Pct(v) => fmt_float(*v, 6).unwrap_or_default(),
+        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Cell::Ci { lo, hi, .. } => match (fmt_float(*lo, 6), fmt_float(*hi, 6)) {
+            (Some(a), Some(b)) => format!("[{a}, {b}]"),
+            _ => String::new(),
+        },
+        Cell::Na => String::new(),
+    }
+}
+
+/// Display text (Markdown and LaTeX, before escaping).
+fn display_value(c: &Cell) -> String {
+    let na = || "NA".to_string();
+    match c {
+        Cell::Text(s) => s.clone(),
+        Cell::Int(i) => i.to_string(),
+        Cell::Num(v) => fmt_float(*v, 3).unwrap_or_else(na),
+        Cell::Pct(v) => fmt_float(*v * 100.0, 1).unwrap_or_else(na),
+        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Cell::Ci { lo, hi, pct } => {
+            let (lo, hi, d) = if *pct {
+                (lo * 100.0, hi * 100.0, 1)
+            } else {
+                (*lo, *hi, 3)
+            };
+            match (fmt_float(lo, d), fmt_float(hi, d)) {
+                (Some(a), Some(b)) => format!("[{a}, {b}]"),
+                _ => na(),
+            }
+        }
+        Cell::Na => na(),
+    }
+}
+
+/// A rectangular table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+    pub fn with_columns(columns: Vec<String>) -> Table {
+        Table {
+            columns,
+            rows: Vec::new(),
+        }
+    }
+    /// Appends a row; panics on a width mismatch (a programming error).
+    pub fn push(&mut self, row: Vec<Cell>) {
+        assert_eq!(
+            row.len(),
+            self.columns.len(),
+            "row width does not match the columns {:?}",
+            self.columns
+        );
+        self.rows.push(row);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    /// Index of a column by name.
+    pub fn col(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // CSV
+    // ------------------------------------------------------------------------------------------
+
+    pub fn to_csv(&self) -> String {
+        let mut out = String::new();
+        let line = |cells: Vec<String>, out: &mut String| {
+            let parts: Vec<String> = cells.iter().map(|s| csv_quote(s)).collect();
+            out.push_str(&parts.join(","));
+            out.push('\n');
+        };
+        line(self.columns.clone(), &mut out);
+        for r in &self.rows {
+            line(r.iter().map(csv_value).collect(), &mut out);
+        }
+        out
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Markdown
+    // ------------------------------------------------------------------------------------------
+
+    /// A pipe table padded to column width (readable as plain text in a terminal); numeric
+    /// columns are right-aligned.
+    pub fn to_markdown(&self) -> String {
+        let header: Vec<String> = self.columns.iter().map(|s| md_escape(s)).collect();
+        let body: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| md_escape(&display_value(c))).collect())
+            .collect();
+        let ncol = header.len();
+        let numeric: Vec<bool> = (0..ncol)
+            .map(|j| {
+                let mut any = false;
+                for r in &self.rows {
+                    match &r[j] {
+                        Cell::Na => {}
+                        c if c.is_numeric() => any = true,
+                        _ => return false,
+                    }
+                }
+                any
+            })
+            .collect();
+        let width: Vec<usize> = (0..ncol)
+            .map(|j| {
+                body.iter()
+                    .map(|r| r[j].chars().count())
+                    .chain(std::iter::once(header[j].chars().count()))
+                    .max()
+                    .unwrap_or(0)
+                    .max(3)
+            })
+            .collect();
+        let pad = |s: &str, j: usize| -> String {
+            let n = s.chars().count();
+            let fill = " ".repeat(width[j].saturating_sub(n));
+            if numeric[j] {
+                format!("{fill}{s}")
+            } else {
+                format!("{s}{fill}")
+            }
+        };
+        let mut out = String::new();
+        let row_line = |cells: &[String], out: &mut String| {
+            out.push('|');
+            for (j, c) in cells.iter().enumerate() {
+                out.push(' ');
+                out.push_str(&pad(c, j));
+                out.push_str(" |");
+            }
+            out.push('\n');
+        };
+        row_line(&header, &mut out);
+        out.push('|');
+        for j in 0..ncol {
+            if numeric[j] {
+                out.push_str(&format!(" {}: |", "-".repeat(width[j] - 1)));
+            } else {
+                out.push_str(&format!(" {} |", "-".repeat(width[j])));
+            }
+        }
+        out.push('\n');
+        for r in &body {
+            row_line(r, &mut out);
+        }
+        out
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // LaTeX
+    // ------------------------------------------------------------------------------------------
+
+    /// A booktabs `tabular` (no surrounding float).
+    pub fn to_latex_tabular(&self) -> String {
+        let ncol = self.columns.len();
+        let numeric: Vec<bool> = (0..ncol)
+            .map(|j| {
+                !self.rows.is_empty()
+                    && self
+                        .rows
+                        .iter()
+                        .all(|r| matches!(r[j], Cell::Na) || r[j].is_numeric())
+            })
+            .collect();
+        let spec: String = numeric.iter().map(|&n| if n { 'r' } else { 'l' }).collect();
+        let mut out = format!("\\begin{{tabular}}{{{spec}}}\n\\toprule\n");
+        let header: Vec<String> = self.columns.iter().map(|s| tex_escape(s)).collect();
+        out.push_str(&header.join(" & "));
+        out.push_str(" \\\\\n\\midrule\n");
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| tex_escape(&display_value(c))).collect();
+            out.push_str(&cells.join(" & "));
+            out.push_str(" \\\\\n");
+        }
+        out.push_str("\\bottomrule\n\\end{tabular}\n");
+        out
+    }
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Escapes a Markdown table cell: pipes, and line breaks folded to spaces.
+pub fn md_escape(s: &str) -> String {
+    s.replace(['\r', '\n'], " ").replace('|', "\\|")
+}
+
+/// Escapes LaTeX special characters in text mode.
+pub fn tex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Truncates display text to `max` characters (adds `...`).
+pub fn shorten(s: &str, max: usize) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= max {
+        s
+    } else {
+        let t: String = s.chars().take(max.saturating_sub(3)).collect();
+        format!("{}...", t.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_and_na() {
+        assert_eq!(fmt_float(-0.0, 3).unwrap(), "0.000");
+        assert_eq!(fmt_float(-0.00001, 3).unwrap(), "0.000");
+        assert_eq!(fmt_float(-0.0015, 3).unwrap(), "-0.002");
+        assert_eq!(fmt_float(0.2166666, 6).unwrap(), "0.216667");
+        assert!(fmt_float(f64::NAN, 3).is_none());
+        let mut t = Table::new(&["a", "b_c", "x"]);
+        t.push(vec![num(f64::NAN), txt("p|q, r"), pct(0.5)]);
+        assert_eq!(t.to_csv(), "a,b_c,x\n,\"p|q, r\",0.500000\n");
+        let md = t.to_markdown();
+        assert!(
+            md.contains("NA") && md.contains("p\\|q, r") && md.contains("50.0"),
+            "{md}"
+        );
+        let tex = t.to_latex_tabular();
+        assert!(
+            tex.contains("b\\_c") && tex.contains("\\toprule") && tex.contains("NA"),
+            "{tex}"
+        );
+    }
+
+    #[test]
+    fn tex_escapes_specials() {
+        assert_eq!(
+            tex_escape("a_b 50% & #1 {x} ~^\\"),
+            "a\\_b 50\\% \\& \\#1 \\{x\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}"
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! Indexes a run's item rows by (model, dataset) pair and condition, and aligns items across
+//! conditions (paired analyses use the items present in every condition they need).
+
+use std::collections::BTreeMap;
+
+use crate::metrics::Obs;
+use crate::store::ItemRow;
+
+/// Clean reference of the hierarchy and most tables: the clean probe (protocol §1.3: the raw
+/// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`.
+pub const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"];
+/// The ordinary reset R0: the hierarchy condition, else the identical ramp capture step.
+pub const R0_REF: [&str; 2] = ["ordinary_strong_reset", "strong_reset"];
+
+/// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
+/// order); other models follow, sorted by key.
+pub const PAPER_MODEL_ORDER: [&str; 8] = [
+    "qwen25_15b",
+    "qwen25_7b",
+    "qwen25_14b",
+    "mistral7b_v03",
+    "mistral_7b",
+    "llama31_8b",
+    "gemma2_2b",
+    "gemma2_9b",
+];
+/// Dataset order within a model: TruthfulQA-MC, then MMLU-Pro, then others by key.
+pub const DATASET_ORDER: [&str; 2] = ["truthfulqa_mc", "mmlu_pro"];
+
+/// Display name of a dataset key (`TruthfulQA-MC`, `MMLU-Pro`, else the key).
+pub fn dataset_display(key: &str) -> String {
+    match key {
+        "truthfulqa_mc" => "TruthfulQA-MC".into(),
+        "mmlu_pro" => "MMLU-Pro".into(),
+        k => k.into(),
+    }
+}
+
+/// Short dataset name of the relabel tables (`TQA`, `MMLU`, else the key).
+pub fn dataset_short(key: &str) -> String {
+    match key {
+        "truthfulqa_mc" => "TQA".into(),
+        "mmlu_pro" => "MMLU".into(),
+        k => k.into(),
+    }
+}
+
+/// Sort key of a dataset in the fixed order.
+pub fn dataset_rank(key: &str) -> (usize, String) {
+    (
+        DATASET_ORDER
+            .iter()
+            .position(|d| *d == key)
+            .unwrap_or(DATASET_ORDER.len()),
+        key.to_string(),
+    )
+}
+
+fn model_rank(key: &str) -> (usize, String) {
+    (
+        PAPER_MODEL_ORDER
+            .iter()
+            .position(|m| *m == key)
+            .unwrap_or(PAPER_MODEL_ORDER.len()),
+        key.to_string(),
+    )
+}
+
+/// Item key: (subset_index, item_id) — the order items are listed and resampled in.
+pub type ItemKey = (usize, String);
+
+/// All rows of one model × dataset pair.
+#[derive(Debug)]
+pub struct PairData<'a> {
+    pub model_key: String,
+    /// Display name (`model_short_name`, else the key).
+    pub model: String,
+    pub dataset: String,
+    pub conds: BTreeMap<String, BTreeMap<ItemKey, &'a ItemRow>>,
+}
+
+/// Rows of several conditions for the items present in all of them, in item order:
+/// `rows[c][i]` is item `i` in condition `c` (the order of the request).
+#[derive(Debug)]
+pub struct Aligned<'a> {
+    pub keys: Vec<ItemKey>,
+    pub rows: Vec<Vec<&'a ItemRow>>,
+}
+
+impl<'a> Aligned<'a> {
+    pub fn n(&self) -> usize {
+        self.keys.len()
+    }
+    pub fn obs(&self, c: usize) -> Vec<Obs> {
+        self.rows[c].iter().map(|r| obs(r)).collect()
+    }
+}
+
+/// The metrics view of one row.
+pub fn obs(r: &ItemRow) -> Obs {
+    Obs {
+        p_wrong: r.p_wrong,
+        p_correct: r.p_correct,
+        correct: r.correct,
+        wrong_follow: r.wrong_follow,
+        entropy: r.entropy,
+        max_prob: r.max_prob,
+    }
+}
+
+impl<'a> PairData<'a> {
+    pub fn has(&self, cond: &str) -> bool {
+        self.conds.get(cond).is_some_and(|m| !m.is_empty())
+    }
+    /// First present condition among `candidates`.
+    pub fn resolve<'k>(&self, candidates: &[&'k str]) -> Option<&'k str> {
+        candidates.iter().copied().find(|c| self.has(c))
+    }
+    /// Items present in every requested condition (duplicates allowed in `conds`).
+    pub fn align(&self, conds: &[&str]) -> Aligned<'a> {
+        let maps: Vec<Option<&BTreeMap<ItemKey, &'a ItemRow>>> =
+            conds.iter().map(|c| self.conds.get(*c)).collect();
+        if conds.is_empty() || maps.iter().any(|m| m.is_none()) {
+            return Aligned {
+                keys: Vec::new(),
+                rows: vec![Vec::new(); conds.len()],
+            };
+        }
+        let maps: Vec<&BTreeMap<ItemKey, &'a ItemRow>> = maps.into_iter().flatten().collect();
+        let keys: Vec<ItemKey> = maps[0]
+            .keys()
+            .filter(|k| maps.iter().all(|m| m.contains_key(*k)))
+            .cloned()
+            .collect();
+        let rows = maps
+            .iter()
+            .map(|m| keys.iter().map(|k| m[k]).collect())
+            .collect();
+        Aligned { keys, rows }
+    }
+    /// Number of items of a condition.
+    pub fn count(&self, cond: &str) -> usize {
+        self.conds.get(cond).map_or(0, |m| m.len())
+    }
+}
+
+/// The whole run, pairs in the fixed order.
+#[derive(Debug)]
+pub struct RunIndex<'a> {
+    pub pairs: Vec<PairData<'a>>,
+    pub n_rows: usize,
+    /// Rows whose (pair, condition, item) repeated an earlier row; the first one is kept.
+    pub duplicates: usize,
+}
+
+impl<'a> RunIndex<'a> {
+    pub fn new(rows: &'a [ItemRow]) -> RunIndex<'a> {
+        let mut map: BTreeMap<(String, String), PairData<'a>> = BTreeMap::new();
+        let mut duplicates = 0;
+        for r in rows {
+            let p = map
+                .entry((r.model_key.clone(), r.dataset.clone()))
+                .or_insert_with(|| PairData {
+                    model_key: r.model_key.clone(),
+                    model: String::new(),
+                    dataset: r.dataset.clone(),
+                    conds: BTreeMap::new(),
+                });
+            if p.model.is_empty() && !r.model_short_name.is_empty() {
+                p.model = r.model_short_name.clone();
+            }
+            let m = p.conds.entry(r.condition.clone()).or_default();
+            let k = (r.subset_index, r.item_id.clone());
+            match m.entry(k) {
+                std::collections::btree_map::Entry::Occupied(_) => duplicates += 1,
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(r);
+                }
+            }
+        }
+        let mut pairs: Vec<PairData<'a>> = map.into_values().collect();
+        for p in &mut pairs {
+            if p.model.is_empty() {
+                p.model = p.model_key.clone();
+            }
+        }
+        pairs.sort_by_key(|p| (model_rank(&p.model_key), dataset_rank(&p.dataset)));
+        RunIndex {
+            pairs,
+            n_rows: rows.len(),
+            duplicates,
+        }
+    }
+
+    /// Whether any pair has the condition.
+    pub fn any(&self, cond: &str) -> bool {
+        self.pairs.iter().any(|p| p.has(cond))
+    }
+
+    /// Dataset keys present, in the fixed order.
+    pub fn datasets(&self) -> Vec<String> {
+        let mut d: Vec<String> = self.pairs.iter().map(|p| p.dataset.clone()).collect();
+        d.sort_by_key(|k| dataset_rank(k));
+        d.dedup();
+        d
+    }
+}
+
+/// Paper label of a condition key (from the condition registry), else the key.
+pub fn condition_label(key: &str) -> String {
+    crate::dialogue::conditions::find(key).map_or_else(|| key.to_string(), |c| c.label.clone())
+}
+
+/// Option index of a letter (`A` = 0); `None` for anything else.
+pub fn letter_index(l: &str) -> Option<usize> {
+    let mut it = l.chars();
+    match (it.next(), it.next()) {
+        (Some(c), None) if c.is_ascii_uppercase() => Some((c as u8 - b'A') as usize),
+        _ => None,
+    }
+}

@@ -1,0 +1,155 @@
+//! `summary.md`: what was computed, links to every table file, criterion families, and the
+//! tables that could not be built from this run.
+
+use std::collections::BTreeSet;
+
+use super::format::{md_escape, Cell, Table};
+use super::index::{dataset_display, RunIndex};
+use super::{Output, TableOptions, SPECS};
+use crate::metrics::bootstrap::{
+    SEED_OFFSET_CONTROLS, SEED_OFFSET_DECOMPOSITION, SEED_OFFSET_PRESSURE_RAMP,
+    SEED_OFFSET_RECOVERY_OPS, SEED_OFFSET_RELABEL,
+};
+use crate::metrics::criteria::Family;
+
+pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -> String {
+    let mut s = String::from("# hyst-tui results summary\n\n");
+    s.push_str(&format!(
+        "Built from {} item rows ({} model x dataset pairs). Tables follow the paper \"Reset Is Not Recovery\" and the column names of its artifact (protocol.md §8); every table is written as CSV, Markdown and LaTeX under `tables/`.\n\n",
+        idx.n_rows,
+        idx.pairs.len()
+    ));
+    if idx.duplicates > 0 {
+        s.push_str(&format!("Note: {} duplicate rows (same pair, condition and item) were ignored; the first one was kept.\n\n", idx.duplicates));
+    }
+
+    // pairs
+    s.push_str("## Pairs\n\n");
+    let mut t = Table::new(&["Model", "Model key", "Dataset", "Items", "Conditions"]);
+    for p in &idx.pairs {
+        let items: BTreeSet<&(usize, String)> = p.conds.values().flat_map(|m| m.keys()).collect();
+        t.push(vec![
+            Cell::Text(p.model.clone()),
+            Cell::Text(p.model_key.clone()),
+            Cell::Text(dataset_display(&p.dataset)),
+            Cell::Int(items.len() as i64),
+            Cell::Int(p.conds.len() as i64),
+        ]);
+    }
+    if t.is_empty() {
+        s.push_str("No rows.\n\n");
+    } else {
+        s.push_str(&t.to_markdown());
+        s.push('\n');
+    }
+
+    // criterion families
+    s.push_str("## Criterion families\n\n");
+    s.push_str("All three clean-context-like families are computed (thresholds in Table 22). Each table below says which one it uses. The MRO rule (`mro_success`, minimal recovery operation, repair classification) is the **main** family.\n\n");
+    let mut f = Table::new(&[
+        "Family",
+        "|Gap| <=",
+        "Acc. slack",
+        "p(c) slack",
+        "Entropy slack",
+        "Max-prob slack",
+    ]);
+    for fam in Family::ALL {
+        let c = fam.criterion();
+        f.push(vec![
+            Cell::Text(fam.name().into()),
+            Cell::Num(c.wrong_gap),
+            Cell::Num(c.accuracy_slack),
+            Cell::Num(c.p_correct_slack),
+            Cell::Num(c.entropy_slack),
+            Cell::Num(c.max_prob_slack),
+        ]);
+    }
+    s.push_str(&f.to_markdown());
+    s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, while the artifact's `table4_recovery_counts.csv` uses the *main* family (and Table 16 prints both \"Strict\" and \"MRO\"). `table04_recovery_counts.csv` therefore reports the main count in `computed_value` and the strict and loose counts in `strict_computed_value` / `loose_computed_value`.\n");
+    if let Some(t4) = outputs.iter().find(|o| o.stem == "table04_recovery_counts") {
+        let (lab, st, mn, lo) = (
+            t4.csv.col("condition_label"),
+            t4.csv.col("strict_computed_value"),
+            t4.csv.col("computed_value"),
+            t4.csv.col("loose_computed_value"),
+        );
+        if let (Some(lab), Some(st), Some(mn), Some(lo)) = (lab, st, mn, lo) {
+            let mut c = Table::new(&["Operation", "Strict", "Main", "Loose"]);
+            for r in &t4.csv.rows {
+                c.push(vec![
+                    r[lab].clone(),
+                    r[st].clone(),
+                    r[mn].clone(),
+                    r[lo].clone(),
+                ]);
+            }
+            s.push_str("\nRecovered pairs in this run:\n\n");
+            s.push_str(&c.to_markdown());
+        }
+    }
+    s.push('\n');
+
+    // bootstrap
+    s.push_str("## Bootstrap\n\n");
+    s.push_str(&format!(
+        "Paired item bootstrap, {} replicates, percentile 2.5/97.5 (numpy `default_rng` stream, exact draw order). Base seed {}; groups: pressure ramp and Table 9 +{} ({}), behavioural controls +{} ({}), failure decomposition +{} ({}), recovery operations +{} ({}), relabel +{} ({}). Truncation, false-context and R7 intervals use a fresh generator with the base seed per group. Point estimates never depend on the seed.\n\n",
+        opts.bootstrap_samples,
+        opts.seed,
+        SEED_OFFSET_PRESSURE_RAMP,
+        opts.seed + SEED_OFFSET_PRESSURE_RAMP,
+        SEED_OFFSET_CONTROLS,
+        opts.seed + SEED_OFFSET_CONTROLS,
+        SEED_OFFSET_DECOMPOSITION,
+        opts.seed + SEED_OFFSET_DECOMPOSITION,
+        SEED_OFFSET_RECOVERY_OPS,
+        opts.seed + SEED_OFFSET_RECOVERY_OPS,
+        SEED_OFFSET_RELABEL,
+        opts.seed + SEED_OFFSET_RELABEL,
+    ));
+
+    // tables written
+    s.push_str("## Tables\n\n");
+    for o in outputs {
+        s.push_str(&format!(
+            "- **{}** {}: [md](tables/{stem}.md) · [csv](tables/{stem}.csv) · [tex](tables/{stem}.tex) ({} rows; criterion: {})\n",
+            o.id,
+            md_escape(&o.title),
+            o.csv.rows.len(),
+            md_escape(&o.family),
+            stem = o.stem
+        ));
+    }
+    s.push('\n');
+
+    // not written
+    let mut missing = Table::new(&["Table", "Content", "Needs"]);
+    for (id, title, needs) in SPECS {
+        let present = outputs
+            .iter()
+            .any(|o| o.id == *id && (o.id != "Aux" || o.title.starts_with(title)));
+        if !present {
+            missing.push(vec![
+                Cell::Text((*id).into()),
+                Cell::Text((*title).into()),
+                Cell::Text((*needs).into()),
+            ]);
+        }
+    }
+    s.push_str("## Not written (conditions missing from this run)\n\n");
+    if missing.is_empty() {
+        s.push_str("None: every table had the data it needs.\n");
+    } else {
+        s.push_str(&missing.to_markdown());
+    }
+    s.push_str("\n## Conventions\n\n");
+    for line in [
+        "Clean reference = the clean probe (`clean_context_probe`, identical prompt to `clean_context`); R0 = `ordinary_strong_reset` (else the identical ramp step `strong_reset`).",
+        "Hysteresis gap = mean over items of p_X(w) - p_clean(w); positive-hysteresis rate uses a strict `> 0` with no tolerance.",
+        "Paired analyses use the items present in every condition they need, in `subset_index` order.",
+        "CSV: floats with 6 decimals, missing values empty, booleans True/False. Markdown/LaTeX: 3 decimals, percentages with 1 decimal, missing values NA.",
+    ] {
+        s.push_str(&format!("- {}\n", md_escape(line)));
+    }
+    s
+}
