@@ -19,7 +19,7 @@ use crate::config::{ModelEntry, ModelsConfig};
 use crate::data::selection::{from_released_csvs, select, shuffle_options};
 use crate::data::{DatasetSpec, Item, Selected};
 use crate::dialogue::conditions::{self, build, Condition, Kind};
-use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Ramp, Suite};
+use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Suite};
 use crate::engine::{ChatMessage, Engine, EngineError, EngineOptions, Scorer, SlotScore};
 use crate::prompts::PromptSet;
 use crate::store::rows::{letter_map_json, score_key};
@@ -160,30 +160,50 @@ pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
     conditions::all().iter().filter(|c| want.contains(&c.suite)).collect()
 }
 
-/// Builds the item rows of one item from its ramps (messages → stored rows).
+/// The ramp a condition's history comes from.
+pub fn control_of(c: &Condition) -> Control {
+    match c.kind {
+        Kind::Curve(ctrl, _) => ctrl,
+        _ => Control::PressureWrong,
+    }
+}
+
+/// Scoring order within one item, chosen for prefix reuse (results do not depend on it): the
+/// ramp first, then everything that keeps its 4-exchange history, then prompts without history,
+/// then R2 (whose system prompt differs from the first token on).
+pub fn scoring_group(c: &Condition) -> u8 {
+    match c.kind {
+        Kind::Curve(..) => 0,
+        Kind::R0 | Kind::R1 | Kind::R6 | Kind::R6Evidence | Kind::R2Skepticism | Kind::R7 | Kind::Relabel(_) => 1,
+        Kind::Truncate(keep) if !keep.is_empty() => 1,
+        Kind::R2 => 3,
+        _ => 2,
+    }
+}
+
+/// Scores one item: each needed ramp, then its conditions, returning the item rows.
 #[allow(clippy::too_many_arguments)]
-pub fn item_rows(
+pub fn score_item(
     scorer: &mut CachedScorer,
     b: &Builder,
     sel: &Selected,
     model: &ModelEntry,
     conds: &[&Condition],
-    ramps: &BTreeMap<Control, Ramp>,
+    controls: &[Control],
     prompts_fp: &str,
 ) -> Result<Vec<ItemRow>, EngineError> {
     let d = DialogueItem::from(sel);
-    let item = &d.item;
-    let letters = item.letters();
+    let letters = d.item.letters();
     let mut out = Vec::with_capacity(conds.len());
-    for c in conds {
-        let control = match c.kind {
-            Kind::Curve(ctrl, _) => ctrl,
-            _ => Control::PressureWrong,
-        };
-        let ramp = &ramps[&control];
-        let built = build(c, b, &d, &ramp.letters);
-        let row = scorer.score_row(&built.messages, &letters)?;
-        out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
+    for &control in controls {
+        let ramp = run_ramp(scorer, b, &d, control, &mut |_| {})?;
+        let mut mine: Vec<&&Condition> = conds.iter().filter(|c| control_of(c) == control).collect();
+        mine.sort_by_key(|c| scoring_group(c));
+        for c in mine {
+            let built = build(c, b, &d, &ramp.letters);
+            let row = scorer.score_row(&built.messages, &letters)?;
+            out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
+        }
     }
     Ok(out)
 }
@@ -483,13 +503,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, interrupted: &dyn Fn() -> bo
                     break 'models;
                 }
                 let mut scorer = CachedScorer::new(&engine, &cache, model, &sha);
-                let d = DialogueItem::from(s);
-                let mut ramps = BTreeMap::new();
-                for &c in &controls {
-                    let r = run_ramp(&mut scorer, &b, &d, c, &mut |_| {}).with_context(|| format!("item {}", s.item.id))?;
-                    ramps.insert(c, r);
-                }
-                let item_rows = item_rows(&mut scorer, &b, s, model, &conds, &ramps, &cfg.prompts_fingerprint)
+                let item_rows = score_item(&mut scorer, &b, s, model, &conds, &controls, &cfg.prompts_fingerprint)
                     .with_context(|| format!("item {}", s.item.id))?;
                 for r in &scorer.pending {
                     tok_eval += r.tokens_evaluated as u64;

@@ -1,0 +1,123 @@
+//! The command line as a user meets it: score (cached vs --no-cache), bad input → one clear
+//! error line and a non-zero exit, and the protocol commands.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(["--threads", "2"]).args(args).output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Fails with exit code 1 and exactly one stderr line starting with "error:" containing `needle`.
+fn fails(args: &[&str], needle: &str) {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: expected one error line, got {err}");
+    assert!(lines[0].starts_with("error: ") && lines[0].contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn score_jsonl_cached_and_no_cache_lines_are_identical_except_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.jsonl");
+    let q = "Question:\nWhich is a primary colour?\n\nOptions:\nA. Green\nB. Red\nC. Purple\n\nAnswer with the letter only.";
+    let mut lines = vec![];
+    for i in 0..5 {
+        let mut msgs = vec![
+            serde_json::json!({"role": "system", "content": "Answer with one letter."}),
+            serde_json::json!({"role": "user", "content": q}),
+        ];
+        for k in 0..i {
+            let letter = ["A", "B", "C"][k % 3];
+            msgs.push(serde_json::json!({"role": "assistant", "content": letter}));
+            msgs.push(serde_json::json!({"role": "user", "content": format!("Are you sure? ({k})\n\n{q}")}));
+        }
+        lines.push(serde_json::json!({"messages": msgs, "letters": "A,B,C"}).to_string());
+    }
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    let path = p.to_str().unwrap();
+    let cached = ok(&["score", "--messages", path, "--json"]);
+    let scratch = ok(&["--no-cache", "score", "--messages", path, "--json"]);
+    let strip = |s: &str| -> Vec<serde_json::Value> {
+        s.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                for k in ["tokens_evaluated", "tokens_reused"] {
+                    v.as_object_mut().unwrap().remove(k);
+                }
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&cached).len(), 5);
+    assert_eq!(strip(&cached), strip(&scratch));
+    // byte-identical once the two counters are blanked in the raw text
+    let blank = |s: &str| {
+        s.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["tokens_evaluated"] = 0.into();
+                v["tokens_reused"] = 0.into();
+                v.to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(blank(&cached), blank(&scratch));
+    let first: serde_json::Value = serde_json::from_str(cached.lines().nth(3).unwrap()).unwrap();
+    assert!(first["tokens_reused"].as_u64().unwrap() > 0, "later conversations reuse the prefix");
+    for k in ["probs", "pred", "entropy", "letter_mass", "top_tokens", "rendered_prompt"] {
+        assert!(first.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(first["probs"].as_object().unwrap().len(), 3);
+}
+
+#[test]
+fn bad_inputs_give_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"x\": 1}").unwrap();
+    fails(&["score", "--messages", bad.to_str().unwrap()], "not a conversation");
+    fails(&["score", "--messages", "/no/such/file.json"], "cannot read");
+    let good = dir.path().join("good.json");
+    std::fs::write(&good, r#"[{"role":"user","content":"Hi"}]"#).unwrap();
+    fails(&["score", "--model", "nope", "--messages", good.to_str().unwrap()], "unknown model `nope`");
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(&cfg, "[models.x]\nname = 1\n").unwrap();
+    fails(&["--models-config", cfg.to_str().unwrap(), "models", "list"], "models.toml");
+    let gguf = dir.path().join("x.gguf");
+    std::fs::write(&gguf, b"GGUF but truncated").unwrap();
+    std::fs::write(
+        &cfg,
+        format!("[models.x]\nname = \"X\"\nfamily = \"f\"\nfile = \"x.gguf\"\nsystem = \"native\"\nsource = {{ kind = \"local\", path = \"{}\" }}\n", gguf.display()),
+    )
+    .unwrap();
+    fails(&["--models-config", cfg.to_str().unwrap(), "score", "--model", "x", "--messages", good.to_str().unwrap()], "truncated or corrupt");
+    let ds = dir.path().join("d.jsonl");
+    std::fs::write(&ds, "{\"question\":\"Q\",\"options\":[\"a\"],\"answer\":0}\n").unwrap();
+    fails(&["items", "--dataset", &format!("jsonl:{}", ds.display())], "row 1: field `options`");
+    fails(&["prompts", "--condition", "no_such_condition"], "unknown condition");
+    fails(&["--batch", "--suites", "bogus"], "unknown suite");
+}
+
+#[test]
+fn protocol_commands() {
+    let items = ok(&["items", "--dataset", "sample", "--n", "5"]);
+    assert_eq!(items.lines().count(), 6);
+    assert!(items.starts_with("subset_index,dataset,item_id"));
+    let conds = ok(&["conditions"]);
+    for c in hyst_tui::dialogue::conditions::all() {
+        assert!(conds.contains(&c.key), "{}", c.key);
+        let out = ok(&["prompts", "--condition", &c.key, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(!v["messages"].as_array().unwrap().is_empty());
+    }
+}
