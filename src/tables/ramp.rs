@@ -1053,10 +1053,12 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
         "R0 pred",
         "p_R0(w)",
     ]);
+    let mut any_pair = false;
     for p in &ctx.idx.pairs {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
             continue;
         };
+        any_pair = true;
         let a = p.align(&[clean, r0]);
         let picked = (0..a.n())
             .filter(|&i| a.rows[0][i].correct && a.rows[1][i].wrong_follow)
@@ -1102,12 +1104,16 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
             d.push(cells);
         }
     }
-    if t.is_empty() {
+    if !any_pair {
         return Vec::new();
+    }
+    let mut notes = vec![format!(
+        "Items answered correctly in the clean context whose R0 prediction is the advocated wrong option; the first {EXAMPLES_PER_PAIR} per pair by subset_index (deterministic). Texts are shortened in the Markdown/LaTeX view only."
+    )];
+    if t.is_empty() {
+        notes.push("No item of this run is clean-correct and history-wrong, so the table is empty.".into());
     }
     vec![Output::new("Table 23", "table23_examples", "Representative clean-correct / history-wrong examples", NO_CRITERION, t)
         .with_display(d)
-        .with_notes(vec![format!(
-            "Items answered correctly in the clean context whose R0 prediction is the advocated wrong option; the first {EXAMPLES_PER_PAIR} per pair by subset_index (deterministic). Texts are shortened in the Markdown/LaTeX view only."
-        )])]
+        .with_notes(notes)]
 }
