@@ -78,6 +78,8 @@ pub struct CachedScorer<'a> {
     pub misses: usize,
     /// Rows used for each prompt hash in this item (cache hits and new scores).
     pub used: BTreeMap<String, ScoreRow>,
+    /// When set, the token ids of every newly scored context are kept here (benchmarks).
+    pub record_tokens: Option<Vec<Vec<i32>>>,
 }
 
 impl<'a> CachedScorer<'a> {
@@ -91,6 +93,7 @@ impl<'a> CachedScorer<'a> {
             hits: 0,
             misses: 0,
             used: BTreeMap::new(),
+            record_tokens: None,
         }
     }
 
@@ -108,6 +111,9 @@ impl<'a> CachedScorer<'a> {
         }
         let s = self.engine.score(messages, letters)?;
         self.misses += 1;
+        if let Some(rec) = &mut self.record_tokens {
+            rec.push(prepared.tokens);
+        }
         let row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &s);
         debug_assert_eq!(row.key, key);
         self.pending.push(row.clone());

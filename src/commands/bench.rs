@@ -1,41 +1,22 @@
-//! `hyst-tui bench engine` and `bench batch`: ratios measured in one run.
+//! `hyst-tui bench engine` and `bench batch`: ratios measured in one run, on the batch pipeline
+//! itself (self-conditioned ramp + recovery operations of the hierarchy suite, identical prompts
+//! scored once, the batch's scoring order).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::{open_engine, protocol::prompt_set, Ctx};
-use crate::batch::{conditions_for, controls_for};
+use super::{protocol::prompt_set, Ctx};
+use crate::batch::{conditions_for, score_item, CachedScorer};
+use crate::config::models_dir;
 use crate::data::selection::select;
-use crate::data::DatasetSpec;
-use crate::dialogue::conditions::{build, Kind};
-use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Suite};
-use crate::engine::{ChatMessage, Engine, EngineError, Job, JobOutput, Scorer, SlotScore};
-
-/// Scores through the engine and records every context's tokens; optionally clears the KV cache
-/// before each score (the no-reuse baseline).
-struct Recording<'a> {
-    engine: &'a Engine,
-    scratch: bool,
-    contexts: Vec<Vec<i32>>,
-    evaluated: usize,
-    reused: usize,
-}
-
-impl Scorer for Recording<'_> {
-    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        if self.scratch {
-            self.engine.clear_cache()?;
-        }
-        let p = self.engine.prepare(messages)?;
-        let s = self.engine.score(messages, letters)?;
-        self.evaluated += s.tokens_evaluated;
-        self.reused += s.tokens_reused;
-        self.contexts.push(p.tokens);
-        Ok(s)
-    }
-}
+use crate::data::{DatasetSpec, Selected};
+use crate::dialogue::conditions::{build, find};
+use crate::dialogue::{Builder, Control, DialogueItem, Suite};
+use crate::engine::{Engine, EngineOptions, Job, JobOutput};
+use crate::prompts::PromptSet;
+use crate::store::ScoreCache;
 
 /// Number of nodes of the prefix trie of the given token sequences = the fewest tokens any
 /// evaluation order with perfect prefix sharing must decode.
@@ -52,123 +33,106 @@ pub fn trie_nodes(seqs: &[Vec<i32>]) -> usize {
 }
 
 struct Measured {
-    contexts: Vec<Vec<i32>>,
+    /// Token ids of each scored context, per item.
+    contexts: Vec<Vec<Vec<i32>>>,
     evaluated: usize,
     reused: usize,
     secs: f64,
-    scores: Vec<Vec<u64>>,
+    /// Bits of every log-score, in scoring order (to prove reuse changes nothing).
+    bits: Vec<u64>,
 }
 
-fn run_workload(engine: &Engine, items: &[DialogueItem], b: &Builder, scratch: bool, suites: &[Suite]) -> Result<Measured> {
+fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &PromptSet, ctx: &Ctx) -> Result<Measured> {
+    let model = ctx.model(Some(model_key))?;
+    let b = Builder::new(prompts);
+    let tmp = std::env::temp_dir().join(format!("hyst-bench-{}-{}", std::process::id(), engine.info().cache));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let cache = ScoreCache::open(&tmp.join("scores.jsonl"))?;
+    let conds = conditions_for(&[Suite::Hierarchy]);
     engine.clear_cache()?;
-    let mut rec = Recording { engine, scratch, contexts: vec![], evaluated: 0, reused: 0 };
-    let conds: Vec<_> = conditions_for(suites).into_iter().filter(|c| !matches!(c.kind, Kind::Curve(..))).collect();
+    let (mut evaluated, mut reused, mut bits, mut contexts) = (0, 0, Vec::new(), Vec::new());
     let t0 = Instant::now();
-    let mut scores = Vec::new();
-    for d in items {
-        let mut letters_by_control = HashMap::new();
-        for c in controls_for(suites) {
-            let r = run_ramp(&mut rec, b, d, c, &mut |_| {})?;
-            for st in &r.steps {
-                scores.push(st.score.log_scores.iter().map(|x| x.to_bits()).collect());
-            }
-            letters_by_control.insert(c, r.letters);
+    for s in items {
+        let mut sc = CachedScorer::new(engine, &cache, model, "bench");
+        sc.record_tokens = Some(Vec::new());
+        score_item(&mut sc, &b, s, model, &conds, &[Control::PressureWrong], "bench")?;
+        for r in &sc.pending {
+            evaluated += r.tokens_evaluated;
+            reused += r.tokens_reused;
+            bits.extend(r.log_scores.iter().map(|x| x.to_bits()));
         }
-        for c in &conds {
-            let built = build(c, b, d, &letters_by_control[&Control::PressureWrong]);
-            let s = rec.score(&built.messages, &d.item.letters())?;
-            scores.push(s.log_scores.iter().map(|x| x.to_bits()).collect());
-        }
+        contexts.push(sc.record_tokens.take().unwrap_or_default());
     }
-    Ok(Measured { secs: t0.elapsed().as_secs_f64(), contexts: rec.contexts, evaluated: rec.evaluated, reused: rec.reused, scores })
+    let secs = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(Measured { contexts, evaluated, reused, secs, bits })
 }
 
-fn sample_items(n: usize) -> Result<Vec<DialogueItem>> {
-    let items = DatasetSpec::Sample.load()?;
-    Ok(select(&items, Some(n), 42).iter().map(DialogueItem::from).collect())
+fn raw_throughput(engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
+    let b = Builder::new(prompts);
+    let conv = build(find("ordinary_strong_reset").context("R0")?, &b, &DialogueItem::from(item), &['A'; 4]);
+    let toks = engine.prepare(&conv.messages)?.tokens;
+    match engine.run(Job::RawDecode { tokens: toks, n_tokens: n })? {
+        JobOutput::Timed(s) => Ok(n as f64 / s),
+        _ => anyhow::bail!("unexpected engine reply"),
+    }
+}
+
+fn engines(ctx: &Ctx, model: Option<&str>) -> Result<(Engine, Engine, String)> {
+    let entry = ctx.model(model)?;
+    let path = entry.path(&models_dir());
+    let opts = ctx.engine_options();
+    let cached = Engine::start(entry, &path, EngineOptions { cache: true, ..opts.clone() })?;
+    let scratch = Engine::start(entry, &path, EngineOptions { cache: false, ..opts })?;
+    Ok((cached, scratch, entry.key.clone()))
+}
+
+fn sample(n: usize) -> Result<Vec<Selected>> {
+    Ok(select(&DatasetSpec::Sample.load()?, Some(n.max(1)), 42))
 }
 
 pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize) -> Result<()> {
-    let engine = open_engine(ctx, model)?;
+    let (cached_e, scratch_e, key) = engines(ctx, model)?;
     let prompts = prompt_set(ctx)?;
-    let b = Builder::new(&prompts);
-    let items = sample_items(n_items.max(1))?;
-    println!("model {} · {} threads · {} items of the bundled sample", engine.info().key, engine.info().threads, items.len());
-
-    // Raw llama.cpp: one decode of N prompt tokens (taken from a real rendered prompt).
-    let conv = crate::dialogue::conditions::build(
-        crate::dialogue::conditions::find("ordinary_strong_reset").context("R0")?,
-        &b,
-        &items[0],
-        &['A'; 4],
-    );
-    let toks = engine.prepare(&conv.messages)?.tokens;
-    let raw_secs = match engine.run(Job::RawDecode { tokens: toks, n_tokens: raw_tokens })? {
-        JobOutput::Timed(s) => s,
-        _ => anyhow::bail!("unexpected engine reply"),
-    };
-    let raw_tps = raw_tokens as f64 / raw_secs;
-    println!("raw llama.cpp prompt decode: {raw_tokens} tokens in {raw_secs:.3}s = {raw_tps:.1} tok/s");
-
-    // Workload: 5-step ramp (+ clean and clean probe) and 8 branches (R0..R6) per item.
-    let suites = [Suite::Hierarchy];
-    let cached = run_workload(&engine, &items, &b, false, &suites)?;
-    let scratch = run_workload(&engine, &items, &b, true, &suites)?;
-    let e2e_tps = cached.evaluated as f64 / cached.secs;
-    let identical = cached.scores == scratch.scores;
-    println!(
-        "engine, prefix reuse: {} contexts, {} tokens evaluated ({} reused) in {:.3}s = {e2e_tps:.1} evaluated tok/s",
-        cached.contexts.len(), cached.evaluated, cached.reused, cached.secs
-    );
-    println!(
-        "engine, from scratch: {} tokens evaluated in {:.3}s = {:.1} tok/s",
-        scratch.evaluated, scratch.secs, scratch.evaluated as f64 / scratch.secs
-    );
-    println!("ratio engine/raw throughput:        {:.3}", e2e_tps / raw_tps);
-    println!("ratio tokens scratch/reuse:         {:.2}x fewer tokens with reuse", scratch.evaluated as f64 / cached.evaluated as f64);
-    println!("ratio wall time scratch/reuse:      {:.2}x faster with reuse", scratch.secs / cached.secs);
-    println!("scores identical with and without reuse: {}", if identical { "yes (bit-for-bit)" } else { "NO" });
-    engine.shutdown();
+    let items = sample(n_items)?;
+    println!("model {key} · {} threads · {} item(s) of the bundled sample · ramp (7 points) + 10 recovery branches per item", cached_e.info().threads, items.len());
+    let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], raw_tokens)?;
+    println!("raw llama.cpp prompt decode: {raw_tokens} tokens in one call = {raw_tps:.1} tok/s");
+    let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
+    let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;
+    let e2e = c.evaluated as f64 / c.secs;
+    println!("engine, prefix reuse: {} tokens evaluated ({} reused) in {:.2}s = {e2e:.1} tok/s", c.evaluated, c.reused, c.secs);
+    println!("engine, from scratch: {} tokens evaluated in {:.2}s = {:.1} tok/s", s.evaluated, s.secs, s.evaluated as f64 / s.secs);
+    println!("ratio engine/raw throughput:   {:.3}", e2e / raw_tps);
+    println!("ratio tokens scratch/reuse:    {:.2}", s.evaluated as f64 / c.evaluated as f64);
+    println!("ratio wall time scratch/reuse: {:.2}", s.secs / c.secs);
+    println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
     Ok(())
 }
 
 pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize) -> Result<()> {
-    let engine = open_engine(ctx, model)?;
+    let (cached_e, scratch_e, key) = engines(ctx, model)?;
     let prompts = prompt_set(ctx)?;
-    let b = Builder::new(&prompts);
-    let items = sample_items(limit.max(1))?;
-    let conv = build(crate::dialogue::conditions::find("ordinary_strong_reset").context("R0")?, &b, &items[0], &['A'; 4]);
-    let toks = engine.prepare(&conv.messages)?.tokens;
-    let n_raw = toks.len().min(512);
-    let raw_secs = match engine.run(Job::RawDecode { tokens: toks, n_tokens: n_raw })? {
-        JobOutput::Timed(s) => s,
-        _ => anyhow::bail!("unexpected engine reply"),
-    };
-    let raw_tps = n_raw as f64 / raw_secs;
-    let suites = [Suite::Hierarchy];
-    let cached = run_workload(&engine, &items, &b, false, &suites)?;
-    let scratch = run_workload(&engine, &items, &b, true, &suites)?;
-    // Distinct contexts per item for the trie bound (duplicates like R3a = clean score once).
-    let per_item = cached.contexts.len() / items.len();
-    let mut trie = 0usize;
-    for chunk in cached.contexts.chunks(per_item) {
-        let uniq: BTreeSet<Vec<i32>> = chunk.iter().cloned().collect();
-        trie += trie_nodes(&uniq.into_iter().collect::<Vec<_>>());
-    }
+    let items = sample(limit)?;
+    let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
+    let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;
+    let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], 512)?;
+    let trie: usize = c.contexts.iter().map(|ctxs| trie_nodes(ctxs)).sum();
     let n = items.len() as f64;
-    println!("model {} · hierarchy suite · {} items · {per_item} contexts per item", engine.info().key, items.len());
-    println!("tokens per item, with reuse:        {:.1}", cached.evaluated as f64 / n);
-    println!("tokens per item, without reuse:     {:.1}", scratch.evaluated as f64 / n);
+    let per_item = c.contexts.iter().map(Vec::len).sum::<usize>() as f64 / n;
+    println!("model {key} · hierarchy suite · {} item(s) · {per_item:.0} distinct contexts per item", items.len());
+    println!("tokens per item, with reuse:        {:.1}", c.evaluated as f64 / n);
+    println!("tokens per item, without reuse:     {:.1}", s.evaluated as f64 / n);
     println!("tokens per item, prefix-trie bound: {:.1}", trie as f64 / n);
-    println!("ratio scratch/reuse tokens:         {:.2}", scratch.evaluated as f64 / cached.evaluated as f64);
-    println!("ratio reuse/trie-bound tokens:      {:.3}", cached.evaluated as f64 / trie as f64);
-    println!("ratio wall time scratch/reuse:      {:.2}", scratch.secs / cached.secs);
+    println!("ratio scratch/reuse tokens:         {:.2}", s.evaluated as f64 / c.evaluated as f64);
+    println!("ratio reuse/trie-bound tokens:      {:.3}", c.evaluated as f64 / trie as f64);
+    println!("ratio wall time scratch/reuse:      {:.2}", s.secs / c.secs);
     println!(
         "end-to-end {:.1} tok/s vs raw llama.cpp {raw_tps:.1} tok/s: ratio {:.3}",
-        cached.evaluated as f64 / cached.secs,
-        cached.evaluated as f64 / cached.secs / raw_tps
+        c.evaluated as f64 / c.secs,
+        c.evaluated as f64 / c.secs / raw_tps
     );
-    engine.shutdown();
+    println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
     Ok(())
 }
 
