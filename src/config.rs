@@ -4,7 +4,6 @@
 //! The file is parsed into serde types and then validated into a [`ModelsConfig`]; every
 //! problem is reported with the file name and the model key.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -85,7 +84,7 @@ struct RawFile {
     #[serde(default)]
     default_model: Option<String>,
     #[serde(default)]
-    models: BTreeMap<String, RawModel>,
+    models: indexmap::IndexMap<String, RawModel>,
 }
 
 #[derive(Debug, Deserialize)]
