@@ -58,6 +58,7 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
                 let mut err = std::io::stderr();
                 match fetch::fetch(entry, &dir, &mut err) {
                     Ok(p) => println!("{}\t{}", entry.key, p.display()),
+                    Err(e) if keys.len() == 1 => return Err(e.into()),
                     Err(e) => {
                         eprintln!("error: {e}");
                         failed.push(k.clone());
