@@ -93,15 +93,24 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
         s.items_done, s.items_total, s.seconds, s.scored, s.cached, s.tokens_evaluated, s.tokens_reused
     );
     if s.interrupted {
-        let resume: Vec<String> = std::env::args()
-            .filter(|a| a != "--out")
-            .collect();
+        // The same command with --out pointing at this run resumes it.
+        let mut args: Vec<String> = Vec::new();
+        let mut it = std::env::args();
+        while let Some(a) = it.next() {
+            if a == "--out" {
+                it.next();
+            } else if !a.starts_with("--out=") {
+                args.push(a);
+            }
+        }
+        args.push("--out".into());
+        args.push(p.out.display().to_string());
         bail!(
-            "interrupted: {} items are stored in {}; resume with the same command plus --out {} (nothing is recomputed): {}",
+            "interrupted: {} of {} items are stored in {}; resume (nothing is recomputed) with: {}",
             s.items_done,
+            s.items_total,
             p.out.display(),
-            p.out.display(),
-            resume.join(" ")
+            args.join(" ")
         );
     }
     println!("rows: {}", p.out.join("item_rows.jsonl").display());

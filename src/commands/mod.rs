@@ -20,13 +20,21 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Installs the Ctrl-C handler: the first Ctrl-C asks loops to stop after the item in flight;
 /// a second one exits at once.
 pub fn install_ctrlc() {
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        let first = *FIRST.get_or_init(std::time::Instant::now);
+        // A second Ctrl-C (not the same signal delivered twice to the process group) exits now.
+        if INTERRUPTED.swap(true, Ordering::SeqCst) && first.elapsed() > std::time::Duration::from_millis(500) {
             eprintln!("\ninterrupted twice: exiting now");
             std::process::exit(130);
         }
+        if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupt: finishing the item in flight (Ctrl-C again to quit at once)");
+        }
     });
 }
+
+static INTERRUPTED_NOTICE: AtomicBool = AtomicBool::new(false);
 
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
