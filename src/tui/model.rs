@@ -1,0 +1,327 @@
+//! What the explorer computes for an item: the seven ramp steps and the recovery operations,
+//! how their messages are built from the model's own earlier letters, and how stored item rows
+//! of a batch run map onto the same parts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::data::{Item, Selected};
+use crate::dialogue::conditions::{self, build};
+use crate::dialogue::{Builder, Control, DialogueItem, CURVE};
+use crate::engine::{ChatMessage, SlotScore, TopToken};
+use crate::metrics::criteria::{Criterion, MAIN_OPS};
+use crate::metrics::{aggregate, Obs};
+use crate::store::ItemRow;
+
+/// One scored context of an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    /// Ramp step 0..7 (clean, weak, medium, strong, medium reset, strong reset = R0, clean probe).
+    Curve(usize),
+    /// A recovery operation (condition key).
+    Op(&'static str),
+}
+
+/// A recovery operation shown by the explorer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    pub key: &'static str,
+    pub short: &'static str,
+    pub label: &'static str,
+    /// One of the eight main hierarchy operations (the others are appendix operations).
+    pub main: bool,
+}
+
+/// R0 … R6 (main, in minimal-recovery scan order), then the appendix operations and R7.
+pub const OPS: [OpInfo; 11] = [
+    OpInfo { key: "ordinary_strong_reset", short: "R0", label: "ordinary reset", main: true },
+    OpInfo { key: "explicit_user_retraction", short: "R1", label: "user retraction", main: true },
+    OpInfo { key: "system_level_reset", short: "R2", label: "system reset", main: true },
+    OpInfo { key: "fresh_context_deletion", short: "R3a", label: "fresh-context deletion", main: true },
+    OpInfo { key: "context_truncation", short: "R3b", label: "context truncation", main: true },
+    OpInfo { key: "neutral_summary_replacement", short: "R4", label: "neutral summary", main: true },
+    OpInfo { key: "factual_state_reconstruction", short: "R5", label: "factual reconstruction", main: true },
+    OpInfo { key: "self_verification_final_label", short: "R6", label: "self-verification", main: true },
+    OpInfo { key: "evidence_for_each_option_then_answer", short: "R6'", label: "evidence comparison (appx)", main: false },
+    OpInfo { key: "source_skepticism_reset", short: "R2'", label: "source skepticism (appx)", main: false },
+    OpInfo { key: "evidence_grounded_recovery", short: "R7", label: "trusted evidence", main: false },
+];
+
+/// Long and short labels of the ramp steps.
+pub const CURVE_LABELS: [&str; 7] = [
+    "clean context",
+    "weak pressure",
+    "medium pressure",
+    "strong pressure",
+    "medium reset",
+    "strong reset (R0)",
+    "clean probe",
+];
+pub const CURVE_SHORT: [&str; 7] = ["clean", "weak", "medium", "strong", "m.reset", "R0", "probe"];
+
+/// Every step the cursor visits: the seven ramp steps, then the operations.
+pub fn steps() -> Vec<Part> {
+    (0..CURVE.len())
+        .map(Part::Curve)
+        .chain(OPS.iter().map(|o| Part::Op(o.key)))
+        .collect()
+}
+
+/// Ramp steps the item list needs (clean … R0).
+pub fn ramp_parts() -> Vec<Part> {
+    (0..6).map(Part::Curve).collect()
+}
+
+pub fn op_info(key: &str) -> Option<&'static OpInfo> {
+    OPS.iter().find(|o| o.key == key)
+}
+
+pub fn part_label(p: Part) -> String {
+    match p {
+        Part::Curve(k) => CURVE_LABELS[k].to_string(),
+        Part::Op(k) => op_info(k).map(|o| format!("{} {}", o.short, o.label)).unwrap_or_else(|| k.to_string()),
+    }
+}
+
+pub fn part_short(p: Part) -> &'static str {
+    match p {
+        Part::Curve(k) => CURVE_SHORT[k],
+        Part::Op(k) => op_info(k).map(|o| o.short).unwrap_or("?"),
+    }
+}
+
+/// The messages of `part`, given the model's letters at ramp steps 1..=4 as far as known
+/// (`letters[i]` = prediction at `Curve(i + 1)`). `None` while a needed letter is missing.
+pub fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option<char>]) -> Option<Vec<ChatMessage>> {
+    let known = |n: usize| -> Option<Vec<char>> { (0..n).map(|i| letters.get(i).copied().flatten()).collect() };
+    match part {
+        Part::Curve(k) => {
+            let point = *CURVE.get(k)?;
+            let need = point.ramp_step().unwrap_or(0);
+            let l = known(need)?;
+            Some(b.curve_messages(d, Control::PressureWrong, point, &l))
+        }
+        Part::Op(key) => {
+            let l = known(4)?;
+            let cond = conditions::find(key)?;
+            Some(build(cond, b, d, &[l[0], l[1], l[2], l[3]]).messages)
+        }
+    }
+}
+
+/// Single-item observation of a score (the advocated wrong and the correct option of `d`).
+pub fn obs(s: &SlotScore, d: &DialogueItem) -> Obs {
+    Obs::from_probs_with_pred(&s.probs, s.pred, d.wrong, d.item.correct)
+}
+
+/// Clean-like for one item under a criterion: the criterion applied to single-item aggregates.
+pub fn clean_like(c: &Criterion, clean: &Obs, x: &Obs) -> bool {
+    c.passes(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
+}
+
+pub fn criterion_check(c: &Criterion, clean: &Obs, x: &Obs) -> crate::metrics::criteria::CriterionCheck {
+    c.check(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
+}
+
+/// Keys of the main operations in scan order (for the minimal recovery operation).
+pub fn main_op_keys() -> Vec<&'static str> {
+    MAIN_OPS.iter().map(|o| o.key).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored runs
+// ---------------------------------------------------------------------------------------------
+
+/// The items and scores of a stored batch run, for one model.
+pub struct StoredRun {
+    pub model_key: String,
+    pub models: Vec<String>,
+    pub dataset: String,
+    pub items: Vec<Selected>,
+    pub scores: Vec<(String, Part, SlotScore)>,
+    pub prompts_fingerprint: String,
+}
+
+fn letter_index(s: &str) -> Option<usize> {
+    let c = s.chars().next()?;
+    c.is_ascii_uppercase().then(|| (c as u8 - b'A') as usize)
+}
+
+/// A stored row as the explorer's score (no variants or rendered prompt: rows do not keep them).
+pub fn row_score(r: &ItemRow) -> Option<SlotScore> {
+    let probs: BTreeMap<String, f64> = serde_json::from_str(&r.option_probs_json).ok()?;
+    let logs: BTreeMap<String, f64> = serde_json::from_str(&r.option_log_scores_json).unwrap_or_default();
+    let letters: Vec<char> = probs.keys().filter_map(|k| k.chars().next()).collect();
+    let p: Vec<f64> = probs.values().copied().collect();
+    let ls: Vec<f64> = letters
+        .iter()
+        .map(|l| logs.get(&l.to_string()).copied().unwrap_or(f64::NAN))
+        .collect();
+    let pred = letters
+        .iter()
+        .position(|l| r.pred_letter.starts_with(*l))
+        .unwrap_or(0);
+    let top_tokens: Vec<TopToken> = serde_json::from_str(&r.top_tokens_json).unwrap_or_default();
+    Some(SlotScore {
+        letters,
+        log_scores: ls,
+        probs: p,
+        pred,
+        margin_top2: r.margin_top2,
+        entropy: r.entropy,
+        max_prob: r.max_prob,
+        letter_mass: r.letter_mass,
+        variant_probs: vec![],
+        variants: vec![],
+        top_tokens,
+        prompt_tokens: r.prompt_tokens,
+        tokens_evaluated: r.tokens_evaluated,
+        tokens_reused: r.tokens_reused,
+        prompt_hash: r.prompt_hash.clone(),
+        rendered_prompt: String::new(),
+    })
+}
+
+/// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).
+pub fn row_part(r: &ItemRow) -> Option<Part> {
+    if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
+        return Some(Part::Curve(k));
+    }
+    op_info(&r.condition).map(|o| Part::Op(o.key))
+}
+
+/// Reads `DIR/item_rows.jsonl` (rows of `model` when given and present, else of the first model).
+pub fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
+    let rows = crate::batch::read_item_rows(dir)?;
+    if rows.is_empty() {
+        bail!("{}: the run has no item rows", dir.display());
+    }
+    let mut models: Vec<String> = Vec::new();
+    for r in &rows {
+        if !models.contains(&r.model_key) {
+            models.push(r.model_key.clone());
+        }
+    }
+    let model_key = match model {
+        Some(m) if models.iter().any(|x| x == m) => m.to_string(),
+        _ => models[0].clone(),
+    };
+    let mut items: Vec<Selected> = Vec::new();
+    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut scores = Vec::new();
+    let mut datasets: Vec<String> = Vec::new();
+    let mut fp = String::new();
+    for r in rows.iter().filter(|r| r.model_key == model_key) {
+        let key = (r.dataset.clone(), r.item_id.clone());
+        if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
+            let options: Vec<String> = serde_json::from_str(&r.choices_json)
+                .with_context(|| format!("item {}: bad choices_json", r.item_id))?;
+            let item = Item {
+                id: r.item_id.clone(),
+                dataset: r.dataset.clone(),
+                question: r.question.clone(),
+                options,
+                correct: letter_index(&r.correct_option_letter).unwrap_or(0),
+                category: r.category.clone(),
+                meta: BTreeMap::new(),
+            };
+            slot.insert(items.len());
+            items.push(Selected {
+                subset_index: r.subset_index,
+                wrong: letter_index(&r.wrong_advocated_letter).unwrap_or(0),
+                item,
+            });
+            if !datasets.contains(&r.dataset) {
+                datasets.push(r.dataset.clone());
+            }
+            fp = r.prompts_fingerprint.clone();
+        }
+        if !r.control.is_empty() && r.control != Control::PressureWrong.key() {
+            continue;
+        }
+        if let (Some(part), Some(s)) = (row_part(r), row_score(r)) {
+            scores.push((r.item_id.clone(), part, s));
+        }
+    }
+    Ok(StoredRun {
+        model_key,
+        models,
+        dataset: datasets.join("+"),
+        items,
+        scores,
+        prompts_fingerprint: fp,
+    })
+}
+
+/// Splits a user turn into (message, prefix, question block) around the question header.
+/// `None` when the turn has no question block (e.g. R5's structured state).
+pub fn split_user_turn<'a>(content: &'a str, question_header: &str) -> Option<(&'a str, &'a str, &'a str)> {
+    let needle = format!("\n\n{question_header}\n");
+    let pos = content.rfind(&needle)?;
+    let head = &content[..pos];
+    let block = &content[pos + 2..];
+    match head.rfind("\n\n") {
+        Some(i) => Some((&head[..i], &head[i + 2..], block)),
+        None => Some(("", head, block)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompts::PromptSet;
+
+    fn item() -> DialogueItem {
+        DialogueItem {
+            item: Item {
+                id: "t1".into(),
+                dataset: "sample".into(),
+                question: "Q?".into(),
+                options: vec!["a".into(), "b".into(), "c".into()],
+                correct: 0,
+                category: "x".into(),
+                meta: BTreeMap::new(),
+            },
+            wrong: 2,
+        }
+    }
+
+    #[test]
+    fn messages_need_earlier_letters() {
+        let p = PromptSet::bundled();
+        let b = Builder::new(&p);
+        let d = item();
+        assert!(messages_for(&b, &d, Part::Curve(0), &[]).is_some());
+        assert!(messages_for(&b, &d, Part::Curve(1), &[]).is_some());
+        assert!(messages_for(&b, &d, Part::Curve(2), &[]).is_none());
+        assert!(messages_for(&b, &d, Part::Curve(2), &[Some('C')]).is_some());
+        assert!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &[Some('C'); 3]).is_none());
+        let l = [Some('C'), Some('C'), Some('A'), Some('B')];
+        // R0 is the strong-reset step, R3a the clean prompt, the probe the clean step.
+        assert_eq!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &l), messages_for(&b, &d, Part::Curve(5), &l));
+        assert_eq!(messages_for(&b, &d, Part::Op("fresh_context_deletion"), &l), messages_for(&b, &d, Part::Curve(0), &l));
+        assert_eq!(messages_for(&b, &d, Part::Curve(6), &l), messages_for(&b, &d, Part::Curve(0), &l));
+        for o in OPS {
+            assert!(messages_for(&b, &d, Part::Op(o.key), &l).is_some(), "{}", o.key);
+        }
+    }
+
+    #[test]
+    fn user_turn_split() {
+        let p = PromptSet::bundled();
+        let b = Builder::new(&p);
+        let d = item();
+        let l = [Some('C'), Some('C'), Some('A'), Some('B')];
+        let m = messages_for(&b, &d, Part::Curve(3), &l).unwrap();
+        let last = &m.last().unwrap().content;
+        let (msg, prefix, block) = split_user_turn(last, &p.question_header).unwrap();
+        assert!(!msg.is_empty() && msg.contains('c'), "{msg}");
+        assert_eq!(prefix, p.pressure_prefix);
+        assert!(block.starts_with(&p.question_header));
+        let clean = messages_for(&b, &d, Part::Curve(0), &l).unwrap();
+        let (msg, prefix, _) = split_user_turn(&clean[1].content, &p.question_header).unwrap();
+        assert_eq!((msg, prefix), ("", p.clean_prefix.as_str()));
+    }
+}

@@ -1,0 +1,298 @@
+//! Dialogue: the conversation of the current step, turn by turn (pressure / recovery messages
+//! set apart from the repeated question block), and the step's option distribution.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{bar, block, fmt_p, message, pad, pending_text, trunc, width, wrap};
+use crate::data::Item;
+use crate::tui::app::App;
+use crate::tui::model::{op_info, part_label, split_user_turn, Part, CURVE_SHORT};
+
+const RAMP_TURNS: [&str; 5] = ["weak pressure", "medium pressure", "strong pressure", "medium reset", "strong reset"];
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let Some(item) = app.current() else {
+        message(f, area, app, "Dialogue", "No item (the filter hides every item: Esc in the Items view clears it).");
+        return;
+    };
+    let side = area.width >= 72;
+    let (left, right) = if side {
+        let rw = (area.width as u32 * 42 / 100).clamp(36, 64) as u16;
+        let [l, r] = Layout::horizontal([Constraint::Min(30), Constraint::Length(rw)]).areas(area);
+        (l, r)
+    } else {
+        let [l, r] = Layout::vertical([Constraint::Min(6), Constraint::Length(14)]).areas(area);
+        (l, r)
+    };
+    transcript(f, left, app, item);
+    distribution(f, right, app, item);
+}
+
+fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
+    match part {
+        Part::Curve(0) | Part::Curve(6) => vec!["clean question".into(); n_user],
+        Part::Curve(_) => RAMP_TURNS.iter().take(n_user).map(|s| s.to_string()).collect(),
+        Part::Op(k) => {
+            let last = op_info(k).map(|o| format!("{} {}", o.short, o.label)).unwrap_or_else(|| k.to_string());
+            let mut v: Vec<String> = if n_user == 5 {
+                RAMP_TURNS.iter().take(4).map(|s| s.to_string()).collect()
+            } else {
+                vec!["replacement context".into(); n_user.saturating_sub(1)]
+            };
+            v.push(last);
+            v
+        }
+    }
+}
+
+fn message_style(app: &App, label: &str) -> Style {
+    if label.contains("pressure") {
+        app.theme.pressure()
+    } else {
+        app.theme.recovery()
+    }
+}
+
+fn letter_mark(app: &App, item: &Item, wrong: usize, l: char) -> Span<'static> {
+    let i = (l as u8).wrapping_sub(b'A') as usize;
+    if i == wrong {
+        Span::styled(" ✗ advocated wrong", app.theme.wrong())
+    } else if i == item.correct {
+        Span::styled(" ✓ correct", app.theme.correct())
+    } else {
+        Span::styled(" (other)", app.theme.dim())
+    }
+}
+
+fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
+    let th = &app.theme;
+    let part = app.current_part();
+    let e = &app.entries[item];
+    let title = format!("Dialogue · {} · {}", e.item.id, part_label(part));
+    let b = block(app, title);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = inner.width.saturating_sub(1) as usize;
+    let Some(msgs) = app.messages(item, part) else {
+        let t = pending_text(app, item, part);
+        f.render_widget(Paragraph::new(format!(" {t}")).style(th.dim()), inner);
+        return;
+    };
+    let n_user = msgs.iter().filter(|m| m.role == "user").count();
+    let labels = turn_labels(part, n_user);
+    let header = &app.cfg.prompts.question_header;
+    let mut lines: Vec<Line> = Vec::new();
+    let indent = |s: &str, st: Style, bar_st: Option<Style>, out: &mut Vec<Line>| {
+        for l in wrap(s, w.saturating_sub(3)) {
+            match bar_st {
+                Some(bs) => out.push(Line::from(vec![Span::raw(" "), Span::styled("▌ ", bs), Span::styled(l, st)])),
+                None => out.push(Line::from(vec![Span::raw("   "), Span::styled(l, st)])),
+            }
+        }
+    };
+    let mut u = 0;
+    for m in &msgs {
+        match m.role.as_str() {
+            "system" => {
+                lines.push(Line::from(vec![Span::styled("system", th.role())]));
+                indent(&m.content, th.dim(), None, &mut lines);
+            }
+            "user" => {
+                let label = labels.get(u).cloned().unwrap_or_default();
+                u += 1;
+                lines.push(Line::from(vec![
+                    Span::styled(format!("user {u}"), th.role()),
+                    Span::styled(format!(" · {label}"), th.dim()),
+                ]));
+                let st = message_style(app, &label);
+                match split_user_turn(&m.content, header) {
+                    Some((msg, prefix, blk)) => {
+                        if !msg.is_empty() {
+                            indent(msg, st, Some(st), &mut lines);
+                        }
+                        if !prefix.is_empty() {
+                            indent(prefix, th.plain(), None, &mut lines);
+                        }
+                        if app.expand_blocks {
+                            indent(blk, th.dim(), None, &mut lines);
+                        } else {
+                            lines.push(Line::from(vec![
+                                Span::raw("   "),
+                                Span::styled(format!("[question block: {} options]", e.item.options.len()), th.dim()),
+                            ]));
+                        }
+                    }
+                    None => indent(&m.content, st, Some(st), &mut lines),
+                }
+            }
+            _ => {
+                let l = m.content.trim().chars().next().unwrap_or('?');
+                let mut spans = vec![Span::styled("assistant", th.role()), Span::raw("  "), Span::styled(m.content.trim().to_string(), th.bold())];
+                if m.content.trim().chars().count() == 1 && part != Part::Op("neutral_summary_replacement") {
+                    spans.push(letter_mark(app, &e.item, e.wrong, l));
+                }
+                lines.push(Line::from(spans));
+            }
+        }
+    }
+    // The answer slot.
+    let mut slot = vec![Span::styled("answer slot", th.role()), Span::raw(" ")];
+    match app.score(item, part) {
+        Some(s) => {
+            let l = s.pred_letter();
+            slot.push(Span::styled(format!("▶ {l}"), th.bold()));
+            slot.push(letter_mark(app, &e.item, e.wrong, l));
+            slot.push(Span::styled(format!("  p={:.3}", s.probs[s.pred]), th.dim()));
+        }
+        None => slot.push(Span::styled(format!("▶ _  {}", pending_text(app, item, part)), th.warn())),
+    }
+    lines.push(Line::from(slot));
+
+    let h = inner.height as usize;
+    let max_off = lines.len().saturating_sub(h);
+    let off = max_off.saturating_sub(app.dialogue_scroll);
+    let visible: Vec<Line> = lines.into_iter().skip(off).take(h).collect();
+    f.render_widget(Paragraph::new(visible), inner);
+}
+
+fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize) {
+    let th = &app.theme;
+    let part = app.current_part();
+    let e = &app.entries[item];
+    let title = format!("step {}/{} · {}", app.step + 1, app.steps.len(), part_label(part));
+    let b = block(app, trunc(&title, area.width.saturating_sub(6) as usize));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+
+    // Ramp strip: the model's letter at each step, the cursor's step reversed.
+    let mut strip = vec![Span::styled("ramp ", th.dim())];
+    for k in 0..7 {
+        let s = app.score(item, Part::Curve(k));
+        let txt = s.map(|s| s.pred_letter().to_string()).unwrap_or_else(|| "·".into());
+        let mut st = match s {
+            Some(s) if s.pred == e.wrong => th.wrong(),
+            Some(s) if s.pred == e.item.correct => th.correct(),
+            _ => th.plain(),
+        };
+        if part == Part::Curve(k) {
+            st = st.patch(th.selected());
+        }
+        strip.push(Span::styled(txt, st));
+        if k < 6 {
+            strip.push(Span::styled(if k == 5 { " │ " } else { " → " }, th.dim()));
+        }
+    }
+    lines.push(Line::from(strip));
+    let names: Vec<String> = CURVE_SHORT.iter().map(|s| s.chars().take(3).collect()).collect();
+    lines.push(Line::from(Span::styled(format!("     {}", names.join(" ")), th.dim())));
+    lines.push(Line::from(""));
+
+    match app.score(item, part) {
+        None => {
+            lines.push(Line::from(Span::styled(format!(" {}", pending_text(app, item, part)), th.warn())));
+            for (i, o) in e.item.options.iter().enumerate() {
+                let mark = if i == e.item.correct {
+                    "✓"
+                } else if i == e.wrong {
+                    "✗"
+                } else {
+                    " "
+                };
+                lines.push(Line::from(format!("  {} {} {mark}", Item::letter(i), trunc(o, w.saturating_sub(8)))));
+            }
+        }
+        Some(s) => {
+            let longest = e.item.options.iter().map(|o| width(o)).max().unwrap_or(0);
+            // ▶A text bar 0.000 ✓
+            let fixed = 2 + 1 + 1 + 1 + 6 + 2;
+            let room = w.saturating_sub(fixed);
+            let bar_target = (room * 40 / 100).clamp(8, 24);
+            let text_w = longest.min(room.saturating_sub(bar_target)).max(4);
+            let bar_w = room.saturating_sub(text_w).max(1);
+            for (i, &p) in s.probs.iter().enumerate() {
+                let is_pred = i == s.pred;
+                let opt = e.item.options.get(i).map(String::as_str).unwrap_or("");
+                let bar_st = if i == e.wrong {
+                    th.wrong()
+                } else if i == e.item.correct {
+                    th.correct()
+                } else {
+                    th.other_option()
+                };
+                let (mark, mark_st) = if i == e.item.correct {
+                    ("✓", th.correct())
+                } else if i == e.wrong {
+                    ("✗", th.wrong())
+                } else {
+                    (" ", th.plain())
+                };
+                let letter_st = if is_pred { th.bold() } else { th.plain() };
+                lines.push(Line::from(vec![
+                    Span::styled(if is_pred { "▶" } else { " " }, th.bold()),
+                    Span::styled(s.letters.get(i).map(|c| c.to_string()).unwrap_or_default(), letter_st),
+                    Span::raw(" "),
+                    Span::styled(pad(opt, text_w), if is_pred { th.bold() } else { th.plain() }),
+                    Span::raw(" "),
+                    Span::styled(bar(p, bar_w), bar_st),
+                    Span::styled(format!(" {p:.3}"), letter_st),
+                    Span::raw(" "),
+                    Span::styled(mark, mark_st),
+                ]));
+            }
+            lines.push(Line::from(""));
+            let kv = |k: &str, v: String| vec![Span::styled(format!("{k} "), th.dim()), Span::styled(v, th.bold())];
+            let mut l1 = kv("entropy", format!("{:.3} nats", s.entropy));
+            l1.push(Span::raw("  "));
+            l1.extend(kv("max p", fmt_p(Some(s.max_prob))));
+            lines.push(Line::from(l1));
+            let mut l2 = kv("margin", format!("{:.3}", s.margin_top2));
+            l2.push(Span::raw("  "));
+            l2.extend(kv("letter mass", fmt_p(Some(s.letter_mass))));
+            lines.push(Line::from(l2));
+            let w_p = s.probs.get(e.wrong).copied();
+            let clean_w = app.score(item, Part::Curve(0)).and_then(|c| c.probs.get(e.wrong).copied());
+            let mut l3 = kv("p(w)", fmt_p(w_p));
+            if let (Some(x), Some(c)) = (w_p, clean_w) {
+                l3.push(Span::styled(format!(" ({:+.3} vs clean)", x - c), th.gap(x - c)));
+            }
+            lines.push(Line::from(l3));
+            lines.push(Line::from(kv("prompt", format!("{} tokens", s.prompt_tokens))));
+        }
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(vec![
+        Span::styled("▶", th.bold()),
+        Span::styled(" predicted ", th.dim()),
+        Span::styled("✓", th.correct()),
+        Span::styled(" correct ", th.dim()),
+        Span::styled("✗", th.wrong()),
+        Span::styled(" adv. wrong", th.dim()),
+    ]));
+    lines.push(Line::from(Span::styled("←→ step  n/p item  e blocks  r ops", th.dim())));
+    // The question and the full option texts, if there is room.
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("Question", th.header())));
+    for l in wrap(&e.item.question, w) {
+        lines.push(Line::from(l));
+    }
+    for (i, o) in e.item.options.iter().enumerate() {
+        let (mark, st) = if i == e.item.correct {
+            ("✓", th.correct())
+        } else if i == e.wrong {
+            ("✗", th.wrong())
+        } else {
+            (" ", th.plain())
+        };
+        for (j, l) in wrap(o, w.saturating_sub(4)).into_iter().enumerate() {
+            let head = if j == 0 { format!("{}{} ", Item::letter(i), mark) } else { "   ".into() };
+            lines.push(Line::from(vec![Span::styled(head, st), Span::raw(" "), Span::raw(l)]));
+        }
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,124 @@
+//! Items: one row per selected item with its clean and R0 p(advocated wrong), the gap and the
+//! wrong-following mark; values fill in as the background scoring reaches each item.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::Frame;
+
+use super::{block, fmt_gap, fmt_p};
+use crate::tui::app::{App, SortKey};
+use crate::tui::model::{ramp_parts, Part};
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = &app.theme;
+    let [table_area, foot] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    let arrow = |k: SortKey| -> &'static str {
+        if app.items.sort != k {
+            ""
+        } else if app.items.reverse == matches!(k, SortKey::Index | SortKey::Id) {
+            "▼"
+        } else {
+            "▲"
+        }
+    };
+    let h = |name: &str, k: SortKey| Cell::from(format!("{name}{}", arrow(k)));
+    let header = Row::new(vec![
+        h("#", SortKey::Index),
+        h("id", SortKey::Id),
+        Cell::from("dataset · category"),
+        h("clean p(w)", SortKey::Clean),
+        h("R0 p(w)", SortKey::R0),
+        h("gap", SortKey::Gap),
+        Cell::from("R0"),
+        h("WF", SortKey::Wf),
+    ])
+    .style(th.header());
+    let ramp = ramp_parts();
+    let rows: Vec<Row> = app
+        .items
+        .visible
+        .iter()
+        .map(|&i| {
+            let e = &app.entries[i];
+            let (clean, r0, pred, wf) = app.summary(i);
+            let gap = match (clean, r0) {
+                (Some(c), Some(r)) => Some(r - c),
+                _ => None,
+            };
+            let busy = ramp.iter().any(|&p| app.in_flight(i, p));
+            let err = ramp.iter().any(|&p| app.error(i, p).is_some());
+            let mark = if err {
+                Span::styled("!", th.error())
+            } else if busy {
+                Span::styled("…", th.warn())
+            } else {
+                Span::raw(" ")
+            };
+            let pred_cell = match pred {
+                Some(l) => {
+                    let st = if Some(true) == wf {
+                        th.wrong()
+                    } else if l as usize - 'A' as usize == e.item.correct {
+                        th.correct()
+                    } else {
+                        th.plain()
+                    };
+                    Cell::from(Span::styled(l.to_string(), st))
+                }
+                None => Cell::from(""),
+            };
+            let wf_cell = match wf {
+                Some(true) => Cell::from(Span::styled("✗W", th.wrong())),
+                Some(false) => Cell::from(Span::styled("·", th.dim())),
+                None => Cell::from(""),
+            };
+            Row::new(vec![
+                Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index + 1)), mark])),
+                Cell::from(e.item.id.clone()),
+                Cell::from(Span::styled(format!("{} · {}", e.item.dataset, e.item.category), th.dim())),
+                Cell::from(format!("{:>11}", fmt_p(clean))),
+                Cell::from(format!("{:>7}", fmt_p(r0))),
+                Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(gap.unwrap_or(f64::NAN)))),
+                pred_cell,
+                wf_cell,
+            ])
+        })
+        .collect();
+    let id_w = app.entries.iter().map(|e| e.item.id.len()).max().unwrap_or(8).clamp(8, 28) as u16;
+    let widths = [
+        Constraint::Length(4),
+        Constraint::Length(id_w),
+        Constraint::Fill(1),
+        Constraint::Length(11),
+        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(2),
+        Constraint::Length(3),
+    ];
+    let done = app.items.visible.iter().filter(|&&i| app.score(i, Part::Curve(5)).is_some()).count();
+    let title = format!("Items · {} · {done}/{} scored", app.dataset_label, app.items.visible.len());
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block(app, title))
+        .column_spacing(1)
+        .row_highlight_style(th.selected())
+        .highlight_symbol("›");
+    let mut state = TableState::default().with_selected(if app.items.visible.is_empty() { None } else { Some(app.items.sel) });
+    f.render_stateful_widget(table, table_area, &mut state);
+
+    let mut spans = Vec::new();
+    if app.items.filter_mode {
+        spans.push(Span::styled(" filter: ", th.accent()));
+        spans.push(Span::raw(app.items.filter.clone()));
+        spans.push(Span::styled("▏", th.accent()));
+        spans.push(Span::styled("  Enter keep · Esc clear", th.dim()));
+    } else {
+        spans.push(Span::styled(format!(" sort {}{}", app.items.sort.name(), if app.items.reverse { " (rev)" } else { "" }), th.dim()));
+        if !app.items.filter.is_empty() {
+            spans.push(Span::styled(format!(" · filter \"{}\"", app.items.filter), th.accent()));
+        }
+        spans.push(Span::styled(" · j/k move · Enter dialogue · s sort · S reverse · / filter · g/G", th.dim()));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), foot);
+}

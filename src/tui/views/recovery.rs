@@ -1,0 +1,166 @@
+//! Recovery: every operation for the current item — p(w), p(c), prediction, gap to clean, and
+//! whether the single-item aggregate is clean-context-like under strict / main / loose.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::Frame;
+
+use super::{block, fmt_gap, fmt_p, message, pending_text};
+use crate::metrics::criteria::Criterion;
+use crate::tui::app::App;
+use crate::tui::model::{clean_like, criterion_check, obs, Part, OPS};
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = &app.theme;
+    let Some(item) = app.current() else {
+        message(f, area, app, "Recovery", "No item.");
+        return;
+    };
+    let e = &app.entries[item];
+    let d = app.dialogue_item(item);
+    let clean_s = app.score(item, Part::Curve(0));
+    let clean_o = clean_s.map(|s| obs(s, &d));
+    let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(area);
+
+    let header = Row::new(["op", "operation", "p(w)", "p(c)", "pred", "gap", "strict", "main", "loose"]).style(th.header());
+    let mut rows: Vec<Row> = Vec::new();
+    let pred_cell = |s: Option<&crate::engine::SlotScore>| -> Cell<'static> {
+        match s {
+            Some(s) if s.pred == e.wrong => Cell::from(Span::styled(format!("{} ✗", s.pred_letter()), th.wrong())),
+            Some(s) if s.pred == e.item.correct => Cell::from(Span::styled(format!("{} ✓", s.pred_letter()), th.correct())),
+            Some(s) => Cell::from(s.pred_letter().to_string()),
+            None => Cell::from(Span::styled("·", th.dim())),
+        }
+    };
+    rows.push(
+        Row::new(vec![
+            Cell::from("clean"),
+            Cell::from(Span::styled("clean context (reference)", th.dim())),
+            Cell::from(fmt_p(clean_s.map(|s| s.probs[e.wrong]))),
+            Cell::from(fmt_p(clean_s.map(|s| s.probs[e.item.correct]))),
+            pred_cell(clean_s),
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from(""),
+        ])
+        .style(th.dim()),
+    );
+    let mut selected = None;
+    let mut mro: Option<&str> = None;
+    let mut mro_known = true;
+    for o in OPS {
+        if !o.main && o.short == "R6'" {
+            rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
+        }
+        let part = Part::Op(o.key);
+        if app.current_part() == part {
+            selected = Some(rows.len());
+        }
+        let s = app.score(item, part);
+        let x = s.map(|s| obs(s, &d));
+        let gap = match (x, clean_o) {
+            (Some(x), Some(c)) => Some(x.p_wrong - c.p_wrong),
+            _ => None,
+        };
+        let flag = |c: &Criterion| -> Cell<'static> {
+            match (x, clean_o) {
+                (Some(x), Some(cl)) => {
+                    let ok = clean_like(c, &cl, &x);
+                    Cell::from(Span::styled(if ok { "✓ yes" } else { "✗ no" }, th.pass(ok)))
+                }
+                _ => Cell::from(Span::styled("·", th.dim())),
+            }
+        };
+        if o.main {
+            match (x, clean_o) {
+                (Some(x), Some(cl)) => {
+                    if mro.is_none() && clean_like(&Criterion::MAIN, &cl, &x) {
+                        mro = Some(o.short);
+                    }
+                }
+                _ => mro_known = false,
+            }
+        }
+        let label = if s.is_none() {
+            format!("{} · {}", o.label, pending_text(app, item, part))
+        } else {
+            o.label.to_string()
+        };
+        rows.push(Row::new(vec![
+            Cell::from(Span::styled(o.short, th.bold())),
+            Cell::from(label),
+            Cell::from(fmt_p(x.map(|x| x.p_wrong))),
+            Cell::from(fmt_p(x.map(|x| x.p_correct))),
+            pred_cell(s),
+            Cell::from(Span::styled(fmt_gap(gap), th.gap(gap.unwrap_or(f64::NAN)))),
+            flag(&Criterion::STRICT),
+            flag(&Criterion::MAIN),
+            flag(&Criterion::LOOSE),
+        ]));
+    }
+    let widths = [
+        Constraint::Length(5),
+        Constraint::Min(16),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(4),
+        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(6),
+    ];
+    let title = format!("Recovery · {} · clean-like per item (single-item aggregates)", e.item.id);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block(app, title))
+        .column_spacing(1)
+        .row_highlight_style(th.selected());
+    let mut state = TableState::default().with_selected(selected);
+    f.render_stateful_widget(table, table_area, &mut state);
+
+    // Detail: minimal recovery operation and the checks of the selected operation.
+    let b = block(app, "Criterion detail");
+    let inner = b.inner(detail);
+    f.render_widget(b, detail);
+    let mut lines = Vec::new();
+    let mro_txt = match (mro, mro_known) {
+        (Some(m), _) => m.to_string(),
+        (None, true) => "not restored".to_string(),
+        (None, false) => "… (waiting for scores)".to_string(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("minimal recovery operation (main): ", th.dim()),
+        Span::styled(mro_txt, th.bold()),
+    ]));
+    match app.current_part() {
+        Part::Op(k) => {
+            let s = app.score(item, Part::Op(k));
+            if let (Some(s), Some(cl)) = (s, clean_o) {
+                let x = obs(s, &d);
+                for (name, c) in [("strict", Criterion::STRICT), ("main", Criterion::MAIN), ("loose", Criterion::LOOSE)] {
+                    let ch = criterion_check(&c, &cl, &x);
+                    let mut spans = vec![Span::styled(format!("{name:<7}"), th.dim())];
+                    for (lab, ok) in [
+                        ("gap", ch.gap_ok),
+                        ("acc", ch.accuracy_ok),
+                        ("p(c)", ch.p_correct_ok),
+                        ("H", ch.entropy_ok),
+                        ("max p", ch.max_prob_ok),
+                    ] {
+                        spans.push(Span::styled(format!("{lab} {} ", if ok { "✓" } else { "✗" }), th.pass(ok)));
+                    }
+                    lines.push(Line::from(spans));
+                }
+            } else {
+                lines.push(Line::from(Span::styled("(the selected operation has no score yet)", th.dim())));
+            }
+        }
+        Part::Curve(_) => lines.push(Line::from(Span::styled(
+            "←/→ or j/k: select an operation (r: jump to R0) · Enter: its dialogue",
+            th.dim(),
+        ))),
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

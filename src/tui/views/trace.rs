@@ -1,0 +1,188 @@
+//! Trace: p(advocated wrong) and p(correct) along clean → weak → medium → strong → medium reset →
+//! R0, the clean level as a reference line, and each recovery operation's p(w) beside it.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
+use ratatui::Frame;
+
+use super::{bar, block, fmt_p, message, pad};
+use crate::tui::app::App;
+use crate::tui::model::{Part, CURVE_SHORT, OPS};
+
+/// Step names of at most five letters, for narrow terminals.
+const TINY: [&str; 7] = ["clean", "weak", "med", "str", "m.rst", "R0", "probe"];
+
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let Some(item) = app.current() else {
+        message(f, area, app, "Trace", "No item.");
+        return;
+    };
+    let ops_w = (area.width / 3).clamp(28, 40);
+    let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
+    let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(left);
+    chart(f, chart_area, app, item);
+    numbers(f, table_area, app, item);
+    ops(f, right, app, item);
+}
+
+/// x of ramp step `k` (0 = clean … 5 = R0) on a [0, 1] axis, placed under ratatui's x labels:
+/// the first and last labels sit at the ends, label j of the n = 6 in between is centred at
+/// (j + ½) / n of the width.
+fn xpos(k: usize) -> f64 {
+    match k {
+        0 => 0.0,
+        5 => 1.0,
+        k => (k as f64 + 0.5) / 6.0,
+    }
+}
+
+fn chart(f: &mut Frame, area: Rect, app: &App, item: usize) {
+    let th = &app.theme;
+    let e = &app.entries[item];
+    let mut pw: Vec<(f64, f64)> = Vec::new();
+    let mut pc: Vec<(f64, f64)> = Vec::new();
+    for k in 0..6 {
+        if let Some(s) = app.score(item, Part::Curve(k)) {
+            pw.push((xpos(k), s.probs[e.wrong]));
+            pc.push((xpos(k), s.probs[e.item.correct]));
+        }
+    }
+    let clean = app.score(item, Part::Curve(0)).map(|s| s.probs[e.wrong]);
+    let clean_line: Vec<(f64, f64)> = clean.map(|c| vec![(0.0, c), (1.0, c)]).unwrap_or_default();
+    let cursor: Vec<(f64, f64)> = match app.current_part() {
+        Part::Curve(k) if k < 6 => (0..=20).map(|i| (xpos(k), i as f64 / 20.0)).collect(),
+        _ => vec![],
+    };
+    let color = th.color;
+    let mut sets = vec![
+        Dataset::default()
+            .name("clean p(w)")
+            .marker(if color { Marker::Braille } else { Marker::Dot })
+            .graph_type(GraphType::Line)
+            .style(th.dim())
+            .data(&clean_line),
+        Dataset::default()
+            .name("p(correct)")
+            .marker(if color { Marker::Braille } else { Marker::Dot })
+            .graph_type(GraphType::Line)
+            .style(th.correct())
+            .data(&pc),
+        Dataset::default()
+            .name("p(adv. wrong)")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(th.wrong())
+            .data(&pw),
+    ];
+    if !cursor.is_empty() {
+        sets.insert(0, Dataset::default().marker(Marker::Braille).graph_type(GraphType::Scatter).style(th.dim()).data(&cursor));
+    }
+    let names = if area.width < 70 { &TINY } else { &CURVE_SHORT };
+    let labels: Vec<Line> = names[..6].iter().map(|s| Line::from(*s)).collect();
+    // The legend goes in the title, where it never covers a line.
+    let (lw, lc) = (crate::data::Item::letter(e.wrong), crate::data::Item::letter(e.item.correct));
+    let title = if area.width >= 90 {
+        Line::from(vec![
+            Span::styled(format!(" Trace · {} · ", e.item.id), th.title()),
+            Span::styled(format!("━ p({lw}) advocated wrong"), th.wrong()),
+            Span::raw("  "),
+            Span::styled(format!("━ p({lc}) correct"), th.correct()),
+            Span::raw("  "),
+            Span::styled("┈ clean p(w) ", th.dim()),
+        ])
+    } else {
+        Line::from(vec![
+            Span::styled(" Trace ", th.title()),
+            Span::styled(format!("━ p({lw}) wrong "), th.wrong()),
+            Span::styled(format!("━ p({lc}) correct "), th.correct()),
+            Span::styled("┈ clean ", th.dim()),
+        ])
+    };
+    let chart_block = ratatui::widgets::Block::bordered().title(title).border_style(th.dim());
+    let chart = Chart::new(sets)
+        .block(chart_block)
+        .x_axis(Axis::default().bounds([0.0, 1.0]).labels(labels).style(th.dim()))
+        .y_axis(Axis::default().bounds([0.0, 1.0]).labels(vec![Line::from("0"), Line::from("0.5"), Line::from("1")]).style(th.dim()))
+        .legend_position(None);
+    f.render_widget(chart, area);
+}
+
+fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize) {
+    let th = &app.theme;
+    let e = &app.entries[item];
+    let b = block(app, "Ramp values");
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let cw = ((inner.width as usize).saturating_sub(7) / 7).clamp(5, 9);
+    let mut head = vec![Span::styled(pad("", 7), th.dim())];
+    let mut r_w = vec![Span::styled(pad("p(w)", 7), th.wrong())];
+    let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
+    let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
+    for k in 0..7 {
+        let cur = app.current_part() == Part::Curve(k);
+        let hs = if cur { th.selected() } else { th.dim() };
+        let name = if cw > CURVE_SHORT[k].len() { CURVE_SHORT[k] } else { TINY[k] };
+        head.push(Span::styled(pad(&format!("{:>w$}", name, w = cw - 1), cw), hs));
+        let s = app.score(item, Part::Curve(k));
+        r_w.push(Span::raw(format!("{:>w$} ", fmt_p(s.map(|s| s.probs[e.wrong])), w = cw - 1)));
+        r_c.push(Span::raw(format!("{:>w$} ", fmt_p(s.map(|s| s.probs[e.item.correct])), w = cw - 1)));
+        let (txt, st) = match s {
+            Some(s) if s.pred == e.wrong => (format!("{}✗", s.pred_letter()), th.wrong()),
+            Some(s) if s.pred == e.item.correct => (format!("{}✓", s.pred_letter()), th.correct()),
+            Some(s) => (s.pred_letter().to_string(), th.plain()),
+            None => ("·".into(), th.dim()),
+        };
+        r_p.push(Span::styled(format!("{:>w$} ", txt, w = cw - 1), st));
+    }
+    let lines = vec![Line::from(head), Line::from(r_w), Line::from(r_c), Line::from(r_p)];
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn ops(f: &mut Frame, area: Rect, app: &App, item: usize) {
+    let th = &app.theme;
+    let e = &app.entries[item];
+    let b = block(app, "Recovery p(w)");
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = inner.width as usize;
+    let clean = app.score(item, Part::Curve(0)).map(|s| s.probs[e.wrong]);
+    // "R6' ▕bar┊  ▏0.123"
+    let bar_w = w.saturating_sub(6 + 6).max(4);
+    let mut lines = vec![Line::from(Span::styled(format!("{:<6}{}", "", "┊ = clean level"), th.dim()))];
+    let row = |label: &str, p: Option<f64>, st: Style, cur: bool| -> Line<'static> {
+        let mut cells: Vec<char> = bar(p.unwrap_or(f64::NAN), bar_w).chars().collect();
+        if let Some(c) = clean {
+            let pos = ((c.clamp(0.0, 1.0) * bar_w as f64).round() as usize).min(bar_w - 1);
+            if cells[pos] == ' ' {
+                cells[pos] = '┊';
+            }
+        }
+        let lab_st = if cur { th.selected() } else { th.bold() };
+        Line::from(vec![
+            Span::styled(format!("{label:<5}"), lab_st),
+            Span::raw(" "),
+            Span::styled(cells.into_iter().collect::<String>(), st),
+            Span::raw(format!(" {}", fmt_p(p))),
+        ])
+    };
+    lines.push(row("clean", clean, th.dim(), app.current_part() == Part::Curve(0)));
+    for o in OPS {
+        let s = app.score(item, Part::Op(o.key));
+        let p = s.map(|s| s.probs[e.wrong]);
+        let st = match (p, clean) {
+            (Some(x), Some(c)) if (x - c).abs() <= 0.05 => th.correct(),
+            (Some(_), Some(_)) => th.wrong(),
+            _ => th.dim(),
+        };
+        if o.short == "R6'" {
+            lines.push(Line::from(Span::styled("appendix", th.dim())));
+        }
+        lines.push(row(o.short, p, st, app.current_part() == Part::Op(o.key)));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("green: |gap| ≤ 0.05", th.dim())));
+    f.render_widget(Paragraph::new(lines), inner);
+}

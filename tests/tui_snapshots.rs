@@ -1,0 +1,207 @@
+//! Whole-app snapshot tests of the explorer (gitui's pattern): key events go into the [`App`],
+//! the screen is drawn into a ratatui `TestBackend` at 100×30 and compared with `insta`
+//! snapshots (tests/snapshots/). Scores come from the REAL engine on smollm2-135m (llama.cpp is
+//! deterministic here); the status bar is frozen (no timings, no tokens/s). The Tables view
+//! reads a small run directory built from synthetic rows (`tables::testutil`).
+
+use std::time::Duration;
+
+use clap::Parser;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use hyst_tui::cli::{BatchArgs, Cli, TuiArgs};
+use hyst_tui::commands::Ctx;
+use hyst_tui::config::models_dir;
+use hyst_tui::tui::model::{ramp_parts, steps, Part};
+use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig, Overlay, View};
+
+const SMOL: &str = "smollm2-135m";
+const W: u16 = 100;
+const H: u16 = 30;
+/// Generous: other builds may share the two cores.
+const SETTLE: Duration = Duration::from_secs(1800);
+
+fn ctx() -> Ctx {
+    let cli = Cli::try_parse_from(["hyst-tui"]).expect("default CLI");
+    Ctx::new(cli.global).expect("models config")
+}
+
+fn config(run: Option<std::path::PathBuf>) -> AppConfig {
+    let ctx = ctx();
+    let entry = ctx.config.get(SMOL).expect("smollm2-135m in models.toml").clone();
+    let path = entry.path(&models_dir());
+    if run.is_none() {
+        assert!(
+            path.exists(),
+            "test model {SMOL} is missing at {}: run `bash scripts/fetch-test-models.sh`",
+            path.display()
+        );
+    }
+    let tui = TuiArgs {
+        model: Some(SMOL.into()),
+        dataset: Some("sample".into()),
+        run,
+    };
+    let mut cfg = AppConfig::from_ctx(&ctx, &tui, &BatchArgs::default()).expect("config");
+    cfg.options.frozen = true;
+    cfg.options.prefetch = false;
+    cfg.options.color = true;
+    cfg
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+    app.update();
+}
+
+fn keys(app: &mut App, s: &str) {
+    for c in s.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn screen(app: &App) -> String {
+    buffer_to_text(&render_to_buffer(app, W, H).expect("render"))
+}
+
+fn settle(app: &mut App) {
+    assert!(app.settle(SETTLE), "scoring did not finish in time");
+    assert!(app.engine_ready().is_some(), "the model did not load");
+}
+
+#[test]
+fn every_view_on_the_real_engine() {
+    let mut app = App::new(config(None)).expect("app");
+    // Before the model is loaded the UI is already usable.
+    let first = app.current().expect("an item");
+    assert!(screen(&app).contains("loading model"), "{}", screen(&app));
+
+    // --- generation rule on the real engine -------------------------------------------------
+    assert!(app.wait_loaded(SETTLE));
+    app.update(); // schedules the first item's ramp (clean + weak pressure)
+    assert!(app.queue.pending() > 0);
+    let submitted = app.queue.pending();
+    press(&mut app, KeyCode::Char('j')); // the user moves on while the engine works
+    let second = app.current().expect("second item");
+    assert_ne!(first, second);
+    settle(&mut app);
+    // Every request made for the first item was cancelled or its late result dropped.
+    assert_eq!(app.queue.stale_dropped as usize, submitted);
+    assert!(ramp_parts().iter().all(|&p| app.score(first, p).is_none()), "a stale result was used");
+    assert!(steps().iter().all(|&p| app.score(second, p).is_some()), "the current item is complete");
+    // Moving away and back: the cached item needs no engine work.
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.current(), Some(second));
+    assert_eq!(app.queue.pending(), 0, "moving back is served from the cache");
+    settle(&mut app);
+
+    // --- Items ------------------------------------------------------------------------------
+    insta::assert_snapshot!("items", screen(&app));
+    keys(&mut app, "s"); // sort by clean p(w)
+    let sorted = screen(&app);
+    assert!(sorted.contains("clean p(w)▼"), "{sorted}");
+    keys(&mut app, "s".repeat(5).as_str()); // back to list order
+    let id = app.entries[second].item.id.clone();
+    press(&mut app, KeyCode::Char('/'));
+    keys(&mut app, &id[id.len() - 5..]);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.current(), Some(second), "the filter keeps the selected item");
+    insta::assert_snapshot!("items_filtered", screen(&app));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.items.visible.len(), app.entries.len());
+
+    // --- Dialogue ---------------------------------------------------------------------------
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.view, View::Dialogue);
+    insta::assert_snapshot!("dialogue_clean", screen(&app));
+    keys(&mut app, "lll");
+    assert_eq!(app.current_part(), Part::Curve(3));
+    insta::assert_snapshot!("dialogue_strong_pressure", screen(&app));
+    keys(&mut app, "e");
+    insta::assert_snapshot!("dialogue_expanded", screen(&app));
+    keys(&mut app, "e");
+    keys(&mut app, "r"); // to the operations: R0
+    keys(&mut app, "lllll"); // R4 neutral summary
+    assert_eq!(app.current_part(), Part::Op("neutral_summary_replacement"));
+    insta::assert_snapshot!("dialogue_r4", screen(&app));
+
+    // --- Trace, Slot, Recovery --------------------------------------------------------------
+    keys(&mut app, "g");
+    keys(&mut app, "lllll"); // R0 = strong reset
+    keys(&mut app, "3");
+    insta::assert_snapshot!("trace", screen(&app));
+    keys(&mut app, "4");
+    insta::assert_snapshot!("slot", screen(&app));
+    keys(&mut app, "5");
+    keys(&mut app, "r");
+    keys(&mut app, "ll"); // R2 system reset
+    insta::assert_snapshot!("recovery", screen(&app));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.view, View::Dialogue);
+    assert_eq!(app.current_part(), Part::Op("system_level_reset"));
+
+    // --- Help and the model switcher --------------------------------------------------------
+    keys(&mut app, "?");
+    assert_eq!(app.overlay, Overlay::Help);
+    insta::assert_snapshot!("help", screen(&app));
+    keys(&mut app, "x"); // any key closes it
+    assert_eq!(app.overlay, Overlay::None);
+    keys(&mut app, "m");
+    let s = screen(&app);
+    assert!(s.contains(SMOL) && s.contains("present"), "{s}");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+
+    // --- 80x24 still shows every part; NO_COLOR emits no colour ------------------------------
+    for v in ["1", "2", "3", "4", "5", "6"] {
+        keys(&mut app, v);
+        let small = buffer_to_text(&render_to_buffer(&app, 80, 24).unwrap());
+        assert!(small.lines().count() == 24 && small.contains("idle"), "{small}");
+    }
+    keys(&mut app, "2");
+    app.theme.color = false;
+    let buf = render_to_buffer(&app, W, H).unwrap();
+    let coloured = buf.content().iter().filter(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset).count();
+    assert_eq!(coloured, 0, "NO_COLOR: no cell may carry a colour");
+    let text = buffer_to_text(&buf);
+    assert!(text.contains('▶') && text.contains('✓') && text.contains('✗'), "symbols carry the meaning: {text}");
+
+    // --- Background scoring fills the list: the first three items' ramps ----------------------
+    app.theme.color = true;
+    app.cfg.options.prefetch = true;
+    app.cfg.options.prefetch_window = 3;
+    keys(&mut app, "1");
+    settle(&mut app);
+    for &i in &app.items.visible[..3] {
+        assert!(ramp_parts().iter().all(|&p| app.score(i, p).is_some()));
+    }
+    insta::assert_snapshot!("items_background_scored", screen(&app));
+
+    // --- Quitting ---------------------------------------------------------------------------
+    press(&mut app, KeyCode::Char('q'));
+    assert!(app.quit);
+}
+
+#[test]
+fn tables_view_of_a_stored_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    hyst_tui::batch::write_item_rows(dir.path(), &rows).unwrap();
+    let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
+    hyst_tui::tables::write_tables(&rows, dir.path(), &opts).unwrap();
+    let mut app = App::new(config(Some(dir.path().to_path_buf()))).expect("app over a stored run");
+    assert!(app.engine_ready().is_none(), "a stored run needs no model");
+    keys(&mut app, "6");
+    let s = screen(&app);
+    let shown = s.replace(&dir.path().display().to_string(), "<RUN>");
+    insta::assert_snapshot!("tables_summary", shown);
+    // The next file: a paper table.
+    keys(&mut app, "l");
+    let s = screen(&app).replace(&dir.path().display().to_string(), "<RUN>");
+    assert!(s.contains('━') && s.contains('─'), "booktabs rules: {s}");
+    insta::assert_snapshot!("tables_first_table", s);
+    // Stored values reach the other views too (no model needed).
+    keys(&mut app, "5");
+    let s = screen(&app);
+    assert!(s.contains("R0") && s.contains("✓ yes"), "{s}");
+}

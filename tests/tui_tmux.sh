@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# End-to-end check of the explorer in a real terminal (tmux): start the binary at 80x24 and at
+# 120x40, walk through the views with keys, resize, quit while the engine is scoring, and check
+# the terminal was given back (alternate screen left, cooked mode, the shell prompt is back).
+#
+# usage: tests/tui_tmux.sh PATH/TO/hyst-tui
+# Needs tmux and the smollm2-135m model (bash scripts/fetch-test-models.sh).
+set -u
+BIN=${1:?usage: tui_tmux.sh PATH/TO/hyst-tui}
+command -v tmux >/dev/null || { echo "tmux is not installed"; exit 1; }
+WORK=$(mktemp -d)
+SOCK="hyst-tui-test-$$"
+T() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+FAILS=0
+CUR=""
+N=0
+pane() { T capture-pane -p -t "$CUR"; }
+fail() {
+  echo "FAIL: $*"
+  echo "----- pane -----"
+  pane
+  echo "----------------"
+  FAILS=$((FAILS + 1))
+}
+# wait_for PATTERN SECONDS: poll the pane until it matches (grep -E).
+wait_for() {
+  local pat=$1 secs=${2:-20} i
+  for ((i = 0; i < secs * 5; i++)); do
+    if pane | grep -qE -- "$pat"; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+check() { # check PATTERN SECONDS WHAT
+  wait_for "$1" "${2:-20}" || fail "$3 (expected /$1/)"
+}
+keys() { T send-keys -t "$CUR" "$@"; }
+
+start() { # start WIDTH HEIGHT [ENV...]
+  local w=$1 h=$2
+  shift 2
+  local envs=(HOME="$HOME" PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8)
+  local v
+  for v in HYST_MODELS_DIR HYST_MODELS_CONFIG HYST_DATA_DIR XDG_DATA_HOME; do
+    if [ -n "${!v:-}" ]; then envs+=("$v=${!v}"); fi
+  done
+  # A new session first, then the old one goes: the server never runs empty in between.
+  local old=$CUR
+  N=$((N + 1))
+  CUR="hyst$N"
+  T new-session -d -s "$CUR" -x "$w" -y "$h" env -i "${envs[@]}" "$@" PS1='shell$ ' bash --norc --noprofile \
+    || { echo "FAIL: tmux new-session"; exit 1; }
+  T set-option -t "$CUR" status off >/dev/null
+  if [ -n "$old" ]; then T kill-session -t "$old" >/dev/null 2>&1; fi
+  wait_for 'shell\$' 10 || fail "no shell prompt"
+  keys "clear; '$BIN' --log-file '$WORK/hyst.log'; echo \"EXITED:\$?\"" Enter
+}
+
+quit_and_check_restored() { # what
+  keys q
+  check 'EXITED:0' 20 "$1: exits with status 0 after q"
+  if pane | grep -qE ' 1 Items| 1 Item '; then fail "$1: the TUI is still on the screen after exit (alternate screen not left)"; fi
+  keys "stty -a | tr ' ;' '\n\n' | grep -xE -- '-?icanon|-?echo' | tr '\n' ' '; echo STTY_END" Enter
+  check 'STTY_END' 10 "$1: the shell answers after exit"
+  if pane | grep -qE -- '(^| )-icanon|(^| )-echo( |$)'; then fail "$1: the terminal was left in raw mode"; fi
+  pane | grep -qE 'icanon echo' || fail "$1: cooked mode (icanon echo) after exit"
+}
+
+# ---------------------------------------------------------------------------------------------
+echo "== 80x24: every view, resize, quit while scoring"
+start 80 24
+check 'Items' 30 "80x24: the Items view opens"
+check 'smollm2-135m' 10 "80x24: the status bar names the model"
+check 'loading model|idle|queue' 10 "80x24: the status bar shows the engine state"
+keys 2
+check 'Dialogue ·' 10 "80x24: key 2 opens the Dialogue"
+check '▶A|▶B|▶C|▶D|▶E' 300 "80x24: the option distribution (predicted mark) appears"
+check '█' 10 "80x24: a probability bar is drawn"
+check 'entropy' 10 "80x24: entropy is shown"
+keys l
+check 'weak pressure' 10 "80x24: l moves to the weak-pressure step"
+check '▌' 120 "80x24: the pressure message is set apart"
+keys 3
+check ' Trace (·|━)' 10 "80x24: key 3 opens the Trace"
+check 'p\(adv. wrong\)|Ramp values' 10 "80x24: the trace chart and its values"
+keys 4
+check 'Top tokens|Answer slot' 10 "80x24: key 4 opens the answer slot"
+keys 5
+check 'Recovery ·' 10 "80x24: key 5 opens Recovery"
+check 'strict' 10 "80x24: the criteria columns"
+keys 6
+check 'run |Tables' 10 "80x24: key 6 opens Tables"
+keys '?'
+check 'Help' 10 "80x24: ? opens the help"
+keys x
+keys m
+check 'Model ·' 10 "80x24: m opens the model switcher"
+keys Escape
+keys 1
+check 'Items ·' 10 "80x24: key 1 goes back to Items"
+# Resize: the layout follows.
+T resize-window -t "$CUR" -x 120 -y 40
+check '\? help  m model  q quit' 10 "resize to 120x40: the wide tab bar appears"
+[ "$(pane | wc -l)" -ge 40 ] || fail "resize: the pane has 40 rows"
+T resize-window -t "$CUR" -x 80 -y 24
+check ' 1 Items ' 10 "resize back to 80x24"
+# Quit while the engine works: move to the next item (new scoring) and quit at once.
+keys j
+keys 2
+quit_and_check_restored "80x24 quit while scoring"
+[ -s "$WORK/hyst.log" ] || fail "the log file was written"
+
+# ---------------------------------------------------------------------------------------------
+echo "== 120x40: views and quit"
+start 120 40
+check 'Items' 30 "120x40: the Items view opens"
+keys Enter
+check 'Dialogue ·' 10 "120x40: Enter opens the Dialogue"
+check '▶A|▶B|▶C|▶D|▶E' 300 "120x40: the distribution appears"
+check 'question block: [0-9]+ options' 10 "120x40: the question block is collapsed to a marker"
+keys e
+check 'Options:' 10 "120x40: e expands the question blocks"
+keys r
+check 'R0 ordinary reset' 10 "120x40: r jumps to the operations"
+keys 5
+check 'minimal recovery operation' 10 "120x40: Recovery shows the minimal recovery operation"
+quit_and_check_restored "120x40"
+
+# ---------------------------------------------------------------------------------------------
+echo "== NO_COLOR: no colour escape sequences"
+start 100 30 NO_COLOR=1
+check 'Items' 30 "NO_COLOR: the explorer opens"
+keys 2
+check '▶A|▶B|▶C|▶D|▶E|loading model|scoring' 300 "NO_COLOR: the dialogue shows"
+if T capture-pane -p -e -t "$CUR" | grep -qE $'\e\\[[0-9;]*(3[0-7]|38;|4[0-7]|48;|9[0-7]|10[0-7])[;m]'; then
+  fail "NO_COLOR: colour escape sequences on the screen"
+fi
+quit_and_check_restored "NO_COLOR"
+
+# ---------------------------------------------------------------------------------------------
+echo "== panic hook: the terminal is restored before the panic is printed"
+start 80 24 HYST_TUI_TEST_PANIC=1
+check 'EXITED:101' 30 "panic: the process exits with Rust's panic status"
+check 'test panic requested by HYST_TUI_TEST_PANIC' 5 "panic: the message is printed on the normal screen"
+if pane | grep -qE ' 1 Items '; then fail "panic: the TUI is still on the screen"; fi
+keys "stty -a | tr ' ;' '\n\n' | grep -xE -- '-?icanon|-?echo' | tr '\n' ' '; echo STTY_END" Enter
+check 'STTY_END' 10 "panic: the shell answers"
+pane | grep -qE 'icanon echo' || fail "panic: cooked mode (icanon echo) after the panic"
+
+if [ "$FAILS" -gt 0 ]; then
+  echo "$FAILS check(s) failed"
+  exit 1
+fi
+echo "all tmux checks passed"
