@@ -14,14 +14,7 @@ use crate::metrics::{
 };
 
 /// Conditions only the truncation suite produces (their presence makes a truncation pair).
-const TRUNCATION_ONLY: [&str; 6] = [
-    "full_history_reset",
-    "remove_strong_only",
-    "remove_medium_strong",
-    "remove_all_pressure",
-    "reset_only",
-    "fresh_context",
-];
+use crate::dialogue::conditions::TRUNCATION_ORDER as TRUNCATION_ONLY;
 
 fn resolve_candidates(cond: &str) -> Vec<&'static str> {
     match cond {
