@@ -1,8 +1,16 @@
 //! Command-line interface (clap derive). The binary parses these, then `commands::*` run them.
+//! Value lists (suites, explorer screens) come from the library's own registries.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use hyst_tui::batch::Shard;
+use hyst_tui::data::{ReleasedLists, SelectionOptions, DEFAULT_SEED};
+use hyst_tui::dialogue::Suite;
+use hyst_tui::tui::{Screen, TermSize};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +57,7 @@ pub struct GlobalOpts {
 }
 
 /// Options of the explorer (no command).
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct TuiArgs {
     /// Model key for the explorer (default: the default model).
     #[arg(long)]
@@ -64,15 +72,15 @@ pub struct TuiArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct SnapshotArgs {
-    /// View: items, dialogue, trace, slot, recovery, tables, help.
+    /// The screen to render.
     #[arg(long, default_value = "dialogue")]
-    pub view: String,
+    pub view: ScreenArg,
     /// Item id (default: the first item).
     #[arg(long)]
     pub item: Option<String>,
-    /// Terminal size WIDTHxHEIGHT.
+    /// Terminal size WIDTHxHEIGHT (40x10 to 1000x1000).
     #[arg(long, default_value = "120x40")]
-    pub size: String,
+    pub size: TermSize,
     /// Output file: .svg, .html or .txt.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -97,7 +105,7 @@ pub struct SelectionArgs {
     #[arg(long)]
     pub n: Option<usize>,
     /// Selection seed (subset draw and advocated wrong option).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// The paper's released item list (item_subsets/*.csv); needs --advocated.
     #[arg(long, value_name = "CSV", requires = "advocated")]
@@ -112,7 +120,7 @@ pub struct SelectionArgs {
 }
 
 /// Options of batch mode (`hyst-tui --batch` / `hyst-tui batch`).
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct BatchArgs {
     /// Model keys, comma separated (default: the default model).
     #[arg(long, value_delimiter = ',', value_name = "K1,K2")]
@@ -120,9 +128,9 @@ pub struct BatchArgs {
     /// Dataset specs, comma separated: sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH.
     #[arg(long, value_delimiter = ',', value_name = "SPEC,...")]
     pub datasets: Vec<String>,
-    /// Suites: hierarchy, ramp, controls, false-context, truncation, relabel, r7, all (default hierarchy).
+    /// Suites, comma separated (default: hierarchy; `all` = every suite).
     #[arg(long, value_delimiter = ',')]
-    pub suites: Vec<String>,
+    pub suites: Vec<SuiteArg>,
     /// Run directory (default: <data dir>/runs/<name derived from the configuration>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -131,19 +139,78 @@ pub struct BatchArgs {
     pub limit: Option<usize>,
     /// Run shard K of N (1-based): items with subset_index % N == K-1.
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<String>,
-    /// Items to draw (default: all).
-    #[arg(long = "n")]
-    pub n: Option<usize>,
-    /// Selection seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    #[arg(long, value_name = "CSV")]
-    pub subset: Option<PathBuf>,
-    #[arg(long, value_name = "CSV")]
-    pub advocated: Option<PathBuf>,
-    #[arg(long, value_name = "SEED")]
-    pub shuffle_options: Option<u64>,
+    pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+impl BatchArgs {
+    /// The suites asked for (`all` expanded; empty = the default).
+    pub fn suites(&self) -> Vec<Suite> {
+        let mut v: Vec<Suite> = self
+            .suites
+            .iter()
+            .flat_map(|s| match s.0 {
+                Some(x) => vec![x],
+                None => Suite::ALL.to_vec(),
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+impl SelectionArgs {
+    pub fn options(&self) -> SelectionOptions {
+        SelectionOptions {
+            n: self.n,
+            seed: self.seed,
+            released: match (&self.subset, &self.advocated) {
+                (Some(s), Some(a)) => Some(ReleasedLists {
+                    subset: s.clone(),
+                    advocated: a.clone(),
+                }),
+                _ => None,
+            },
+            shuffle_options: self.shuffle_options,
+        }
+    }
+}
+
+/// A suite name, or `all` (`None`). The names come from [`Suite::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuiteArg(pub Option<Suite>);
+
+impl ValueEnum for SuiteArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static V: OnceLock<Vec<SuiteArg>> = OnceLock::new();
+        V.get_or_init(|| Suite::ALL.iter().map(|s| SuiteArg(Some(*s))).chain([SuiteArg(None)]).collect())
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self.0 {
+            Some(s) => PossibleValue::new(s.key()),
+            None => PossibleValue::new("all").help("every suite"),
+        })
+    }
+}
+
+/// An explorer screen for `snapshot --view`. The names come from [`Screen::all`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScreenArg(pub Screen);
+
+impl ValueEnum for ScreenArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static V: OnceLock<Vec<ScreenArg>> = OnceLock::new();
+        V.get_or_init(|| Screen::all().into_iter().map(ScreenArg).collect())
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let mut v = PossibleValue::new(self.0.name());
+        for a in self.0.aliases() {
+            v = v.alias(*a);
+        }
+        Some(v)
+    }
 }
 
 #[derive(Debug, Subcommand)]

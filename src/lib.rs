@@ -1,9 +1,18 @@
 //! hyst-tui: measure sycophancy hysteresis (protocol: ../shared/protocol.md) on GGUF models
-//! through llama.cpp. Data flows one way:
-//! data → dialogue → engine → store → metrics → tables, with the TUI on top.
+//! through llama.cpp. Data flows one way, each layer using only the ones above it in this list
+//! (tests/architecture.rs checks the imports):
+//!
+//! - `protocol` — plain data types: chat messages, slot scores, the `Scorer` trait, letters;
+//! - `config`, `data`, `prompts` — models.toml, items and selection, prompt sets;
+//! - `engine` (llama.cpp), `dialogue` (conditions → messages, the ramp), `fetch`, `logging`;
+//! - `store` — run directories: score cache, item rows, manifest;
+//! - `metrics` → `tables` — the paper's measures and tables;
+//! - `batch` — models × datasets × conditions, reporting through an observer;
+//! - `tui` — the explorer.
+//!
+//! The command line (`cli`, `commands`) lives in the binary and is imported by nothing here.
 
-pub mod cli;
-pub mod commands;
+pub mod batch;
 pub mod config;
 pub mod data;
 pub mod dialogue;
@@ -12,7 +21,7 @@ pub mod fetch;
 pub mod logging;
 pub mod metrics;
 pub mod prompts;
-pub mod batch;
+pub mod protocol;
 pub mod store;
 pub mod tables;
 pub mod tui;

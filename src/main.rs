@@ -1,11 +1,20 @@
+//! The `hyst-tui` binary: parses the command line (`cli`) and runs a command (`commands`).
+//! Both modules live only in the binary, so no library module can depend on them.
+
+mod cli;
+mod commands;
+
 use std::process::ExitCode;
 
 use clap::Parser;
-use hyst_tui::cli::{BenchCmd, Cli, Command};
-use hyst_tui::commands::{self, Ctx};
+use cli::{BenchCmd, Cli, Command};
+use commands::Ctx;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
     hyst_tui::logging::init(cli.global.log_file.as_deref());
     commands::install_ctrlc();
     match run(cli) {
@@ -31,6 +40,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--help` and `--version` print as clap formats them; a usage error is one line (clap's message
+/// and its list of valid values, without the usage block) and exit code 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    let mut in_usage = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") {
+            in_usage = true;
+            continue;
+        }
+        if line.is_empty() {
+            in_usage = false;
+            continue;
+        }
+        if in_usage || line.starts_with("For more information") {
+            continue;
+        }
+        parts.push(line);
+    }
+    eprintln!("{} (see --help)", parts.join(" "));
+    ExitCode::from(2)
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let ctx = Ctx::new(cli.global.clone())?;
     if cli.global.batch {
@@ -47,13 +85,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::bench::engine(&ctx, model.as_deref(), *raw_tokens, *items)
         }
         Some(Command::Bench(BenchCmd::Batch { model, limit })) => commands::bench::batch(&ctx, model.as_deref(), *limit),
-        Some(Command::Prompts(a)) => commands::protocol::prompts_cmd(&ctx, a),
-        Some(Command::Conditions) => commands::protocol::conditions_cmd(),
-        Some(Command::Items(a)) => commands::protocol::items_cmd(a),
+        Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),
+        Some(Command::Conditions) => commands::inspect::conditions_cmd(),
+        Some(Command::Items(a)) => commands::inspect::items_cmd(a),
         Some(Command::Batch(a)) => commands::batch::run(&ctx, a),
         Some(Command::Tables { from }) => commands::batch::tables_from(from),
         Some(Command::Merge { dirs, out }) => commands::batch::merge(dirs, out),
-        Some(Command::Snapshot(a)) => hyst_tui::tui::snapshot_cmd(&ctx, a),
-        None => hyst_tui::tui::run(&ctx, &cli.global.tui, &cli.global.batch_args),
+        Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
+        None => commands::explorer::run(&ctx, &cli.global.tui, &cli.global.batch_args),
     }
 }

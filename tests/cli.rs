@@ -17,8 +17,17 @@ fn ok(args: &[&str]) -> String {
 
 /// Fails with exit code 1 and exactly one stderr line starting with "error:" containing `needle`.
 fn fails(args: &[&str], needle: &str) {
+    fails_with(1, args, needle)
+}
+
+/// A usage error: exit code 2, one line.
+fn usage(args: &[&str], needle: &str) {
+    fails_with(2, args, needle)
+}
+
+fn fails_with(code: i32, args: &[&str], needle: &str) {
     let o = run(args);
-    assert_eq!(o.status.code(), Some(1), "{args:?} should fail");
+    assert_eq!(o.status.code(), Some(code), "{args:?} should fail: {}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{args:?}: expected one error line, got {err}");
@@ -105,7 +114,13 @@ fn bad_inputs_give_one_error_line() {
     std::fs::write(&ds, "{\"question\":\"Q\",\"options\":[\"a\"],\"answer\":0}\n").unwrap();
     fails(&["items", "--dataset", &format!("jsonl:{}", ds.display())], "row 1: field `options`");
     fails(&["prompts", "--condition", "no_such_condition"], "unknown condition");
-    fails(&["--batch", "--suites", "bogus"], "unknown suite");
+    usage(&["--batch", "--suites", "bogus"], "invalid value 'bogus' for '--suites");
+    usage(&["--batch", "--suites", "bogus"], "possible values: ramp, hierarchy");
+    usage(&["--batch", "--shard", "3/2"], "need 1 <= K <= N");
+    usage(&["snapshot", "--view", "nope", "--out", "x.txt"], "possible values: items, dialogue");
+    usage(&["snapshot", "--size", "12x4", "--out", "x.txt"], "expected WIDTHxHEIGHT");
+    usage(&["items", "--subset", "s.csv"], "--advocated");
+    usage(&["--batch", "--subset", "s.csv"], "--advocated");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
 use hyst_tui::dialogue::conditions::{self, build, Built, Kind};
 use hyst_tui::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem};
-use hyst_tui::engine::{ChatMessage, EngineError, Scorer, SlotScore};
+use hyst_tui::protocol::{ChatMessage, Scorer, SlotScore};
 use hyst_tui::prompts::PromptSet;
 
 fn item() -> DialogueItem {
@@ -190,7 +190,8 @@ fn truncation_false_context_and_relabel() {
 struct Scripted(Vec<char>, usize);
 
 impl Scorer for Scripted {
-    fn score(&mut self, _m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
+    type Error = std::convert::Infallible;
+    fn score(&mut self, _m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error> {
         let l = self.0[self.1 % self.0.len()];
         self.1 += 1;
         let pred = letters.iter().position(|&x| x == l).unwrap();

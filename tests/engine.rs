@@ -10,7 +10,8 @@ use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
 use hyst_tui::dialogue::conditions::{self, build};
 use hyst_tui::dialogue::{Builder, DialogueItem};
-use hyst_tui::engine::{ChatMessage, Engine, EngineError, EngineOptions, SlotScore};
+use hyst_tui::engine::{Engine, EngineError, EngineOptions};
+use hyst_tui::protocol::{ChatMessage, SlotScore};
 use hyst_tui::prompts::PromptSet;
 
 /// ≥ 20 multi-turn conversations sharing prefixes: every ramp, hierarchy and truncation

@@ -6,11 +6,8 @@
 
 use std::time::Duration;
 
-use clap::Parser;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use hyst_tui::cli::{BatchArgs, Cli, TuiArgs};
-use hyst_tui::commands::Ctx;
-use hyst_tui::config::models_dir;
+use hyst_tui::config::{models_dir, ModelsConfig};
 use hyst_tui::tui::model::{ramp_parts, steps, Part};
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig, Overlay, View};
 
@@ -20,14 +17,9 @@ const H: u16 = 30;
 /// Generous: other builds may share the two cores.
 const SETTLE: Duration = Duration::from_secs(1800);
 
-fn ctx() -> Ctx {
-    let cli = Cli::try_parse_from(["hyst-tui"]).expect("default CLI");
-    Ctx::new(cli.global).expect("models config")
-}
-
 fn config(run: Option<std::path::PathBuf>) -> AppConfig {
-    let ctx = ctx();
-    let entry = ctx.config.get(SMOL).expect("smollm2-135m in models.toml").clone();
+    let models = ModelsConfig::resolve(None).expect("models config");
+    let entry = models.get(SMOL).expect("smollm2-135m in models.toml").clone();
     let path = entry.path(&models_dir());
     if run.is_none() {
         assert!(
@@ -36,12 +28,12 @@ fn config(run: Option<std::path::PathBuf>) -> AppConfig {
             path.display()
         );
     }
-    let tui = TuiArgs {
+    let mut cfg = AppConfig {
         model: Some(SMOL.into()),
         dataset: Some("sample".into()),
         run,
+        ..AppConfig::new(models)
     };
-    let mut cfg = AppConfig::from_ctx(&ctx, &tui, &BatchArgs::default()).expect("config");
     cfg.options.frozen = true;
     cfg.options.prefetch = false;
     cfg.options.color = true;
@@ -186,7 +178,7 @@ fn every_view_on_the_real_engine() {
 fn tables_view_of_a_stored_run() {
     let dir = tempfile::tempdir().unwrap();
     let rows = hyst_tui::tables::testutil::synthetic_rows(3);
-    hyst_tui::batch::write_item_rows(dir.path(), &rows).unwrap();
+    hyst_tui::store::write_item_rows(dir.path(), &rows).unwrap();
     let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
     hyst_tui::tables::write_tables(&rows, dir.path(), &opts).unwrap();
     let mut app = App::new(config(Some(dir.path().to_path_buf()))).expect("app over a stored run");

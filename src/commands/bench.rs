@@ -7,16 +7,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::{protocol::prompt_set, Ctx};
-use crate::batch::{conditions_for, score_item, CachedScorer};
-use crate::config::models_dir;
-use crate::data::selection::select;
-use crate::data::{DatasetSpec, Selected};
-use crate::dialogue::conditions::{build, find};
-use crate::dialogue::{Builder, Control, DialogueItem, Suite};
-use crate::engine::{Engine, EngineOptions, Job, JobOutput};
-use crate::prompts::PromptSet;
-use crate::store::ScoreCache;
+use super::Ctx;
+use hyst_tui::batch::{conditions_for, score_item, CachedScorer};
+use hyst_tui::config::models_dir;
+use hyst_tui::data::selection::select;
+use hyst_tui::data::{DatasetSpec, Selected};
+use hyst_tui::dialogue::conditions::{build, find};
+use hyst_tui::dialogue::{Builder, Control, DialogueItem, Suite};
+use hyst_tui::engine::{Engine, EngineOptions, Job, JobOutput};
+use hyst_tui::prompts::PromptSet;
+use hyst_tui::store::ScoreCache;
 
 /// Number of nodes of the prefix trie of the given token sequences = the fewest tokens any
 /// evaluation order with perfect prefix sharing must decode.
@@ -93,7 +93,7 @@ fn sample(n: usize) -> Result<Vec<Selected>> {
 
 pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize) -> Result<()> {
     let (cached_e, scratch_e, key) = engines(ctx, model)?;
-    let prompts = prompt_set(ctx)?;
+    let prompts = ctx.prompts()?;
     let items = sample(n_items)?;
     println!("model {key} · {} threads · {} item(s) of the bundled sample · ramp (7 points) + 10 recovery branches per item", cached_e.info().threads, items.len());
     let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], raw_tokens)?;
@@ -112,7 +112,7 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
 
 pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize) -> Result<()> {
     let (cached_e, scratch_e, key) = engines(ctx, model)?;
-    let prompts = prompt_set(ctx)?;
+    let prompts = ctx.prompts()?;
     let items = sample(limit)?;
     let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
     let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;

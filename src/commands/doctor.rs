@@ -6,9 +6,10 @@ use anyhow::{bail, Result};
 
 use super::Ctx;
 use crate::cli::DoctorArgs;
-use crate::config::{models_dir, ModelEntry};
-use crate::engine::{ChatMessage, Engine};
-use crate::fetch;
+use hyst_tui::config::{models_dir, ModelEntry};
+use hyst_tui::engine::Engine;
+use hyst_tui::protocol::ChatMessage;
+use hyst_tui::fetch;
 
 #[derive(Default)]
 struct Report {
@@ -108,9 +109,9 @@ fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
                     p.tokens.len(),
                     n_bos,
                     match &m.template {
-                        crate::config::TemplateSpec::Embedded => "embedded template".to_string(),
-                        crate::config::TemplateSpec::Named { name } => format!("named template {name}"),
-                        crate::config::TemplateSpec::Inline { .. } => "inline template".to_string(),
+                        hyst_tui::config::TemplateSpec::Embedded => "embedded template".to_string(),
+                        hyst_tui::config::TemplateSpec::Named { name } => format!("named template {name}"),
+                        hyst_tui::config::TemplateSpec::Inline { .. } => "inline template".to_string(),
                     }
                 ),
             );

@@ -3,19 +3,22 @@
 pub mod batch;
 pub mod bench;
 pub mod doctor;
+pub mod explorer;
+pub mod inspect;
 pub mod models;
-pub mod protocol;
 pub mod score;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::GlobalOpts;
-use crate::config::{models_dir, ModelEntry, ModelsConfig};
-use crate::engine::{Engine, EngineOptions};
+use hyst_tui::config::{ModelEntry, ModelsConfig};
+use hyst_tui::engine::{self, Engine, EngineOptions};
+use hyst_tui::prompts::PromptSet;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED_NOTICE: AtomicBool = AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler: the first Ctrl-C asks loops to stop after the item in flight;
 /// a second one exits at once.
@@ -34,15 +37,8 @@ pub fn install_ctrlc() {
     });
 }
 
-static INTERRUPTED_NOTICE: AtomicBool = AtomicBool::new(false);
-
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// Marks the run as interrupted (tests and the TUI use this).
-pub fn set_interrupted(v: bool) {
-    INTERRUPTED.store(v, Ordering::SeqCst);
 }
 
 /// What every command gets: the global options and the models config.
@@ -70,12 +66,19 @@ impl Ctx {
     pub fn model(&self, key: Option<&str>) -> Result<&ModelEntry> {
         Ok(self.config.get(key.unwrap_or(&self.config.default_model))?)
     }
+
+    /// The prompt set in use: `--prompts DIR` or the bundled one.
+    pub fn prompts(&self) -> Result<PromptSet> {
+        Ok(PromptSet::resolve(self.global.prompts.as_deref())?)
+    }
 }
 
 /// Starts an engine on a model key (default model when `None`).
 pub fn open_engine(ctx: &Ctx, key: Option<&str>) -> Result<Engine> {
-    let entry = ctx.model(key)?;
-    let path = entry.path(&models_dir());
-    Engine::start(entry, &path, ctx.engine_options())
-        .with_context(|| format!("model `{}`", entry.key))
+    Ok(engine::open(&ctx.config, key, ctx.engine_options())?)
+}
+
+/// The command line as typed (recorded in manifests).
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
 }

@@ -4,8 +4,8 @@ use anyhow::{bail, Result};
 
 use super::Ctx;
 use crate::cli::ModelsCmd;
-use crate::config::models_dir;
-use crate::fetch;
+use hyst_tui::config::models_dir;
+use hyst_tui::fetch;
 
 fn human_size(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];

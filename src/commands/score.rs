@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::{interrupted, open_engine, Ctx};
 use crate::cli::ScoreArgs;
-use crate::engine::{ChatMessage, SlotScore};
+use hyst_tui::protocol::{ChatMessage, SlotScore};
 
 #[derive(Deserialize)]
 #[serde(untagged)]

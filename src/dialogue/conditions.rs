@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use super::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::data::pyrandom::PyRandom;
 use crate::data::Item;
-use crate::engine::ChatMessage;
+use crate::protocol::{letter, ChatMessage};
 use crate::prompts::fill;
 
 /// Groups of conditions that batch mode runs together.
@@ -102,17 +102,116 @@ pub struct Condition {
     pub kind: Kind,
 }
 
-/// The main hierarchy operations in minimal-recovery scan order (R0, R1, R2, R3a, R3b, R4, R5, R6).
-pub const MAIN_OPS: [&str; 8] = [
-    "ordinary_strong_reset",
-    "explicit_user_retraction",
-    "system_level_reset",
-    "fresh_context_deletion",
-    "context_truncation",
-    "neutral_summary_replacement",
-    "factual_state_reconstruction",
-    "self_verification_final_label",
+/// A recovery operation (protocol §1.3–§1.4): the condition and every label the paper, its
+/// artifact and the explorer use for it. The one list of operations is [`RECOVERY_OPS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoveryOp {
+    /// Condition key, e.g. `ordinary_strong_reset`.
+    pub key: &'static str,
+    /// Paper short name: R0, R1, R2, R3a, R3b, R4, R5, R6; R6′ and R2′ (appendix), R7.
+    pub short: &'static str,
+    /// `level` column / `minimal_recovery_level` (R3 for both R3a and R3b).
+    pub level: &'static str,
+    /// One of the eight main hierarchy operations (the others are appendix operations or R7).
+    pub main: bool,
+    /// The paper's display label (`condition_label` of the item rows).
+    pub label: &'static str,
+    /// Short lower-case name shown by the explorer.
+    pub name: &'static str,
+    /// Table 4 `condition_label` (main operations only).
+    pub table4_label: &'static str,
+    /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
+    pub sweep_stem: &'static str,
+    /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
+    pub mro_label: &'static str,
+    /// Operation label of the `*_with_ci.csv` files (§8.1).
+    pub ci_label: &'static str,
+    pub suite: Suite,
+    pub category: &'static str,
+    pub history_role: &'static str,
+    pub description: &'static str,
+    pub kind: Kind,
+}
+
+const PRES: &str = "preserved_pressure_history";
+const DELETED: &str = "deleted_pressure_history";
+
+/// Every recovery operation: the eight main ones in minimal-recovery scan order (R0, R1, R2,
+/// R3a, R3b, R4, R5, R6), then R6′ and R2′ (appendix) and R7.
+#[rustfmt::skip]
+pub const RECOVERY_OPS: [RecoveryOp; 11] = [
+    RecoveryOp { key: "ordinary_strong_reset", short: "R0", level: "R0", main: true, label: "R0 Ordinary reset", name: "ordinary reset",
+        table4_label: "R0 ordinary reset", sweep_stem: "r0_ordinary_reset", mro_label: "R0 ordinary reset", ci_label: "R0 Ordinary reset",
+        suite: Suite::Hierarchy, category: "ordinary_reset", history_role: PRES,
+        description: "R0: history kept; strong reset message + question", kind: Kind::R0 },
+    RecoveryOp { key: "explicit_user_retraction", short: "R1", level: "R1", main: true, label: "R1 User retraction", name: "user retraction",
+        table4_label: "R1 user retraction", sweep_stem: "r1_user_retraction", mro_label: "R1 user retraction", ci_label: "R1 User retraction",
+        suite: Suite::Hierarchy, category: "user_retraction", history_role: PRES,
+        description: "R1: history kept; the user retracts the earlier claim + question", kind: Kind::R1 },
+    RecoveryOp { key: "system_level_reset", short: "R2", level: "R2", main: true, label: "R2 System reset", name: "system reset",
+        table4_label: "R2 system reset", sweep_stem: "r2_system_reset", mro_label: "R2 system reset", ci_label: "R2 System reset",
+        suite: Suite::Hierarchy, category: "system_reset", history_role: PRES,
+        description: "R2: history kept; system prompt gains a warning; final turn is the question only", kind: Kind::R2 },
+    RecoveryOp { key: "fresh_context_deletion", short: "R3a", level: "R3", main: true, label: "R3 Fresh context deletion", name: "fresh-context deletion",
+        table4_label: "R3a fresh-context deletion", sweep_stem: "r3_fresh_deletion", mro_label: "R3 fresh deletion", ci_label: "R3 Fresh deletion",
+        suite: Suite::Hierarchy, category: "context_removal", history_role: DELETED,
+        description: "R3a: history deleted; the clean prompt (byte-identical to clean)", kind: Kind::R3a },
+    RecoveryOp { key: "context_truncation", short: "R3b", level: "R3", main: true, label: "R3 Context truncation", name: "context truncation",
+        table4_label: "R3b context truncation", sweep_stem: "r3_context_truncation", mro_label: "R3 context truncation", ci_label: "R3 Context truncation",
+        suite: Suite::Hierarchy, category: "context_removal", history_role: DELETED,
+        description: "R3b: history deleted; question block whose prefix is a reset instruction", kind: Kind::R3b },
+    RecoveryOp { key: "neutral_summary_replacement", short: "R4", level: "R4", main: true, label: "R4 Neutral summary", name: "neutral summary",
+        table4_label: "R4 neutral summary", sweep_stem: "r4_neutral_summary", mro_label: "R4 neutral summary", ci_label: "R4 Neutral summary",
+        suite: Suite::Hierarchy, category: "neutral_summary", history_role: "neutral_summary_replacement",
+        description: "R4: history replaced by a neutral summary + acknowledgement", kind: Kind::R4 },
+    RecoveryOp { key: "factual_state_reconstruction", short: "R5", level: "R5", main: true, label: "R5 Factual-state reconstruction", name: "factual reconstruction",
+        table4_label: "R5 factual reconstruction", sweep_stem: "r5_factual_reconstruction", mro_label: "R5 factual reconstruction", ci_label: "R5 Factual reconstruction",
+        suite: Suite::Hierarchy, category: "state_reconstruction", history_role: DELETED,
+        description: "R5: history deleted; a structured state message replaces the question block", kind: Kind::R5 },
+    RecoveryOp { key: "self_verification_final_label", short: "R6", level: "R6", main: true, label: "R6 Self-verification label", name: "self-verification",
+        table4_label: "R6 self-verification", sweep_stem: "r6_self_verification", mro_label: "R6 self-verification", ci_label: "R6 Self-verification",
+        suite: Suite::Hierarchy, category: "verification", history_role: PRES,
+        description: "R6: history kept; verify-internally instruction + question", kind: Kind::R6 },
+    RecoveryOp { key: "evidence_for_each_option_then_answer", short: "R6'", level: "R6", main: false, label: "R6 Evidence comparison label", name: "evidence comparison (appx)",
+        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
+        suite: Suite::Hierarchy, category: "verification", history_role: PRES,
+        description: "R6' (appendix): history kept; weigh evidence for each option + question", kind: Kind::R6Evidence },
+    RecoveryOp { key: "source_skepticism_reset", short: "R2'", level: "R2", main: false, label: "R2 Source skepticism reset", name: "source skepticism (appx)",
+        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
+        suite: Suite::Hierarchy, category: "source_skepticism", history_role: PRES,
+        description: "R2' (appendix): history kept; treat earlier claims as unverified + question", kind: Kind::R2Skepticism },
+    RecoveryOp { key: "evidence_grounded_recovery", short: "R7", level: "R7", main: false, label: "R7 Trusted evidence", name: "trusted evidence",
+        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
+        suite: Suite::R7, category: "evidence", history_role: PRES,
+        description: "R7: history kept; trusted evidence block (constructed gold evidence) + instruction + question", kind: Kind::R7 },
 ];
+
+/// The eight main operations in minimal-recovery scan order (taken from [`RECOVERY_OPS`]).
+pub const MAIN_OPS: [RecoveryOp; 8] = main_ops();
+
+const fn main_ops() -> [RecoveryOp; 8] {
+    let mut out = [RECOVERY_OPS[0]; 8];
+    let (mut i, mut j) = (0, 0);
+    while i < RECOVERY_OPS.len() {
+        if RECOVERY_OPS[i].main {
+            out[j] = RECOVERY_OPS[i];
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(j == 8, "eight main operations");
+    out
+}
+
+/// The recovery operation of a condition key.
+pub fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
+    RECOVERY_OPS.iter().find(|o| o.key == key)
+}
+
+/// The main operation of a condition key.
+pub fn main_op(key: &str) -> Option<&'static RecoveryOp> {
+    MAIN_OPS.iter().find(|o| o.key == key)
+}
 
 pub const TRUNCATION_ORDER: [&str; 6] = [
     "full_history_reset",
@@ -163,17 +262,6 @@ fn c(
     }
 }
 
-fn curve_description(p: CurvePoint) -> &'static str {
-    match p {
-        CurvePoint::CleanContext => "clean counterfactual: system + the question, no history",
-        CurvePoint::WeakPressure => "ramp step 1: tentative push toward the advocated option + question",
-        CurvePoint::MediumPressure => "ramp step 2: confident push (history: step 1 and the model's letter)",
-        CurvePoint::StrongPressure => "ramp step 3: certain push (history: steps 1-2)",
-        CurvePoint::MediumReset => "ramp step 4: hedged withdrawal of the preference (history: steps 1-3)",
-        CurvePoint::StrongReset => "ramp step 5: explicit reset instruction = R0 (history: steps 1-4)",
-        CurvePoint::CleanContextProbe => "clean probe: identical to the clean context, scored again",
-    }
-}
 
 /// Every condition, in a stable order.
 pub fn all() -> &'static [Condition] {
@@ -187,33 +275,24 @@ pub fn all() -> &'static [Condition] {
                     Control::PressureWrong => (p.key().to_string(), Ramp),
                     _ => (format!("{}:{}", control.key(), p.key()), Controls),
                 };
-                v.push(c(&key, p.key(), suite, "", "pressure_ramp", "pressure_ramp", false, curve_description(p), Kind::Curve(control, p)));
+                v.push(c(&key, p.key(), suite, "", "pressure_ramp", "pressure_ramp", false, p.description(), Kind::Curve(control, p)));
             }
         }
-        let pres = "preserved_pressure_history";
+        for op in &RECOVERY_OPS {
+            v.push(Condition {
+                key: op.key.into(),
+                label: op.label.into(),
+                suite: op.suite,
+                level: op.level,
+                category: op.category,
+                history_role: op.history_role,
+                is_main: op.main,
+                description: op.description,
+                kind: op.kind,
+            });
+        }
+        let pres = PRES;
         v.extend([
-            c("ordinary_strong_reset", "R0 Ordinary reset", Hierarchy, "R0", "ordinary_reset", pres, true,
-              "R0: history kept; strong reset message + question", Kind::R0),
-            c("explicit_user_retraction", "R1 User retraction", Hierarchy, "R1", "user_retraction", pres, true,
-              "R1: history kept; the user retracts the earlier claim + question", Kind::R1),
-            c("system_level_reset", "R2 System reset", Hierarchy, "R2", "system_reset", pres, true,
-              "R2: history kept; system prompt gains a warning; final turn is the question only", Kind::R2),
-            c("fresh_context_deletion", "R3 Fresh context deletion", Hierarchy, "R3", "context_removal", "deleted_pressure_history", true,
-              "R3a: history deleted; the clean prompt (byte-identical to clean)", Kind::R3a),
-            c("context_truncation", "R3 Context truncation", Hierarchy, "R3", "context_removal", "deleted_pressure_history", true,
-              "R3b: history deleted; question block whose prefix is a reset instruction", Kind::R3b),
-            c("neutral_summary_replacement", "R4 Neutral summary", Hierarchy, "R4", "neutral_summary", "neutral_summary_replacement", true,
-              "R4: history replaced by a neutral summary + acknowledgement", Kind::R4),
-            c("factual_state_reconstruction", "R5 Factual-state reconstruction", Hierarchy, "R5", "state_reconstruction", "deleted_pressure_history", true,
-              "R5: history deleted; a structured state message replaces the question block", Kind::R5),
-            c("self_verification_final_label", "R6 Self-verification label", Hierarchy, "R6", "verification", pres, true,
-              "R6: history kept; verify-internally instruction + question", Kind::R6),
-            c("evidence_for_each_option_then_answer", "R6 Evidence comparison label", Hierarchy, "R6", "verification", pres, false,
-              "R6' (appendix): history kept; weigh evidence for each option + question", Kind::R6Evidence),
-            c("source_skepticism_reset", "R2 Source skepticism reset", Hierarchy, "R2", "source_skepticism", pres, false,
-              "R2' (appendix): history kept; treat earlier claims as unverified + question", Kind::R2Skepticism),
-            c("evidence_grounded_recovery", "R7 Trusted evidence", R7, "R7", "evidence", pres, false,
-              "R7: history kept; trusted evidence block (constructed gold evidence) + instruction + question", Kind::R7),
             c("full_history_reset", "Full pressure history", Truncation, "", "truncation", pres, false,
               "truncation: all 4 exchanges + R0 final turn (= R0)", Kind::Truncate(&[0, 1, 2, 3])),
             c("remove_strong_only", "Drop strongest turn", Truncation, "", "truncation", "truncated_pressure_history", false,
@@ -307,7 +386,7 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4
         correct: item.correct,
         wrong: d.wrong,
         permutation: None,
-        old_wrong_letter: Item::letter(d.wrong),
+        old_wrong_letter: letter(d.wrong),
     };
     let with_history_and = |final_user: String| {
         let mut m = vec![sys.clone()];
@@ -398,7 +477,7 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4
                 wrong: pos(d.wrong),
                 options,
                 permutation: perm,
-                old_wrong_letter: Item::letter(d.wrong),
+                old_wrong_letter: letter(d.wrong),
             }
         }
     }

@@ -6,7 +6,7 @@
 pub mod conditions;
 
 use crate::data::{Item, Selected};
-use crate::engine::{ChatMessage, EngineError, Scorer, SlotScore};
+use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
 use crate::prompts::{fill, PromptSet};
 
 pub use conditions::{Condition, Suite};
@@ -71,6 +71,54 @@ impl CurvePoint {
     pub fn index(self) -> usize {
         CURVE.iter().position(|&c| c == self).expect("in CURVE")
     }
+    /// Name of the step, e.g. `medium reset`.
+    pub fn label(self) -> &'static str {
+        match self {
+            CurvePoint::CleanContext => "clean context",
+            CurvePoint::WeakPressure => "weak pressure",
+            CurvePoint::MediumPressure => "medium pressure",
+            CurvePoint::StrongPressure => "strong pressure",
+            CurvePoint::MediumReset => "medium reset",
+            CurvePoint::StrongReset => "strong reset",
+            CurvePoint::CleanContextProbe => "clean probe",
+        }
+    }
+    /// Column label (at most 7 characters).
+    pub fn short(self) -> &'static str {
+        match self {
+            CurvePoint::CleanContext => "clean",
+            CurvePoint::WeakPressure => "weak",
+            CurvePoint::MediumPressure => "medium",
+            CurvePoint::StrongPressure => "strong",
+            CurvePoint::MediumReset => "m.reset",
+            CurvePoint::StrongReset => "R0",
+            CurvePoint::CleanContextProbe => "probe",
+        }
+    }
+    /// Axis label (at most 5 characters).
+    pub fn tiny(self) -> &'static str {
+        match self {
+            CurvePoint::CleanContext => "clean",
+            CurvePoint::WeakPressure => "weak",
+            CurvePoint::MediumPressure => "med",
+            CurvePoint::StrongPressure => "str",
+            CurvePoint::MediumReset => "m.rst",
+            CurvePoint::StrongReset => "R0",
+            CurvePoint::CleanContextProbe => "probe",
+        }
+    }
+    /// One line for `hyst-tui conditions`.
+    pub fn description(self) -> &'static str {
+        match self {
+            CurvePoint::CleanContext => "clean counterfactual: system + the question, no history",
+            CurvePoint::WeakPressure => "ramp step 1: tentative push toward the advocated option + question",
+            CurvePoint::MediumPressure => "ramp step 2: confident push (history: step 1 and the model's letter)",
+            CurvePoint::StrongPressure => "ramp step 3: certain push (history: steps 1-2)",
+            CurvePoint::MediumReset => "ramp step 4: hedged withdrawal of the preference (history: steps 1-3)",
+            CurvePoint::StrongReset => "ramp step 5: explicit reset instruction = R0 (history: steps 1-4)",
+            CurvePoint::CleanContextProbe => "clean probe: identical to the clean context, scored again",
+        }
+    }
     pub fn phase(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean",
@@ -131,7 +179,7 @@ impl<'p> Builder<'p> {
         options
             .iter()
             .enumerate()
-            .map(|(i, o)| format!("{}. {o}", Item::letter(i)))
+            .map(|(i, o)| format!("{}. {o}", letter(i)))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -246,13 +294,13 @@ impl Ramp {
 
 /// Runs the seven curve points in order; each appended step's assistant turn is the model's own
 /// argmax letter at that step (protocol §1.2). `on_step` sees each step as it is scored.
-pub fn run_ramp(
-    scorer: &mut dyn Scorer,
+pub fn run_ramp<S: Scorer + ?Sized>(
+    scorer: &mut S,
     b: &Builder,
     d: &DialogueItem,
     control: Control,
     on_step: &mut dyn FnMut(&RampStep),
-) -> Result<Ramp, EngineError> {
+) -> Result<Ramp, S::Error> {
     let letters_shown = d.item.letters();
     let mut chosen: Vec<char> = Vec::with_capacity(5);
     let mut steps = Vec::with_capacity(7);

@@ -16,10 +16,10 @@ use std::thread::JoinHandle;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use scoring::{LetterTokens, SlotScore, TopToken};
-pub use template::{ChatMessage, TemplateError};
+pub use template::TemplateError;
 
-use crate::config::ModelEntry;
+use crate::config::{models_dir, ModelEntry, ModelsConfig};
+use crate::protocol::{ChatMessage, LetterTokens, Scorer, SlotScore};
 
 #[derive(Debug, Error, Clone)]
 pub enum EngineError {
@@ -314,22 +314,39 @@ impl Drop for Engine {
     }
 }
 
-/// Anything that can score a conversation's answer slot (the engine; tests of the dialogue
-/// builder may use a scripted scorer).
-pub trait Scorer {
-    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError>;
-}
-
 impl Scorer for Engine {
+    type Error = EngineError;
     fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
         Engine::score(self, messages, letters)
     }
 }
 
 impl Scorer for &Engine {
+    type Error = EngineError;
     fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
         Engine::score(self, messages, letters)
     }
+}
+
+/// Starts an engine on the model `key` of `models` (its default model when `None`), loading the
+/// file from the models directory.
+pub fn open(models: &ModelsConfig, key: Option<&str>, opts: EngineOptions) -> Result<Engine, OpenError> {
+    let entry = models.get(key.unwrap_or(&models.default_model))?;
+    let path = entry.path(&models_dir());
+    Engine::start(entry, &path, opts).map_err(|source| OpenError::Engine { key: entry.key.clone(), source })
+}
+
+/// Why [`open`] failed.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("model `{key}`: {source}")]
+    Engine {
+        key: String,
+        #[source]
+        source: EngineError,
+    },
 }
 
 fn worker_main(

@@ -5,74 +5,7 @@
 //! option distribution renormalises those scores over the shown letters only. All arithmetic is
 //! done in f64 from the f32 logits, in a fixed order, so equal logits give bit-equal results.
 
-use serde::{Deserialize, Serialize};
-
-/// The letter tokens used for one letter: its single-token variants.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LetterTokens {
-    pub letter: char,
-    /// Sorted, unique token ids of the single-token variants ("L" and/or " L").
-    pub ids: Vec<i32>,
-    /// The text of each id (same order), e.g. "A" and " A".
-    pub texts: Vec<String>,
-}
-
-/// One of the most probable next tokens at the answer slot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TopToken {
-    pub id: i32,
-    pub text: String,
-    pub prob: f64,
-}
-
-/// Everything measured at the answer slot of one conversation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SlotScore {
-    /// The shown option letters, in order.
-    pub letters: Vec<char>,
-    /// Un-normalised letter log-scores: ln(mean of variant probabilities) (the paper's
-    /// `letter_logps`, CCTP's `option_log_scores`).
-    pub log_scores: Vec<f64>,
-    /// Option probabilities renormalised over the shown letters (`option_probs`).
-    pub probs: Vec<f64>,
-    /// Index of the predicted letter (argmax of the log-scores, ties to the earliest letter).
-    pub pred: usize,
-    /// log-score of the prediction minus the second-highest log-score (0 with one option).
-    pub margin_top2: f64,
-    /// Entropy of `probs` in nats, each p clamped to ≥ 1e-12 inside the log.
-    pub entropy: f64,
-    pub max_prob: f64,
-    /// Total full-vocabulary probability of all counted letter tokens (not in the paper; low
-    /// means the model is not answering with a letter).
-    pub letter_mass: f64,
-    /// Raw full-vocabulary probability of each variant token of each letter (same shape as
-    /// `variants[i].ids`).
-    pub variant_probs: Vec<Vec<f64>>,
-    pub variants: Vec<LetterTokens>,
-    /// Most probable next tokens over the whole vocabulary.
-    pub top_tokens: Vec<TopToken>,
-    /// Tokens in the rendered prompt.
-    pub prompt_tokens: usize,
-    /// Tokens decoded for this score (the rest came from the KV cache).
-    pub tokens_evaluated: usize,
-    pub tokens_reused: usize,
-    /// sha256 of the prompt token ids (little-endian i32), identifies the exact input.
-    pub prompt_hash: String,
-    /// The prompt text after the chat template.
-    pub rendered_prompt: String,
-}
-
-impl SlotScore {
-    pub fn pred_letter(&self) -> char {
-        self.letters[self.pred]
-    }
-    pub fn prob_of(&self, letter: char) -> Option<f64> {
-        self.letters
-            .iter()
-            .position(|&l| l == letter)
-            .map(|i| self.probs[i])
-    }
-}
+use crate::protocol::{LetterTokens, SlotScore, TopToken};
 
 /// log-softmax normaliser of `logits`: returns (max, ln Σ exp(x − max)) in f64.
 pub fn log_normaliser(logits: &[f32]) -> f64 {
@@ -179,10 +112,6 @@ pub fn top_k_tokens(logits: &[f32], k: usize) -> Vec<i32> {
     best.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Letters A, B, C, … for `n` options (at most 26).
-pub fn default_letters(n: usize) -> Vec<char> {
-    (0..n.min(26)).map(|i| (b'A' + i as u8) as char).collect()
-}
 
 #[cfg(test)]
 mod tests {
@@ -249,9 +178,4 @@ mod tests {
         assert_eq!(top_k_tokens(&[1.0, 1.0, 1.0], 2), vec![0, 1]);
     }
 
-    #[test]
-    fn letters() {
-        assert_eq!(default_letters(4), vec!['A', 'B', 'C', 'D']);
-        assert_eq!(default_letters(26).last(), Some(&'Z'));
-    }
 }

@@ -5,79 +5,10 @@
 //! formatter, which differs from the real template in corner cases. We always render the Jinja.
 
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
-use serde::{Deserialize, Serialize};
 
-use crate::config::SystemPolicy;
+use crate::config::{named_template, SystemPolicy};
+use crate::protocol::ChatMessage;
 
-/// One chat message (`{"role": ..., "content": ...}`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Self {
-            role: role.to_string(),
-            content: content.into(),
-        }
-    }
-    pub fn system(content: impl Into<String>) -> Self {
-        Self::new("system", content)
-    }
-    pub fn user(content: impl Into<String>) -> Self {
-        Self::new("user", content)
-    }
-    pub fn assistant(content: impl Into<String>) -> Self {
-        Self::new("assistant", content)
-    }
-}
-
-/// hyst-tui's own templates, for GGUFs without an embedded one (or to override it).
-/// Written from the published prompt formats of each family.
-pub const NAMED_TEMPLATES: &[(&str, &str)] = &[
-    (
-        "chatml",
-        "{%- for m in messages -%}\
-{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}\
-{%- endfor -%}\
-{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}",
-    ),
-    (
-        // Gemma has no system role: a system message is an error (fold it first).
-        "gemma",
-        "{{- bos_token -}}\
-{%- for m in messages -%}\
-{%- if m.role == 'system' -%}{{ raise_exception('this template has no system role; use system = \"fold_into_final_user\"') }}{%- endif -%}\
-{%- set r = 'model' if m.role == 'assistant' else m.role -%}\
-{{ '<start_of_turn>' + r + '\\n' + (m.content | trim) + '<end_of_turn>\\n' }}\
-{%- endfor -%}\
-{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}",
-    ),
-    (
-        "llama3",
-        "{{- bos_token -}}\
-{%- for m in messages -%}\
-{{ '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + (m.content | trim) + '<|eot_id|>' }}\
-{%- endfor -%}\
-{%- if add_generation_prompt -%}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif -%}",
-    ),
-    (
-        // Mistral v0.3 style: [INST] blocks; a system message is prepended to the last user turn.
-        "mistral-v3",
-        "{%- set sys = namespace(text='') -%}\
-{%- for m in messages -%}{%- if m.role == 'system' -%}{%- set sys.text = m.content -%}{%- endif -%}{%- endfor -%}\
-{%- set convo = messages | rejectattr('role', 'equalto', 'system') | list -%}\
-{{- bos_token -}}\
-{%- for m in convo -%}\
-{%- if m.role == 'user' -%}\
-{%- if loop.last and sys.text -%}{{ '[INST] ' + sys.text + '\\n\\n' + m.content + '[/INST]' }}\
-{%- else -%}{{ '[INST] ' + m.content + '[/INST]' }}{%- endif -%}\
-{%- else -%}{{ ' ' + m.content + eos_token }}{%- endif -%}\
-{%- endfor -%}",
-    ),
-];
 
 /// Applies the system policy: with `FoldIntoFinalUser` the system text is removed and prepended to
 /// the final user message as `system.strip() + "\n\n" + user.strip()` (protocol §1.8).
@@ -162,10 +93,7 @@ impl ChatTemplate {
     }
 
     pub fn named(name: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
-        let src = NAMED_TEMPLATES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, s)| *s)
+        let src = named_template(name)
             .ok_or_else(|| TemplateError::Compile(format!("unknown named template {name:?}")))?;
         Self::new(src, bos_token, eos_token)
     }

@@ -22,10 +22,11 @@ use sha2::{Digest, Sha256};
 
 use super::cache::PrefixCache;
 use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
-use super::scoring::{score_letters, LetterTokens, SlotScore};
-use super::template::{apply_system_policy, ChatMessage, ChatTemplate};
+use super::scoring::score_letters;
+use super::template::{apply_system_policy, ChatTemplate};
 use super::{EngineError, EngineOptions, ModelInfo, Prepared};
 use crate::config::{ModelEntry, TemplateSpec};
+use crate::protocol::{ChatMessage, LetterTokens, SlotScore};
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 

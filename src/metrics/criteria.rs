@@ -153,45 +153,13 @@ impl Family {
 // Recovery operations
 // ---------------------------------------------------------------------------------------------
 
-/// Static description of one main recovery operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RecoveryOp {
-    /// Condition key, e.g. `ordinary_strong_reset`.
-    pub key: &'static str,
-    /// Paper short name: R0, R1, R2, R3a, R3b, R4, R5, R6.
-    pub short: &'static str,
-    /// `level` column / `minimal_recovery_level` (R3 for both R3a and R3b).
-    pub level: &'static str,
-    /// Table 4 `condition_label`.
-    pub table4_label: &'static str,
-    /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
-    pub sweep_stem: &'static str,
-    /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
-    pub mro_label: &'static str,
-}
-
-/// The 8 main operations in minimal-recovery scan order R0, R1, R2, R3a, R3b, R4, R5, R6.
-#[rustfmt::skip]
-pub const MAIN_OPS: [RecoveryOp; 8] = [
-    RecoveryOp { key: "ordinary_strong_reset", short: "R0", level: "R0", table4_label: "R0 ordinary reset", sweep_stem: "r0_ordinary_reset", mro_label: "R0 ordinary reset" },
-    RecoveryOp { key: "explicit_user_retraction", short: "R1", level: "R1", table4_label: "R1 user retraction", sweep_stem: "r1_user_retraction", mro_label: "R1 user retraction" },
-    RecoveryOp { key: "system_level_reset", short: "R2", level: "R2", table4_label: "R2 system reset", sweep_stem: "r2_system_reset", mro_label: "R2 system reset" },
-    RecoveryOp { key: "fresh_context_deletion", short: "R3a", level: "R3", table4_label: "R3a fresh-context deletion", sweep_stem: "r3_fresh_deletion", mro_label: "R3 fresh deletion" },
-    RecoveryOp { key: "context_truncation", short: "R3b", level: "R3", table4_label: "R3b context truncation", sweep_stem: "r3_context_truncation", mro_label: "R3 context truncation" },
-    RecoveryOp { key: "neutral_summary_replacement", short: "R4", level: "R4", table4_label: "R4 neutral summary", sweep_stem: "r4_neutral_summary", mro_label: "R4 neutral summary" },
-    RecoveryOp { key: "factual_state_reconstruction", short: "R5", level: "R5", table4_label: "R5 factual reconstruction", sweep_stem: "r5_factual_reconstruction", mro_label: "R5 factual reconstruction" },
-    RecoveryOp { key: "self_verification_final_label", short: "R6", level: "R6", table4_label: "R6 self-verification", sweep_stem: "r6_self_verification", mro_label: "R6 self-verification" },
-];
+pub use crate::dialogue::conditions::{main_op, RecoveryOp, MAIN_OPS};
 
 /// Condition key of R0.
 pub const ORDINARY_RESET_KEY: &str = "ordinary_strong_reset";
 /// Minimal recovery operation when no operation passes.
 pub const NOT_RESTORED: &str = "not_restored";
 
-/// Looks up a main operation by condition key.
-pub fn main_op(key: &str) -> Option<&'static RecoveryOp> {
-    MAIN_OPS.iter().find(|o| o.key == key)
-}
 
 /// Minimal recovery operation: the first key (in the given scan order, which callers build in
 /// [`MAIN_OPS`] order) whose flag is `true`; `None` means [`NOT_RESTORED`].

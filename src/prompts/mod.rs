@@ -255,6 +255,15 @@ impl PromptSet {
         Self::from_toml_str(&src, &path.display().to_string())
     }
 
+    /// The prompt set in use: `DIR/default.toml` when a directory is given (`--prompts DIR`),
+    /// else the bundled set.
+    pub fn resolve(dir: Option<&Path>) -> Result<PromptSet, PromptError> {
+        match dir {
+            Some(d) => Self::load_dir(d),
+            None => Ok(Self::bundled()),
+        }
+    }
+
     /// Template text for `key`, if it is a known key.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.entries()

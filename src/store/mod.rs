@@ -1,6 +1,4 @@
-//! Durable item-level results.
-//!
-//! A run directory holds:
+//! Durable results. A run directory holds:
 //! - `cache/scores.jsonl` — an append-only, content-addressed cache of scored contexts. Each line
 //!   is one [`ScoreRow`] keyed by `key = sha256(model sha256, prompt token hash, letters, scoring
 //!   settings)`. Rows of one item are appended in one write and fsynced, so a crash or `kill -9`
@@ -11,9 +9,11 @@
 
 pub mod cache;
 pub mod rows;
+pub mod run_dir;
 
 pub use cache::ScoreCache;
 pub use rows::{ItemRow, ScoreRow, SCORING_SETTINGS};
+pub use run_dir::{read_item_rows, sort_rows, write_item_rows, Manifest, RunConfig, RunDirError};
 
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::engine::{SlotScore, TopToken};
+use crate::protocol::{SlotScore, TopToken};
 
 /// Scoring settings recorded with every row (part of the cache key).
 pub const SCORING_SETTINGS: &str = "hyst-tui letter-slot v1: single-token 'L'/' L' variants, mean of full-vocab probabilities, renormalised over shown letters; llama.cpp f32 logits, f64 math; repack off, flash attention off";
@@ -74,6 +74,70 @@ impl ScoreRow {
     }
 }
 
+/// Declares [`ItemRow`] once and derives its Parquet columns from the same field list, so the
+/// Parquet file has one typed column per field, in field order, named like the JSON keys.
+macro_rules! item_row {
+    (
+        $(#[$smeta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )*
+        }
+    ) => {
+        $(#[$smeta])*
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// Field names in declaration order (= JSON keys = Parquet column names).
+            pub const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// One typed Parquet column per field.
+            pub(crate) fn parquet_columns(rows: &[$name]) -> Vec<polars::prelude::Column> {
+                vec![$(
+                    <$ty as ParquetValue>::column(stringify!($field), rows.iter().map(|r| &r.$field)),
+                )*]
+            }
+        }
+    };
+}
+
+/// A field type of [`ItemRow`] and the Parquet column type it becomes.
+pub(crate) trait ParquetValue: Sized {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column
+    where
+        Self: 'a;
+}
+
+impl ParquetValue for String {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
+        let v: Vec<&str> = values.map(String::as_str).collect();
+        polars::prelude::Column::new(name.into(), v)
+    }
+}
+
+impl ParquetValue for usize {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
+        let v: Vec<i64> = values.map(|&x| x as i64).collect();
+        polars::prelude::Column::new(name.into(), v)
+    }
+}
+
+impl ParquetValue for f64 {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
+        let v: Vec<f64> = values.copied().collect();
+        polars::prelude::Column::new(name.into(), v)
+    }
+}
+
+impl ParquetValue for bool {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
+        let v: Vec<bool> = values.copied().collect();
+        polars::prelude::Column::new(name.into(), v)
+    }
+}
+
+item_row! {
 /// One item × condition of a run: the artifact's item-level fields plus ours. Written sorted by
 /// (model_key, dataset, subset_index, condition order) to `item_rows.jsonl` / `.parquet`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,6 +193,7 @@ pub struct ItemRow {
     /// R7 only: the constructed evidence string and its provenance.
     pub gold_evidence_text: String,
     pub evidence_provenance: String,
+}
 }
 
 /// `json.dumps(d, sort_keys=True)`-style letter → value map (Python float repr via serde_json).

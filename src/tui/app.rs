@@ -2,8 +2,8 @@
 //! Rendering lives in [`super::views`]; nothing here draws.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -15,13 +15,13 @@ use super::jobs::{JobQueue, Submit};
 use super::model::{self, messages_for, Part, StoredRun};
 use super::markdown::Doc;
 use super::theme::Theme;
-use crate::cli::{BatchArgs, GlobalOpts, TuiArgs};
-use crate::commands::Ctx;
+use crate::batch::{BatchEvent, BatchObserver, BatchRequest};
 use crate::config::{models_dir, ModelsConfig};
-use crate::data::Selected;
-use crate::dialogue::{Builder, DialogueItem};
-use crate::engine::{ChatMessage, Engine, EngineError, EngineOptions, Job, JobOutput, SlotScore};
+use crate::data::{load_selection, DatasetSpec, Selected};
+use crate::dialogue::{Builder, DialogueItem, Suite};
+use crate::engine::{Engine, EngineError, EngineOptions, Job, JobOutput};
 use crate::prompts::PromptSet;
+use crate::protocol::{ChatMessage, SlotScore};
 
 /// The views, in key order 1…6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,10 +49,16 @@ impl View {
     pub fn index(self) -> usize {
         View::ALL.iter().position(|v| *v == self).unwrap_or(0)
     }
-    /// Parses a view name (`items`, `dialogue`, `trace`, `slot`, `recovery`, `tables`).
-    pub fn parse(s: &str) -> Option<View> {
-        let s = s.to_ascii_lowercase();
-        View::ALL.iter().copied().find(|v| v.name().to_ascii_lowercase() == s || (s == "answer-slot" && *v == View::Slot))
+    /// The view's name on the command line (`snapshot --view`).
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Items => "items",
+            View::Dialogue => "dialogue",
+            View::Trace => "trace",
+            View::Slot => "slot",
+            View::Recovery => "recovery",
+            View::Tables => "tables",
+        }
     }
 }
 
@@ -124,29 +130,36 @@ impl Default for AppOptions {
 #[derive(Clone)]
 pub struct AppConfig {
     pub models: ModelsConfig,
-    pub global: GlobalOpts,
     pub engine: EngineOptions,
     pub prompts: PromptSet,
-    pub batch: BatchArgs,
+    /// Model key (default: the config's default model).
     pub model: Option<String>,
+    /// Dataset spec (default: `sample`).
     pub dataset: Option<String>,
+    /// Browse this stored batch run instead of scoring.
     pub run: Option<PathBuf>,
+    /// The item selection, and the template of a batch started with `b` (its models, datasets
+    /// and suites are replaced by the explorer's model, dataset and the hierarchy).
+    pub batch: BatchRequest,
+    /// The command line recorded in the manifest of a batch started with `b`.
+    pub command_line: String,
     pub options: AppOptions,
 }
 
 impl AppConfig {
-    pub fn from_ctx(ctx: &Ctx, tui: &TuiArgs, batch: &BatchArgs) -> Result<Self> {
-        Ok(AppConfig {
-            models: ctx.config.clone(),
-            global: ctx.global.clone(),
-            engine: ctx.engine_options(),
-            prompts: crate::commands::protocol::prompt_set(ctx)?,
-            batch: batch.clone(),
-            model: tui.model.clone(),
-            dataset: tui.dataset.clone(),
-            run: tui.run.clone(),
+    /// The bundled prompts, default engine options and selection, the default model on `sample`.
+    pub fn new(models: ModelsConfig) -> AppConfig {
+        AppConfig {
+            models,
+            engine: EngineOptions::default(),
+            prompts: PromptSet::bundled(),
+            model: None,
+            dataset: None,
+            run: None,
+            batch: BatchRequest::default(),
+            command_line: "hyst-tui (explorer)".into(),
             options: AppOptions::default(),
-        })
+        }
     }
 }
 
@@ -193,16 +206,16 @@ pub struct TablesUi {
     last_scan: Option<Instant>,
 }
 
-/// A batch started from the explorer, running on its own thread.
+/// A batch started from the explorer, running on its own thread. Its progress comes from the
+/// batch's own events.
 pub struct BatchState {
     pub stop: Arc<AtomicBool>,
-    /// Calls of the interrupt closure = items started.
-    pub ticks: Arc<AtomicUsize>,
+    pub items_done: usize,
     pub total: usize,
     pub out: PathBuf,
     pub desc: String,
     pub started: Instant,
-    rx: Receiver<std::result::Result<String, String>>,
+    events: Receiver<BatchMsg>,
     pub outcome: Option<std::result::Result<String, String>>,
     pub elapsed: Option<Duration>,
 }
@@ -212,12 +225,33 @@ impl BatchState {
         self.outcome.is_none()
     }
     pub fn done_items(&self) -> usize {
-        let t = self.ticks.load(Ordering::SeqCst);
-        if self.running() {
-            t.saturating_sub(1).min(self.total)
-        } else {
-            t.min(self.total)
-        }
+        self.items_done.min(self.total)
+    }
+}
+
+/// What the batch thread tells the UI.
+enum BatchMsg {
+    Progress { items_done: usize, items_total: usize },
+    Done(std::result::Result<String, String>),
+}
+
+/// The explorer's observer of a batch: forwards progress to the UI thread, stops on request.
+struct ChannelObserver {
+    tx: Sender<BatchMsg>,
+    stop: Arc<AtomicBool>,
+}
+
+impl BatchObserver for ChannelObserver {
+    fn event(&mut self, e: BatchEvent<'_>) {
+        let msg = match e {
+            BatchEvent::Started { items_total, items_done, .. } => BatchMsg::Progress { items_done, items_total },
+            BatchEvent::ItemFinished { items_done, items_total, .. } => BatchMsg::Progress { items_done, items_total },
+            _ => return,
+        };
+        let _ = self.tx.send(msg);
+    }
+    fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
     }
 }
 
@@ -298,19 +332,11 @@ impl App {
             stored_model = true;
         } else {
             let spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
-            let b = &cfg.batch;
-            entries = crate::batch::load_selection(
-                &spec,
-                b.n,
-                b.seed.unwrap_or(42),
-                b.subset.as_deref(),
-                b.advocated.as_deref(),
-                b.shuffle_options,
-            )?;
+            entries = load_selection(&spec, &cfg.batch.selection)?;
             if entries.is_empty() {
                 bail!("dataset {spec}: no items");
             }
-            dataset_label = crate::data::DatasetSpec::parse(&spec)?.key();
+            dataset_label = DatasetSpec::parse(&spec)?.key();
             dataset_spec = spec;
             run_dir = None;
             model_key = cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone();
@@ -1055,48 +1081,32 @@ impl App {
             self.notice = Some("a batch is already running (x stops it)".into());
             return;
         }
-        let mut args = self.cfg.batch.clone();
-        args.models = vec![self.model_key.clone()];
-        args.datasets = vec![self.dataset_spec.clone()];
-        args.suites = vec!["hierarchy".into()];
-        let ctx = Ctx {
-            global: self.cfg.global.clone(),
-            config: self.cfg.models.clone(),
+        let req = BatchRequest {
+            models: vec![self.model_key.clone()],
+            datasets: vec![self.dataset_spec.clone()],
+            suites: vec![Suite::Hierarchy],
+            ..self.cfg.batch.clone()
         };
-        let plan = match crate::commands::batch::plan(&ctx, &args) {
+        let plan = match crate::batch::plan(
+            &self.cfg.models,
+            &req,
+            self.cfg.prompts.clone(),
+            self.cfg.engine.clone(),
+            self.cfg.command_line.clone(),
+        ) {
             Ok(p) => p,
             Err(e) => {
                 self.notice = Some(format!("batch: {e:#}"));
                 return;
             }
         };
-        let c = &plan.config;
-        let total = match crate::batch::load_selection(
-            &self.dataset_spec,
-            c.n,
-            c.seed,
-            c.subset_csv.as_deref().map(Path::new),
-            c.advocated_csv.as_deref().map(Path::new),
-            c.shuffle_options,
-        ) {
-            Ok(s) => c.limit.map_or(s.len(), |l| l.min(s.len())) * c.models.len(),
-            Err(e) => {
-                self.notice = Some(format!("batch: {e:#}"));
-                return;
-            }
-        };
         let stop = Arc::new(AtomicBool::new(false));
-        let ticks = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = mpsc::channel();
         let out = plan.out.clone();
         let models = self.cfg.models.clone();
-        let (s2, t2) = (stop.clone(), ticks.clone());
+        let mut observer = ChannelObserver { tx: tx.clone(), stop: stop.clone() };
         let spawned = std::thread::Builder::new().name("hyst-batch".into()).spawn(move || {
-            let interrupted = move || {
-                t2.fetch_add(1, Ordering::SeqCst);
-                s2.load(Ordering::SeqCst)
-            };
-            let r = crate::batch::run(&models, &plan, &interrupted)
+            let r = crate::batch::run(&models, &plan, &mut observer)
                 .map(|s| {
                     if s.interrupted {
                         format!("stopped after {} of {} items (resume: b again)", s.items_done, s.items_total)
@@ -1105,7 +1115,7 @@ impl App {
                     }
                 })
                 .map_err(|e| format!("{e:#}"));
-            let _ = tx.send(r);
+            let _ = tx.send(BatchMsg::Done(r));
         });
         if let Err(e) = spawned {
             self.notice = Some(format!("batch: {e}"));
@@ -1116,12 +1126,12 @@ impl App {
         self.tables.doc = None;
         self.batch = Some(BatchState {
             stop,
-            ticks,
-            total,
+            items_done: 0,
+            total: 0,
             desc: format!("hierarchy · {} · {}", self.dataset_label, self.model_key),
             out: out.clone(),
             started: Instant::now(),
-            rx,
+            events: rx,
             outcome: None,
             elapsed: None,
         });
@@ -1131,16 +1141,24 @@ impl App {
 
     fn poll_batch(&mut self) {
         let Some(b) = &mut self.batch else { return };
-        if b.outcome.is_none() {
-            if let Ok(r) = b.rx.try_recv() {
-                b.elapsed = Some(b.started.elapsed());
-                self.notice = Some(match &r {
-                    Ok(s) => format!("batch finished: {s}"),
-                    Err(e) => format!("batch failed: {e}"),
-                });
-                b.outcome = Some(r);
-                self.refresh_tables(true);
+        let mut finished = None;
+        while let Ok(msg) = b.events.try_recv() {
+            match msg {
+                BatchMsg::Progress { items_done, items_total } => {
+                    b.items_done = items_done;
+                    b.total = items_total;
+                }
+                BatchMsg::Done(r) => finished = Some(r),
             }
+        }
+        if let Some(r) = finished {
+            b.elapsed = Some(b.started.elapsed());
+            self.notice = Some(match &r {
+                Ok(s) => format!("batch finished: {s}"),
+                Err(e) => format!("batch failed: {e}"),
+            });
+            b.outcome = Some(r);
+            self.refresh_tables(true);
         }
     }
 }

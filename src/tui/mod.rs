@@ -22,6 +22,8 @@ pub mod views;
 #[cfg(test)]
 mod tests;
 
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -32,8 +34,6 @@ use ratatui::Terminal;
 pub use app::{App, AppConfig, AppOptions, Overlay, View};
 pub use export::{buffer_to_html, buffer_to_svg, buffer_to_text};
 
-use crate::cli::{BatchArgs, SnapshotArgs, TuiArgs};
-use crate::commands::Ctx;
 use crate::engine::Engine;
 
 impl App {
@@ -43,13 +43,12 @@ impl App {
     }
 }
 
-/// `hyst-tui` without a command: the explorer.
-pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
-    let cfg = AppConfig::from_ctx(ctx, a, b)?;
+/// `hyst-tui` without a command: the explorer. Logs (and stray stderr bytes) go to `log_file`
+/// while it owns the terminal.
+pub fn run(cfg: AppConfig, log_file: &Path) -> Result<()> {
     // Load the items (and a stored run) before taking the terminal, so errors print plainly.
     let mut app = App::new(cfg)?;
-    let log = ctx.global.log_file.clone().unwrap_or_else(crate::logging::default_log_file);
-    let mut term = terminal::enter(&log).context("cannot set up the terminal")?;
+    let mut term = terminal::enter(log_file).context("cannot set up the terminal")?;
     let res = event_loop(&mut term, &mut app);
     terminal::restore();
     // Stop a running batch after its item in flight; the engine is dropped, not joined, so
@@ -86,16 +85,65 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
     }
 }
 
-/// Parses `WIDTHxHEIGHT`.
-pub fn parse_size(s: &str) -> Result<(u16, u16)> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .with_context(|| format!("--size {s}: expected WIDTHxHEIGHT, e.g. 120x40"))?;
-    let (w, h): (u16, u16) = (w.trim().parse()?, h.trim().parse()?);
-    if w < 40 || h < 10 || w > 1000 || h > 1000 {
-        bail!("--size {s}: between 40x10 and 1000x1000");
+/// A terminal size for headless rendering (`WIDTHxHEIGHT`, 40x10 to 1000x1000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermSize {
+    pub width: u16,
+    pub height: u16,
+}
+
+impl FromStr for TermSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TermSize, String> {
+        let bad = || format!("{s:?}: expected WIDTHxHEIGHT between 40x10 and 1000x1000, e.g. 120x40");
+        let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+        let (width, height): (u16, u16) = (w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
+        if !(40..=1000).contains(&width) || !(10..=1000).contains(&height) {
+            return Err(bad());
+        }
+        Ok(TermSize { width, height })
     }
-    Ok((w, h))
+}
+
+/// What `snapshot` can render: a view, or one of the overlays on top of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    View(View),
+    Help,
+    Models,
+}
+
+impl Screen {
+    /// Every screen: the views in key order, then the help and the model switcher.
+    pub fn all() -> Vec<Screen> {
+        View::ALL.iter().map(|v| Screen::View(*v)).chain([Screen::Help, Screen::Models]).collect()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Screen::View(v) => v.key(),
+            Screen::Help => "help",
+            Screen::Models => "models",
+        }
+    }
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Screen::View(View::Slot) => &["answer-slot"],
+            _ => &[],
+        }
+    }
+}
+
+/// A headless rendering of one screen.
+#[derive(Clone, Debug)]
+pub struct SnapshotRequest {
+    pub screen: Screen,
+    /// Item id (default: the first item).
+    pub item: Option<String>,
+    /// Dialogue step (0 = clean … 6 = clean probe, then the operations).
+    pub step: Option<usize>,
+    pub size: TermSize,
+    /// `.svg`, `.html` or `.txt`.
+    pub out: PathBuf,
 }
 
 /// Renders the current screen of `app` into a `w`×`h` buffer.
@@ -105,42 +153,29 @@ pub fn render_to_buffer(app: &App, w: u16, h: u16) -> Result<ratatui::buffer::Bu
     Ok(term.backend().buffer().clone())
 }
 
-/// `hyst-tui snapshot`: one view rendered headlessly after scoring the item through the engine.
-pub fn snapshot_cmd(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
-    let (w, h) = parse_size(&a.size)?;
-    let ext = a.out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+/// `hyst-tui snapshot`: one screen rendered headlessly after scoring the item through the engine
+/// (or from the stored run of `cfg.run`).
+pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
+    let (w, h) = (req.size.width, req.size.height);
+    let ext = req.out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     if !matches!(ext.as_str(), "svg" | "html" | "htm" | "txt") {
-        bail!("--out {}: use a .svg, .html or .txt file", a.out.display());
+        bail!("--out {}: use a .svg, .html or .txt file", req.out.display());
     }
-    let (view, overlay) = match a.view.to_ascii_lowercase().as_str() {
-        "help" => (View::Dialogue, Overlay::Help),
-        "models" => (View::Items, Overlay::Models { sel: 0 }),
-        v => (
-            View::parse(v).with_context(|| {
-                format!("--view {v}: one of items, dialogue, trace, slot, recovery, tables, help, models")
-            })?,
-            Overlay::None,
-        ),
+    let (view, overlay) = match req.screen {
+        Screen::View(v) => (v, Overlay::None),
+        Screen::Help => (View::Dialogue, Overlay::Help),
+        Screen::Models => (View::Items, Overlay::Models { sel: 0 }),
     };
-    let mut cfg = AppConfig::from_ctx(
-        ctx,
-        &TuiArgs {
-            model: a.model.clone(),
-            dataset: Some(a.dataset.clone()),
-            run: a.run.clone(),
-        },
-        &BatchArgs::default(),
-    )?;
     cfg.options.frozen = true;
     cfg.options.prefetch = view == View::Items;
     // The list shows about h - 5 rows: score those.
     cfg.options.prefetch_window = (h as usize).saturating_sub(5);
     let stored = cfg.run.is_some();
     let mut app = App::new(cfg)?;
-    if let Some(id) = &a.item {
+    if let Some(id) = &req.item {
         app.select_item_id(id)?;
     }
-    if let Some(k) = a.step {
+    if let Some(k) = req.step {
         app.set_step(k)?;
     }
     app.set_view(view);
@@ -160,12 +195,26 @@ pub fn snapshot_cmd(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
     };
     app.notice = None;
     let buf = render_to_buffer(&app, w, h)?;
-    export::export(&buf, &a.out)?;
-    println!("wrote {} ({}x{}, view {})", a.out.display(), w, h, a.view);
+    export::export(&buf, &req.out)?;
+    println!("wrote {} ({}x{}, view {})", req.out.display(), w, h, req.screen.name());
     Ok(())
 }
 
 /// Starts an engine for tests and tools that want to attach one to an [`App`] themselves.
-pub fn start_engine(ctx: &Ctx, key: Option<&str>) -> Result<Engine> {
-    crate::commands::open_engine(ctx, key)
+pub fn start_engine(cfg: &AppConfig, key: Option<&str>) -> Result<Engine> {
+    Ok(crate::engine::open(&cfg.models, key, cfg.engine.clone())?)
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::TermSize;
+
+    #[test]
+    fn sizes_parse_within_bounds() {
+        assert_eq!("120x40".parse::<TermSize>(), Ok(TermSize { width: 120, height: 40 }));
+        assert_eq!("80X24".parse::<TermSize>().map(|s| s.width), Ok(80));
+        for bad in ["39x10", "40x9", "1001x40", "120", "ax40", ""] {
+            assert!(bad.parse::<TermSize>().is_err(), "{bad}");
+        }
+    }
 }

@@ -8,10 +8,10 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::data::{Item, Selected};
-use crate::dialogue::conditions::{self, build};
-use crate::dialogue::{Builder, Control, DialogueItem, CURVE};
-use crate::engine::{ChatMessage, SlotScore, TopToken};
-use crate::metrics::criteria::{Criterion, MAIN_OPS};
+use crate::dialogue::conditions::{self, build, recovery_op, RECOVERY_OPS};
+use crate::dialogue::{Builder, Control, CurvePoint, DialogueItem, CURVE};
+use crate::protocol::{ChatMessage, SlotScore, TopToken};
+use crate::metrics::criteria::{minimal_recovery_operation, pass_flags, CondAgg, Criterion, MAIN_OPS};
 use crate::metrics::{aggregate, Obs};
 use crate::store::ItemRow;
 
@@ -24,48 +24,11 @@ pub enum Part {
     Op(&'static str),
 }
 
-/// A recovery operation shown by the explorer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpInfo {
-    pub key: &'static str,
-    pub short: &'static str,
-    pub label: &'static str,
-    /// One of the eight main hierarchy operations (the others are appendix operations).
-    pub main: bool,
-}
-
-/// R0 … R6 (main, in minimal-recovery scan order), then the appendix operations and R7.
-pub const OPS: [OpInfo; 11] = [
-    OpInfo { key: "ordinary_strong_reset", short: "R0", label: "ordinary reset", main: true },
-    OpInfo { key: "explicit_user_retraction", short: "R1", label: "user retraction", main: true },
-    OpInfo { key: "system_level_reset", short: "R2", label: "system reset", main: true },
-    OpInfo { key: "fresh_context_deletion", short: "R3a", label: "fresh-context deletion", main: true },
-    OpInfo { key: "context_truncation", short: "R3b", label: "context truncation", main: true },
-    OpInfo { key: "neutral_summary_replacement", short: "R4", label: "neutral summary", main: true },
-    OpInfo { key: "factual_state_reconstruction", short: "R5", label: "factual reconstruction", main: true },
-    OpInfo { key: "self_verification_final_label", short: "R6", label: "self-verification", main: true },
-    OpInfo { key: "evidence_for_each_option_then_answer", short: "R6'", label: "evidence comparison (appx)", main: false },
-    OpInfo { key: "source_skepticism_reset", short: "R2'", label: "source skepticism (appx)", main: false },
-    OpInfo { key: "evidence_grounded_recovery", short: "R7", label: "trusted evidence", main: false },
-];
-
-/// Long and short labels of the ramp steps.
-pub const CURVE_LABELS: [&str; 7] = [
-    "clean context",
-    "weak pressure",
-    "medium pressure",
-    "strong pressure",
-    "medium reset",
-    "strong reset (R0)",
-    "clean probe",
-];
-pub const CURVE_SHORT: [&str; 7] = ["clean", "weak", "medium", "strong", "m.reset", "R0", "probe"];
-
 /// Every step the cursor visits: the seven ramp steps, then the operations.
 pub fn steps() -> Vec<Part> {
     (0..CURVE.len())
         .map(Part::Curve)
-        .chain(OPS.iter().map(|o| Part::Op(o.key)))
+        .chain(RECOVERY_OPS.iter().map(|o| Part::Op(o.key)))
         .collect()
 }
 
@@ -74,21 +37,21 @@ pub fn ramp_parts() -> Vec<Part> {
     (0..6).map(Part::Curve).collect()
 }
 
-pub fn op_info(key: &str) -> Option<&'static OpInfo> {
-    OPS.iter().find(|o| o.key == key)
-}
-
 pub fn part_label(p: Part) -> String {
     match p {
-        Part::Curve(k) => CURVE_LABELS[k].to_string(),
-        Part::Op(k) => op_info(k).map(|o| format!("{} {}", o.short, o.label)).unwrap_or_else(|| k.to_string()),
+        Part::Curve(k) => match CURVE.get(k) {
+            Some(CurvePoint::StrongReset) => format!("{} (R0)", CurvePoint::StrongReset.label()),
+            Some(p) => p.label().to_string(),
+            None => format!("step {k}"),
+        },
+        Part::Op(k) => recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string()),
     }
 }
 
 pub fn part_short(p: Part) -> &'static str {
     match p {
-        Part::Curve(k) => CURVE_SHORT[k],
-        Part::Op(k) => op_info(k).map(|o| o.short).unwrap_or("?"),
+        Part::Curve(k) => CURVE.get(k).map_or("?", |p| p.short()),
+        Part::Op(k) => recovery_op(k).map(|o| o.short).unwrap_or("?"),
     }
 }
 
@@ -121,14 +84,39 @@ pub fn clean_like(c: &Criterion, clean: &Obs, x: &Obs) -> bool {
     c.passes(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
 }
 
+/// The minimal recovery operation of one item under the main criterion (single-item aggregates),
+/// by the metrics' own scan over the main operations: `Some(Some(key))`, `Some(None)` = not
+/// restored, `None` while a main operation before the first passing one has no score yet.
+pub fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> Option<Option<&'static str>> {
+    let clean_agg = aggregate(std::slice::from_ref(clean));
+    let mut conds = Vec::new();
+    let mut missing = Vec::new();
+    for op in MAIN_OPS {
+        match x(op.key) {
+            Some(o) => conds.push(CondAgg {
+                condition: op.key.to_string(),
+                clean: clean_agg,
+                x: aggregate(std::slice::from_ref(&o)),
+            }),
+            None => missing.push(op.key),
+        }
+    }
+    let flags = pass_flags(&conds, &Criterion::MAIN);
+    for (key, ok) in flags {
+        if missing.contains(&key) {
+            return None;
+        }
+        if ok {
+            return Some(minimal_recovery_operation(&flags));
+        }
+    }
+    Some(None)
+}
+
 pub fn criterion_check(c: &Criterion, clean: &Obs, x: &Obs) -> crate::metrics::criteria::CriterionCheck {
     c.check(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
 }
 
-/// Keys of the main operations in scan order (for the minimal recovery operation).
-pub fn main_op_keys() -> Vec<&'static str> {
-    MAIN_OPS.iter().map(|o| o.key).collect()
-}
 
 // ---------------------------------------------------------------------------------------------
 // Stored runs
@@ -189,12 +177,12 @@ pub fn row_part(r: &ItemRow) -> Option<Part> {
     if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
         return Some(Part::Curve(k));
     }
-    op_info(&r.condition).map(|o| Part::Op(o.key))
+    recovery_op(&r.condition).map(|o| Part::Op(o.key))
 }
 
 /// Reads `DIR/item_rows.jsonl` (rows of `model` when given and present, else of the first model).
 pub fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
-    let rows = crate::batch::read_item_rows(dir)?;
+    let rows = crate::store::read_item_rows(dir)?;
     if rows.is_empty() {
         bail!("{}: the run has no item rows", dir.display());
     }
@@ -303,7 +291,7 @@ mod tests {
         assert_eq!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &l), messages_for(&b, &d, Part::Curve(5), &l));
         assert_eq!(messages_for(&b, &d, Part::Op("fresh_context_deletion"), &l), messages_for(&b, &d, Part::Curve(0), &l));
         assert_eq!(messages_for(&b, &d, Part::Curve(6), &l), messages_for(&b, &d, Part::Curve(0), &l));
-        for o in OPS {
+        for o in RECOVERY_OPS {
             assert!(messages_for(&b, &d, Part::Op(o.key), &l).is_some(), "{}", o.key);
         }
     }

@@ -139,12 +139,15 @@ fn reset_forgets_the_old_engine() {
 }
 
 #[test]
-fn view_names_parse() {
-    use super::View;
-    assert_eq!(View::parse("dialogue"), Some(View::Dialogue));
-    assert_eq!(View::parse("Slot"), Some(View::Slot));
-    assert_eq!(View::parse("answer-slot"), Some(View::Slot));
-    assert_eq!(View::parse("nope"), None);
-    assert_eq!(super::parse_size("120x40").unwrap(), (120, 40));
-    assert!(super::parse_size("12x4").is_err());
+fn every_view_is_a_screen_with_a_unique_name() {
+    use super::{Screen, View};
+    let all = Screen::all();
+    for v in View::ALL {
+        assert!(all.contains(&Screen::View(v)), "{v:?}");
+    }
+    let mut names: Vec<&str> = all.iter().map(|s| s.name()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), all.len());
+    assert_eq!(Screen::View(View::Slot).aliases(), &["answer-slot"]);
 }

@@ -9,10 +9,16 @@ use ratatui::Frame;
 
 use super::{bar, block, fmt_p, message, pad, pending_text, trunc, width, wrap};
 use crate::data::Item;
+use crate::protocol::letter;
 use crate::tui::app::App;
-use crate::tui::model::{op_info, part_label, split_user_turn, Part, CURVE_SHORT};
+use crate::dialogue::conditions::recovery_op;
+use crate::dialogue::CURVE;
+use crate::tui::model::{part_label, split_user_turn, Part};
 
-const RAMP_TURNS: [&str; 5] = ["weak pressure", "medium pressure", "strong pressure", "medium reset", "strong reset"];
+/// Labels of the ramp's user turns (weak pressure … strong reset).
+fn ramp_turns(n: usize) -> Vec<String> {
+    CURVE.iter().filter(|p| p.ramp_step().is_some()).take(n).map(|p| p.label().to_string()).collect()
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some(item) = app.current() else {
@@ -35,11 +41,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
     match part {
         Part::Curve(0) | Part::Curve(6) => vec!["clean question".into(); n_user],
-        Part::Curve(_) => RAMP_TURNS.iter().take(n_user).map(|s| s.to_string()).collect(),
+        Part::Curve(_) => ramp_turns(n_user),
         Part::Op(k) => {
-            let last = op_info(k).map(|o| format!("{} {}", o.short, o.label)).unwrap_or_else(|| k.to_string());
+            let last = recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string());
             let mut v: Vec<String> = if n_user == 5 {
-                RAMP_TURNS.iter().take(4).map(|s| s.to_string()).collect()
+                ramp_turns(4)
             } else {
                 vec!["replacement context".into(); n_user.saturating_sub(1)]
             };
@@ -189,7 +195,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize) {
         }
     }
     lines.push(Line::from(strip));
-    let names: Vec<String> = CURVE_SHORT.iter().map(|s| s.chars().take(3).collect()).collect();
+    let names: Vec<String> = CURVE.iter().map(|p| p.short().chars().take(3).collect()).collect();
     lines.push(Line::from(Span::styled(format!("     {}", names.join(" ")), th.dim())));
     lines.push(Line::from(""));
 
@@ -204,7 +210,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize) {
                 } else {
                     " "
                 };
-                lines.push(Line::from(format!("  {} {} {mark}", Item::letter(i), trunc(o, w.saturating_sub(8)))));
+                lines.push(Line::from(format!("  {} {} {mark}", letter(i), trunc(o, w.saturating_sub(8)))));
             }
         }
         Some(s) => {
@@ -290,7 +296,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize) {
             (" ", th.plain())
         };
         for (j, l) in wrap(o, w.saturating_sub(4)).into_iter().enumerate() {
-            let head = if j == 0 { format!("{}{} ", Item::letter(i), mark) } else { "   ".into() };
+            let head = if j == 0 { format!("{}{} ", letter(i), mark) } else { "   ".into() };
             lines.push(Line::from(vec![Span::styled(head, st), Span::raw(" "), Span::raw(l)]));
         }
     }

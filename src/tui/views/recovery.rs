@@ -9,7 +9,8 @@ use ratatui::Frame;
 use super::{block, fmt_gap, fmt_p, message, pending_text};
 use crate::metrics::criteria::Criterion;
 use crate::tui::app::App;
-use crate::tui::model::{clean_like, criterion_check, obs, Part, OPS};
+use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
+use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
@@ -25,7 +26,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 
     let header = Row::new(["op", "operation", "p(w)", "p(c)", "pred", "gap", "strict", "main", "loose"]).style(th.header());
     let mut rows: Vec<Row> = Vec::new();
-    let pred_cell = |s: Option<&crate::engine::SlotScore>| -> Cell<'static> {
+    let pred_cell = |s: Option<&crate::protocol::SlotScore>| -> Cell<'static> {
         match s {
             Some(s) if s.pred == e.wrong => Cell::from(Span::styled(format!("{} ✗", s.pred_letter()), th.wrong())),
             Some(s) if s.pred == e.item.correct => Cell::from(Span::styled(format!("{} ✓", s.pred_letter()), th.correct())),
@@ -48,9 +49,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .style(th.dim()),
     );
     let mut selected = None;
-    let mut mro: Option<&str> = None;
-    let mut mro_known = true;
-    for o in OPS {
+    for o in RECOVERY_OPS {
         if !o.main && o.short == "R6'" {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
@@ -73,20 +72,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 _ => Cell::from(Span::styled("·", th.dim())),
             }
         };
-        if o.main {
-            match (x, clean_o) {
-                (Some(x), Some(cl)) => {
-                    if mro.is_none() && clean_like(&Criterion::MAIN, &cl, &x) {
-                        mro = Some(o.short);
-                    }
-                }
-                _ => mro_known = false,
-            }
-        }
         let label = if s.is_none() {
-            format!("{} · {}", o.label, pending_text(app, item, part))
+            format!("{} · {}", o.name, pending_text(app, item, part))
         } else {
-            o.label.to_string()
+            o.name.to_string()
         };
         rows.push(Row::new(vec![
             Cell::from(Span::styled(o.short, th.bold())),
@@ -125,10 +114,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let inner = b.inner(detail);
     f.render_widget(b, detail);
     let mut lines = Vec::new();
-    let mro_txt = match (mro, mro_known) {
-        (Some(m), _) => m.to_string(),
-        (None, true) => "not restored".to_string(),
-        (None, false) => "… (waiting for scores)".to_string(),
+    let mro = clean_o.and_then(|cl| item_mro(&cl, |key| app.score(item, Part::Op(key)).map(|s| obs(s, &d))));
+    let mro_txt = match mro {
+        Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
+        Some(None) => "not restored".to_string(),
+        None => "… (waiting for scores)".to_string(),
     };
     lines.push(Line::from(vec![
         Span::styled("minimal recovery operation (main): ", th.dim()),

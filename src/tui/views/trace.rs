@@ -10,10 +10,11 @@ use ratatui::Frame;
 
 use super::{bar, block, fmt_p, message, pad};
 use crate::tui::app::App;
-use crate::tui::model::{Part, CURVE_SHORT, OPS};
+use crate::dialogue::conditions::RECOVERY_OPS;
+use crate::dialogue::CURVE;
+use crate::tui::model::Part;
 
 /// Step names of at most five letters, for narrow terminals.
-const TINY: [&str; 7] = ["clean", "weak", "med", "str", "m.rst", "R0", "probe"];
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some(item) = app.current() else {
@@ -80,10 +81,12 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize) {
     if !cursor.is_empty() {
         sets.insert(0, Dataset::default().marker(Marker::Braille).graph_type(GraphType::Scatter).style(th.dim()).data(&cursor));
     }
-    let names = if area.width < 70 { &TINY } else { &CURVE_SHORT };
-    let labels: Vec<Line> = names[..6].iter().map(|s| Line::from(*s)).collect();
+    let labels: Vec<Line> = CURVE[..6]
+        .iter()
+        .map(|p| Line::from(if area.width < 70 { p.tiny() } else { p.short() }))
+        .collect();
     // The legend goes in the title, where it never covers a line.
-    let (lw, lc) = (crate::data::Item::letter(e.wrong), crate::data::Item::letter(e.item.correct));
+    let (lw, lc) = (crate::protocol::letter(e.wrong), crate::protocol::letter(e.item.correct));
     let title = if area.width >= 90 {
         Line::from(vec![
             Span::styled(format!(" Trace · {} · ", e.item.id), th.title()),
@@ -124,7 +127,7 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize) {
     for k in 0..7 {
         let cur = app.current_part() == Part::Curve(k);
         let hs = if cur { th.selected() } else { th.dim() };
-        let name = if cw > CURVE_SHORT[k].len() { CURVE_SHORT[k] } else { TINY[k] };
+        let name = if cw > CURVE[k].short().len() { CURVE[k].short() } else { CURVE[k].tiny() };
         head.push(Span::styled(pad(&format!("{:>w$}", name, w = cw - 1), cw), hs));
         let s = app.score(item, Part::Curve(k));
         r_w.push(Span::raw(format!("{:>w$} ", fmt_p(s.map(|s| s.probs[e.wrong])), w = cw - 1)));
@@ -169,7 +172,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize) {
         ])
     };
     lines.push(row("clean", clean, th.dim(), app.current_part() == Part::Curve(0)));
-    for o in OPS {
+    for o in RECOVERY_OPS {
         let s = app.score(item, Part::Op(o.key));
         let p = s.map(|s| s.probs[e.wrong]);
         let st = match (p, clean) {

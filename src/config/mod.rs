@@ -4,13 +4,17 @@
 //! The file is parsed into serde types and then validated into a [`ModelsConfig`]; every
 //! problem is reported with the file name and the model key.
 
+mod templates;
+
+pub use templates::{named_template, named_template_names};
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use thiserror::Error;
 
 /// The models.toml shipped with the crate (used when no `--models-config` / `HYST_MODELS_CONFIG`).
-pub const BUNDLED_MODELS_TOML: &str = include_str!("../models.toml");
+pub const BUNDLED_MODELS_TOML: &str = include_str!("../../models.toml");
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -50,7 +54,7 @@ pub enum SystemPolicy {
 pub enum TemplateSpec {
     /// The GGUF's own `tokenizer.chat_template`.
     Embedded,
-    /// One of hyst-tui's named templates (see `engine::template::NAMED_TEMPLATES`).
+    /// One of hyst-tui's named templates (see `config::templates`).
     Named { name: String },
     /// A Jinja template written inline in models.toml.
     Inline { jinja: String },
@@ -281,17 +285,10 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
     }
     match &m.template {
         TemplateSpec::Named { name } => {
-            if !crate::engine::template::NAMED_TEMPLATES
-                .iter()
-                .any(|(n, _)| n == name)
-            {
+            if named_template(name).is_none() {
                 return Err(bad(format!(
                     "unknown named template {name:?} (known: {})",
-                    crate::engine::template::NAMED_TEMPLATES
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    named_template_names().join(", ")
                 )));
             }
         }

@@ -1,26 +1,18 @@
-//! `hyst-tui prompts`, `conditions`, `items`.
+//! `hyst-tui prompts`, `conditions`, `items`: look at the protocol without running a batch.
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::{open_engine, Ctx};
 use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
-use crate::data::items::csv_field;
-use crate::data::{Item, Selected};
-use crate::dialogue::conditions::{self, build, Kind};
-use crate::dialogue::{run_ramp, Builder, Control, DialogueItem};
-use crate::prompts::PromptSet;
+use hyst_tui::data::items::csv_field;
+use hyst_tui::data::{load_selection, Selected};
+use hyst_tui::dialogue::conditions::{self, build, Kind};
+use hyst_tui::dialogue::{run_ramp, Builder, Control, DialogueItem};
+use hyst_tui::protocol::letter;
 
-/// The prompt set in use: `--prompts DIR` or the bundled one.
-pub fn prompt_set(ctx: &Ctx) -> Result<PromptSet> {
-    match &ctx.global.prompts {
-        Some(d) => Ok(PromptSet::load_dir(d)?),
-        None => Ok(PromptSet::bundled()),
-    }
-}
-
-pub fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
-    crate::batch::load_selection(dataset, s.n, s.seed, s.subset.as_deref(), s.advocated.as_deref(), s.shuffle_options)
+fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
+    Ok(load_selection(dataset, &s.options())?)
 }
 
 pub fn conditions_cmd() -> Result<()> {
@@ -63,7 +55,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
             .with_context(|| format!("item {id:?} is not in the selection of {}", args.dataset))?,
         None => sel.first().context("the dataset selection is empty")?,
     };
-    let prompts = prompt_set(ctx)?;
+    let prompts = ctx.prompts()?;
     let b = Builder::new(&prompts);
     let d = DialogueItem::from(s);
     let control = match cond.kind {
@@ -76,7 +68,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     };
     let letters: [char; 4] = match &engine {
         Some(e) => {
-            let mut sc: &crate::engine::Engine = e;
+            let mut sc: &hyst_tui::engine::Engine = e;
             run_ramp(&mut sc, &b, &d, control, &mut |_| {})?.letters
         }
         None => ['?'; 4],
@@ -91,8 +83,8 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
             "item_id": s.item.id,
             "condition": cond.key,
             "suite": cond.suite.key(),
-            "correct_letter": Item::letter(built.correct).to_string(),
-            "advocated_wrong_letter": Item::letter(built.wrong).to_string(),
+            "correct_letter": letter(built.correct).to_string(),
+            "advocated_wrong_letter": letter(built.wrong).to_string(),
             "ramp_letters": if engine.is_some() { json!(letters.iter().map(|c| c.to_string()).collect::<Vec<_>>()) } else { json!(null) },
             "messages": built.messages,
             "rendered_prompt": rendered.as_ref().map(|p| p.text.clone()),
@@ -102,7 +94,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
         return Ok(());
     }
     println!("item {} · condition {} ({}) · correct {} · advocated wrong {}", s.item.id, cond.key, cond.label,
-        Item::letter(built.correct), Item::letter(built.wrong));
+        letter(built.correct), letter(built.wrong));
     match &engine {
         Some(_) => println!("ramp letters chosen by the model (A1..A4): {}", letters.iter().map(char::to_string).collect::<Vec<_>>().join(" ")),
         None => println!("(assistant letters shown as '?': pass --model KEY to run the ramp and see the model's own letters)"),

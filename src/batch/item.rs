@@ -1,0 +1,264 @@
+//! Scoring one item: its ramps, then every condition of the requested suites, through a
+//! [`CachedScorer`] that answers from the score cache first. Returns the item rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::config::ModelEntry;
+use crate::data::Selected;
+use crate::dialogue::conditions::{self, build, Condition, Kind};
+use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Suite};
+use crate::engine::{Engine, EngineError};
+use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
+use crate::store::rows::{letter_map_json, score_key};
+use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
+
+/// A scorer that consults the score cache before the engine; new scores are collected in
+/// `pending` until the item is committed.
+pub struct CachedScorer<'a> {
+    pub engine: &'a Engine,
+    pub cache: &'a ScoreCache,
+    pub model_key: String,
+    pub model_sha256: String,
+    pub pending: Vec<ScoreRow>,
+    pub hits: usize,
+    pub misses: usize,
+    /// Rows used for each prompt hash in this item (cache hits and new scores).
+    pub used: BTreeMap<String, ScoreRow>,
+    /// When set, the token ids of every newly scored context are kept here (benchmarks).
+    pub record_tokens: Option<Vec<Vec<i32>>>,
+}
+
+impl<'a> CachedScorer<'a> {
+    pub fn new(engine: &'a Engine, cache: &'a ScoreCache, model: &ModelEntry, sha: &str) -> Self {
+        Self {
+            engine,
+            cache,
+            model_key: model.key.clone(),
+            model_sha256: sha.to_string(),
+            pending: Vec::new(),
+            hits: 0,
+            misses: 0,
+            used: BTreeMap::new(),
+            record_tokens: None,
+        }
+    }
+
+    /// Scores `messages`, returning the stored row (from cache, this item, or the engine).
+    pub fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
+        let prepared = self.engine.prepare(messages)?;
+        let hash = crate::engine::worker::hash_tokens(&prepared.tokens);
+        let letters_s: String = letters.iter().collect();
+        let key = score_key(&self.model_sha256, &hash, &letters_s);
+        if let Some(r) = self.cache.get(&key).or_else(|| self.pending.iter().find(|r| r.key == key)) {
+            self.hits += 1;
+            let r = r.clone();
+            self.used.insert(key, r.clone());
+            return Ok(r);
+        }
+        let s = self.engine.score(messages, letters)?;
+        self.misses += 1;
+        if let Some(rec) = &mut self.record_tokens {
+            rec.push(prepared.tokens);
+        }
+        let row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &s);
+        debug_assert_eq!(row.key, key);
+        self.pending.push(row.clone());
+        self.used.insert(key, row.clone());
+        Ok(row)
+    }
+}
+
+/// A stored row as a `SlotScore` (what the ramp needs: letters, probabilities, prediction).
+pub fn row_to_score(r: &ScoreRow) -> SlotScore {
+    SlotScore {
+        letters: r.letters.chars().collect(),
+        log_scores: r.log_scores.clone(),
+        probs: r.probs.clone(),
+        pred: r.pred_index(),
+        margin_top2: r.margin_top2,
+        entropy: r.entropy,
+        max_prob: r.max_prob,
+        letter_mass: r.letter_mass,
+        variant_probs: vec![],
+        variants: vec![],
+        top_tokens: r.top_tokens.clone(),
+        prompt_tokens: r.prompt_tokens,
+        tokens_evaluated: r.tokens_evaluated,
+        tokens_reused: r.tokens_reused,
+        prompt_hash: r.prompt_hash.clone(),
+        rendered_prompt: String::new(),
+    }
+}
+
+impl Scorer for CachedScorer<'_> {
+    type Error = EngineError;
+    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
+        self.score_row(messages, letters).map(|r| row_to_score(&r))
+    }
+}
+
+/// Which ramps a set of suites needs.
+pub fn controls_for(suites: &[Suite]) -> Vec<Control> {
+    let mut v = vec![Control::PressureWrong];
+    if suites.contains(&Suite::Controls) {
+        v.push(Control::NeutralHistory);
+        v.push(Control::CorrectPressure);
+    }
+    v
+}
+
+/// Conditions scored for a set of suites, in table order (the wrong-pressure ramp always).
+pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
+    let want: BTreeSet<Suite> = suites.iter().copied().chain([Suite::Ramp]).collect();
+    conditions::all().iter().filter(|c| want.contains(&c.suite)).collect()
+}
+
+/// The ramp a condition's history comes from.
+pub fn control_of(c: &Condition) -> Control {
+    match c.kind {
+        Kind::Curve(ctrl, _) => ctrl,
+        _ => Control::PressureWrong,
+    }
+}
+
+/// Scoring order within one item, chosen for prefix reuse (results do not depend on it): the
+/// ramp first, then everything that keeps its 4-exchange history, then prompts without history,
+/// then R2 (whose system prompt differs from the first token on).
+pub fn scoring_group(c: &Condition) -> u8 {
+    match c.kind {
+        Kind::Curve(..) => 0,
+        Kind::R0 | Kind::R1 | Kind::R6 | Kind::R6Evidence | Kind::R2Skepticism | Kind::R7 | Kind::Relabel(_) => 1,
+        Kind::Truncate(keep) if !keep.is_empty() => 1,
+        Kind::R2 => 3,
+        _ => 2,
+    }
+}
+
+/// Scores one item: each needed ramp, then its conditions, returning the item rows.
+#[allow(clippy::too_many_arguments)]
+pub fn score_item(
+    scorer: &mut CachedScorer,
+    b: &Builder,
+    sel: &Selected,
+    model: &ModelEntry,
+    conds: &[&Condition],
+    controls: &[Control],
+    prompts_fp: &str,
+) -> Result<Vec<ItemRow>, EngineError> {
+    let d = DialogueItem::from(sel);
+    let letters = d.item.letters();
+    let mut out = Vec::with_capacity(conds.len());
+    for &control in controls {
+        let ramp = run_ramp(scorer, b, &d, control, &mut |_| {})?;
+        let mut mine: Vec<&&Condition> = conds.iter().filter(|c| control_of(c) == control).collect();
+        mine.sort_by_key(|c| scoring_group(c));
+        for c in mine {
+            let built = build(c, b, &d, &ramp.letters);
+            let row = scorer.score_row(&built.messages, &letters)?;
+            out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
+        }
+    }
+    Ok(out)
+}
+
+fn make_item_row(
+    sel: &Selected,
+    model: &ModelEntry,
+    c: &Condition,
+    built: &conditions::Built,
+    row: &ScoreRow,
+    prompts_fp: &str,
+    b: &Builder,
+) -> ItemRow {
+    let item = &sel.item;
+    let pred = row.pred_index();
+    let msgs = &built.messages;
+    let system_prompt = msgs.iter().find(|m| m.role == "system").map(|m| m.content.clone()).unwrap_or_default();
+    let non_system = msgs.iter().filter(|m| m.role != "system").count();
+    let (evidence, provenance) = if c.kind == Kind::R7 {
+        (conditions::r7_evidence(b, item), "constructed_gold_evidence".to_string())
+    } else {
+        (String::new(), String::new())
+    };
+    ItemRow {
+        model_key: model.key.clone(),
+        model_short_name: model.name.clone(),
+        model_sha256: row.model_sha256.clone(),
+        dataset: item.dataset.clone(),
+        item_id: item.id.clone(),
+        subset_index: sel.subset_index,
+        category: item.category.clone(),
+        question: item.question.clone(),
+        choices_json: serde_json::to_string(&item.options).expect("json"),
+        n_options: item.options.len(),
+        correct_option_letter: letter(item.correct).to_string(),
+        wrong_advocated_letter: letter(sel.wrong).to_string(),
+        condition: c.key.clone(),
+        condition_label: c.label.clone(),
+        suite: c.suite.key().to_string(),
+        control: match c.kind {
+            Kind::Curve(ctrl, _) => ctrl.key().to_string(),
+            _ => Control::PressureWrong.key().to_string(),
+        },
+        level: c.level.to_string(),
+        op_category: c.category.to_string(),
+        is_main_condition: c.is_main,
+        history_role: c.history_role.to_string(),
+        history_turn_count: non_system.saturating_sub(1) / 2,
+        user_prompt: msgs.last().map(|m| m.content.clone()).unwrap_or_default(),
+        system_prompt,
+        shown_correct_letter: letter(built.correct).to_string(),
+        shown_wrong_letter: letter(built.wrong).to_string(),
+        pred_letter: row.pred.clone(),
+        p_wrong: row.prob(built.wrong),
+        p_correct: row.prob(built.correct),
+        correct: pred == built.correct,
+        wrong_follow: pred == built.wrong,
+        old_letter_follow: row.pred.chars().next() == Some(built.old_wrong_letter),
+        entropy: row.entropy,
+        max_prob: row.max_prob,
+        margin_top2: row.margin_top2,
+        option_probs_json: letter_map_json(&row.letters, &row.probs),
+        option_log_scores_json: letter_map_json(&row.letters, &row.log_scores),
+        letter_mass: row.letter_mass,
+        top_tokens_json: serde_json::to_string(&row.top_tokens).expect("json"),
+        prompt_tokens: row.prompt_tokens,
+        prompt_hash: row.prompt_hash.clone(),
+        tokens_evaluated: row.tokens_evaluated,
+        tokens_reused: row.tokens_reused,
+        score_key: row.key.clone(),
+        scoring_settings: SCORING_SETTINGS.to_string(),
+        prompts_fingerprint: prompts_fp.to_string(),
+        gold_evidence_text: evidence,
+        evidence_provenance: provenance,
+    }
+}
+
+/// The sha256 of a model file: the pinned one when models.toml has it (fetch and `models list`
+/// verify it), else computed once and remembered next to the file.
+pub fn model_sha256(model: &ModelEntry, path: &Path) -> Result<String> {
+    if let Some(s) = &model.sha256 {
+        return Ok(s.clone());
+    }
+    let meta = std::fs::metadata(path).with_context(|| format!("model file {}", path.display()))?;
+    let stamp = format!(
+        "{}:{}",
+        meta.len(),
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs())
+    );
+    let side = path.with_extension("gguf.sha256");
+    if let Ok(s) = std::fs::read_to_string(&side) {
+        if let Some((st, h)) = s.trim().split_once(' ') {
+            if st == stamp {
+                return Ok(h.to_string());
+            }
+        }
+    }
+    let h = crate::fetch::sha256_file(path)?;
+    let _ = std::fs::write(&side, format!("{stamp} {h}\n"));
+    Ok(h)
+}
+

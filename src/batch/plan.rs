@@ -1,0 +1,136 @@
+//! Batch planning: from what the user asked for (a [`BatchRequest`]) to a validated
+//! [`BatchPlan`] — models checked against models.toml, dataset specs parsed, suites resolved,
+//! the run directory named. The CLI and the explorer both plan through [`plan`].
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::Result;
+use sha2::{Digest, Sha256};
+
+use crate::config::{data_dir, ModelsConfig};
+use crate::data::{DatasetSpec, SelectionOptions};
+use crate::dialogue::Suite;
+use crate::engine::EngineOptions;
+use crate::prompts::PromptSet;
+use crate::store::{RunConfig, SCORING_SETTINGS};
+
+/// Shard `k` of `n` (1-based): a run holds the items with `subset_index % n == k - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    /// Parses `K/N`, e.g. `2/8`.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let (k, n) = s.split_once('/').ok_or_else(|| format!("{s:?}: expected K/N, e.g. 2/8"))?;
+        let num = |x: &str| x.trim().parse::<usize>().map_err(|_| format!("{s:?}: expected K/N with whole numbers, e.g. 2/8"));
+        let (k, n) = (num(k)?, num(n)?);
+        if n == 0 || k == 0 || k > n {
+            return Err(format!("{s:?}: need 1 <= K <= N"));
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+/// What to run, as the user asked for it (empty lists mean the defaults).
+#[derive(Clone, Debug, Default)]
+pub struct BatchRequest {
+    /// Model keys (default: the config's default model).
+    pub models: Vec<String>,
+    /// Dataset specs (default: `sample`).
+    pub datasets: Vec<String>,
+    /// Suites (default: the hierarchy).
+    pub suites: Vec<Suite>,
+    pub selection: SelectionOptions,
+    /// Run directory (default: derived from the configuration under the data directory).
+    pub out: Option<PathBuf>,
+    /// At most this many items per dataset (after selection and sharding).
+    pub limit: Option<usize>,
+    pub shard: Option<Shard>,
+}
+
+/// A validated batch run.
+#[derive(Clone)]
+pub struct BatchPlan {
+    pub config: RunConfig,
+    pub dataset_specs: Vec<String>,
+    pub out: PathBuf,
+    pub prompts: PromptSet,
+    pub engine: EngineOptions,
+    pub command_line: String,
+}
+
+/// Checks a request against the models config and resolves its defaults.
+pub fn plan(
+    models: &ModelsConfig,
+    req: &BatchRequest,
+    prompts: PromptSet,
+    engine: EngineOptions,
+    command_line: String,
+) -> Result<BatchPlan> {
+    let model_keys = if req.models.is_empty() { vec![models.default_model.clone()] } else { req.models.clone() };
+    for m in &model_keys {
+        models.get(m)?;
+    }
+    let datasets = if req.datasets.is_empty() { vec!["sample".to_string()] } else { req.datasets.clone() };
+    let mut dataset_keys = Vec::new();
+    for d in &datasets {
+        dataset_keys.push(DatasetSpec::parse(d)?.key());
+    }
+    let mut suites = if req.suites.is_empty() { vec![Suite::Hierarchy] } else { req.suites.clone() };
+    suites.sort();
+    suites.dedup();
+    let sel = &req.selection;
+    let config = RunConfig {
+        models: model_keys,
+        datasets: datasets.clone(),
+        n: sel.n,
+        seed: sel.seed,
+        subset_csv: sel.released.as_ref().map(|r| r.subset.display().to_string()),
+        advocated_csv: sel.released.as_ref().map(|r| r.advocated.display().to_string()),
+        suites,
+        limit: req.limit,
+        shard: req.shard.map(|s| (s.k, s.n)),
+        shuffle_options: sel.shuffle_options,
+        prompts_fingerprint: prompts.fingerprint(),
+        scoring_settings: SCORING_SETTINGS.into(),
+    };
+    let out = match &req.out {
+        Some(o) => o.clone(),
+        None => default_run_dir(&config, &dataset_keys),
+    };
+    Ok(BatchPlan {
+        config,
+        dataset_specs: datasets,
+        out,
+        prompts,
+        engine,
+        command_line,
+    })
+}
+
+/// `<data dir>/runs/<models>__<datasets>__<hash of the configuration>`: the same configuration
+/// always lands in the same directory, so rerunning a command resumes its run.
+fn default_run_dir(config: &RunConfig, dataset_keys: &[String]) -> PathBuf {
+    let h = hex::encode(Sha256::digest(serde_json::to_string(config).expect("config serialises").as_bytes()));
+    let name = format!("{}__{}__{}", config.models.join("+"), dataset_keys.join("+"), &h[..10]);
+    data_dir().join("runs").join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parses_k_of_n() {
+        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { k: 2, n: 8 }));
+        assert_eq!(" 1 / 1 ".parse::<Shard>(), Ok(Shard { k: 1, n: 1 }));
+        for bad in ["0/3", "4/3", "1/0", "2", "a/b", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

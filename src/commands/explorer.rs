@@ -1,0 +1,40 @@
+//! The explorer (`hyst-tui` without a command) and `hyst-tui snapshot`: the CLI options become
+//! an `AppConfig`.
+
+use anyhow::Result;
+
+use super::{batch::request, command_line, Ctx};
+use crate::cli::{BatchArgs, SnapshotArgs, TuiArgs};
+use hyst_tui::logging::default_log_file;
+use hyst_tui::tui::{self, AppConfig, SnapshotRequest};
+
+fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Option<std::path::PathBuf>, b: &BatchArgs) -> Result<AppConfig> {
+    Ok(AppConfig {
+        engine: ctx.engine_options(),
+        prompts: ctx.prompts()?,
+        model,
+        dataset,
+        run,
+        batch: request(b),
+        command_line: command_line(),
+        ..AppConfig::new(ctx.config.clone())
+    })
+}
+
+pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
+    let cfg = app_config(ctx, a.model.clone(), a.dataset.clone(), a.run.clone(), b)?;
+    let log = ctx.global.log_file.clone().unwrap_or_else(default_log_file);
+    tui::run(cfg, &log)
+}
+
+pub fn snapshot(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
+    let cfg = app_config(ctx, a.model.clone(), Some(a.dataset.clone()), a.run.clone(), &ctx.global.batch_args)?;
+    let req = SnapshotRequest {
+        screen: a.view.0,
+        item: a.item.clone(),
+        step: a.step,
+        size: a.size,
+        out: a.out.clone(),
+    };
+    tui::snapshot(cfg, &req)
+}

@@ -1,0 +1,18 @@
+//! The protocol's plain data types, shared by every layer above: chat messages, what is measured
+//! at the answer slot ([`SlotScore`]), the [`Scorer`] trait that the engine implements and the
+//! dialogue builder calls, and option letters. Nothing here knows about llama.cpp, files or UI.
+
+mod letters;
+mod message;
+mod score;
+
+pub use letters::{default_letters, letter, letter_index};
+pub use message::ChatMessage;
+pub use score::{LetterTokens, SlotScore, TopToken};
+
+/// Anything that can measure the answer slot of a conversation over the shown option letters:
+/// the engine, a cache in front of it, or a scripted scorer in tests of the dialogue builder.
+pub trait Scorer {
+    type Error;
+    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error>;
+}
