@@ -16,6 +16,13 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     hyst_tui::logging::init(cli.global.log_file.as_deref());
+    // A write past a file-size limit (`ulimit -f`) must fail with an error we can report and
+    // recover from, not kill the process with SIGXFSZ.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     commands::install_ctrlc();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -22,6 +22,8 @@ pub struct CachedScorer<'a> {
     pub cache: &'a ScoreCache,
     pub model_key: String,
     pub model_sha256: String,
+    /// Numeric provenance of new scores (part of the cache key).
+    pub provenance: String,
     pub pending: Vec<ScoreRow>,
     pub hits: usize,
     pub misses: usize,
@@ -32,12 +34,13 @@ pub struct CachedScorer<'a> {
 }
 
 impl<'a> CachedScorer<'a> {
-    pub fn new(engine: &'a Engine, cache: &'a ScoreCache, model: &ModelEntry, sha: &str) -> Self {
+    pub fn new(engine: &'a Engine, cache: &'a ScoreCache, model: &ModelEntry, sha: &str, provenance: &str) -> Self {
         Self {
             engine,
             cache,
             model_key: model.key.clone(),
             model_sha256: sha.to_string(),
+            provenance: provenance.to_string(),
             pending: Vec::new(),
             hits: 0,
             misses: 0,
@@ -46,24 +49,27 @@ impl<'a> CachedScorer<'a> {
         }
     }
 
-    /// Scores `messages`, returning the stored row (from cache, this item, or the engine).
+    /// Scores `messages`, returning the stored row (from cache, this item, or the engine). The
+    /// prompt is rendered and tokenized once: the cache key is computed from its tokens, and on a
+    /// miss the engine scores those same tokens.
     pub fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
         let prepared = self.engine.prepare(messages)?;
         let hash = crate::engine::worker::hash_tokens(&prepared.tokens);
         let letters_s: String = letters.iter().collect();
-        let key = score_key(&self.model_sha256, &hash, &letters_s);
+        let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
         if let Some(r) = self.cache.get(&key).or_else(|| self.pending.iter().find(|r| r.key == key)) {
             self.hits += 1;
             let r = r.clone();
             self.used.insert(key, r.clone());
             return Ok(r);
         }
-        let s = self.engine.score(messages, letters)?;
+        let tokens = self.record_tokens.is_some().then(|| prepared.tokens.clone());
+        let s = self.engine.score_prepared(prepared, letters)?;
         self.misses += 1;
-        if let Some(rec) = &mut self.record_tokens {
-            rec.push(prepared.tokens);
+        if let (Some(rec), Some(t)) = (&mut self.record_tokens, tokens) {
+            rec.push(t);
         }
-        let row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &s);
+        let row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
         debug_assert_eq!(row.key, key);
         self.pending.push(row.clone());
         self.used.insert(key, row.clone());
@@ -185,7 +191,9 @@ fn make_item_row(
     };
     ItemRow {
         model_key: model.key.clone(),
+        schema_version: crate::store::rows::SCHEMA_VERSION,
         model_short_name: model.name.clone(),
+        paper_key: model.paper_key.clone().unwrap_or_default(),
         model_sha256: row.model_sha256.clone(),
         dataset: item.dataset.clone(),
         item_id: item.id.clone(),
@@ -232,6 +240,7 @@ fn make_item_row(
         score_key: row.key.clone(),
         scoring_settings: SCORING_SETTINGS.to_string(),
         prompts_fingerprint: prompts_fp.to_string(),
+        provenance: row.provenance.clone(),
         gold_evidence_text: evidence,
         evidence_provenance: provenance,
     }

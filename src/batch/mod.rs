@@ -21,6 +21,8 @@ use crate::config::{models_dir, ModelsConfig};
 use crate::data::{load_selection, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::Builder;
 use crate::engine::Engine;
+use crate::store::lock::RunLock;
+use crate::store::run_dir::load_item_rows;
 use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache};
 use crate::tables::{write_tables, TableOptions};
 
@@ -33,6 +35,8 @@ pub use plan::{plan, BatchPlan, BatchRequest, Shard};
 #[derive(Debug)]
 pub enum BatchEvent<'a> {
     Started { out: &'a Path, items_total: usize, items_done: usize },
+    /// Something the user should read once (e.g. damaged cache records were moved aside).
+    Notice { message: &'a str },
     ModelLoading { model: &'a str },
     ItemStarted { model: &'a str, dataset: &'a str, item_id: &'a str },
     /// The contexts of the item just scored: how many the engine evaluated and how many came from
@@ -130,11 +134,22 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     let cfg = &plan.config;
     let out = &plan.out;
     let selections = plan_items(plan)?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let mut cache = ScoreCache::open(&out.join("cache").join("scores.jsonl"))
-        .with_context(|| format!("cannot open the score cache in {}", out.display()))?;
-    if cache.repaired_bytes > 0 {
-        tracing::warn!("score cache: cut {} bytes of a torn last record", cache.repaired_bytes);
+    // Every model file must be there before the run directory is touched.
+    for mkey in &cfg.models {
+        let model = models.get(mkey)?;
+        crate::engine::worker::check_gguf_file(&model.path(&models_dir()))
+            .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
+    }
+    let _lock = RunLock::acquire(out)?;
+    check_provenance(out, cfg)?;
+    let cache_path = out.join("cache").join("scores.jsonl");
+    let mut cache = ScoreCache::open(&cache_path)?;
+    if let Some(msg) = cache.report.describe(&cache_path) {
+        tracing::warn!("{msg}");
+        observer.event(BatchEvent::Notice { message: &msg });
+    }
+    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance) {
+        bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
     let total: usize = selections.iter().map(Vec::len).sum::<usize>() * cfg.models.len();
     let mut manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
@@ -165,7 +180,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                     dataset: &s.item.dataset,
                     item_id: &s.item.id,
                 });
-                let mut scorer = CachedScorer::new(&engine, &cache, model, &sha);
+                let mut scorer = CachedScorer::new(&engine, &cache, model, &sha, &cfg.provenance);
                 let item_rows = score_item(&mut scorer, &b, s, model, &conds, &controls, &cfg.prompts_fingerprint)
                     .with_context(|| format!("item {}", s.item.id))?;
                 for r in &scorer.pending {
@@ -211,12 +226,46 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     Ok(summary)
 }
 
-/// `tables --from DIR`: rebuilds every table of a run from its stored item rows (no model).
-/// Returns the number of rows and the written files.
-pub fn rebuild_tables(dir: &Path) -> Result<(usize, Vec<PathBuf>)> {
-    let rows = read_item_rows(dir)?;
-    let files = write_tables(&rows, dir, &TableOptions::default())?;
-    Ok((rows.len(), files))
+/// The error for scores of another numeric provenance in a run directory.
+fn provenance_mismatch(dir: &Path, theirs: &str, ours: &str) -> String {
+    let theirs = if theirs.is_empty() { "an unknown build (recorded before hyst-tui kept provenance)" } else { theirs };
+    format!(
+        "{} holds scores of another numeric provenance, which cannot be mixed with this build's: \
+         stored: {theirs}; this build: {ours} (use another --out, or the build that made them)",
+        dir.display()
+    )
+}
+
+/// A run directory made by another build cannot be resumed by this one.
+fn check_provenance(dir: &Path, cfg: &RunConfig) -> Result<()> {
+    if !dir.join(crate::store::run_dir::MANIFEST_FILE).exists() {
+        return Ok(());
+    }
+    let m = Manifest::read(dir)?;
+    if m.config.provenance != cfg.provenance {
+        bail!(provenance_mismatch(dir, &m.config.provenance, &cfg.provenance));
+    }
+    Ok(())
+}
+
+/// What [`rebuild_tables`] did.
+pub struct Rebuilt {
+    pub rows: usize,
+    pub files: Vec<PathBuf>,
+    /// One line about malformed rows that were skipped, if any.
+    pub skipped: Option<String>,
+}
+
+/// `tables --from DIR`: rebuilds every table of a run from its stored item rows (no model, no
+/// lock). Malformed rows are skipped and reported.
+pub fn rebuild_tables(dir: &Path) -> Result<Rebuilt> {
+    let loaded = load_item_rows(dir)?;
+    let files = write_tables(&loaded.rows, dir, &TableOptions::default())?;
+    Ok(Rebuilt {
+        rows: loaded.rows.len(),
+        files,
+        skipped: loaded.describe_skipped(),
+    })
 }
 
 /// What [`merge`] did.
@@ -240,6 +289,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
         let c = m.config.without_shard();
         match &base {
             None => base = Some(c),
+            Some(b) if b.provenance != c.provenance => bail!(
+                "runs of different numeric provenance cannot be merged: {}: {}; {}: {}",
+                dirs[0].display(),
+                if b.provenance.is_empty() { "unknown" } else { &b.provenance },
+                d.display(),
+                if c.provenance.is_empty() { "unknown" } else { &c.provenance }
+            ),
             Some(b) if *b != c => bail!(
                 "{}: its configuration differs from {} (mixed runs cannot be merged)",
                 d.display(),
@@ -251,6 +307,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
         rows.extend(read_item_rows(d)?);
     }
     let Some(cfg) = base else { bail!("nothing to merge") };
+    let _lock = RunLock::acquire(out)?;
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| seen.insert((r.model_key.clone(), r.dataset.clone(), r.item_id.clone(), r.condition.clone())));
     sort_rows(&mut rows);

@@ -98,6 +98,7 @@ pub fn plan(
         shuffle_options: sel.shuffle_options,
         prompts_fingerprint: prompts.fingerprint(),
         scoring_settings: SCORING_SETTINGS.into(),
+        provenance: crate::engine::provenance::provenance(engine.gpu_layers),
     };
     let out = match &req.out {
         Some(o) => o.clone(),

@@ -75,6 +75,7 @@ impl BatchObserver for CliProgress {
                 }
             }
             BatchEvent::ModelLoading { model } => self.println(&format!("loading {model}")),
+            BatchEvent::Notice { message } => self.println(message),
             BatchEvent::ItemStarted { item_id, .. } => {
                 if let Some(b) = &self.bar {
                     b.set_prefix(item_id.to_string());
@@ -162,8 +163,11 @@ fn resume_command(out: &Path) -> String {
 }
 
 pub fn tables_from(dir: &Path) -> Result<()> {
-    let (rows, files) = batch::rebuild_tables(dir)?;
-    println!("{} table files rebuilt from {} item rows in {}", files.len(), rows, dir.join("tables").display());
+    let r = batch::rebuild_tables(dir)?;
+    if let Some(msg) = &r.skipped {
+        eprintln!("warning: {msg}");
+    }
+    println!("{} table files rebuilt from {} item rows in {}", r.files.len(), r.rows, dir.join("tables").display());
     Ok(())
 }
 

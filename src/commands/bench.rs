@@ -53,7 +53,7 @@ fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &Promp
     let (mut evaluated, mut reused, mut bits, mut contexts) = (0, 0, Vec::new(), Vec::new());
     let t0 = Instant::now();
     for s in items {
-        let mut sc = CachedScorer::new(engine, &cache, model, "bench");
+        let mut sc = CachedScorer::new(engine, &cache, model, "bench", &hyst_tui::engine::provenance::provenance(0));
         sc.record_tokens = Some(Vec::new());
         score_item(&mut sc, &b, s, model, &conds, &[Control::PressureWrong], "bench")?;
         for r in &sc.pending {

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use super::Ctx;
 use crate::cli::DoctorArgs;
 use hyst_tui::config::{models_dir, ModelEntry};
-use hyst_tui::engine::Engine;
+use hyst_tui::engine::{provenance, Engine};
 use hyst_tui::protocol::ChatMessage;
 use hyst_tui::fetch;
 
@@ -172,6 +172,15 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
         }
     }
     r.ok("build", "flash attention disabled, one sequence per decode (exact prefix reuse)");
+    let kernels = provenance::cpu_variant();
+    if kernels.split(' ').any(|f| f == "REPACK") {
+        r.fail("build", format!("llama.cpp reports REPACK among its CPU kernels ({kernels}): cached scores may drift from scratch scores"));
+    }
+    r.ok("build", format!("llama.cpp {}; devices: {}", provenance::llama_cpp_build(), provenance::devices().join(", ")));
+    r.ok(
+        "build",
+        format!("numeric provenance of scores (recorded in every score and part of the cache key): {}", provenance::provenance(ctx.engine_options().gpu_layers)),
+    );
     let dir = models_dir();
     r.ok("models", format!("directory {} (config {})", dir.display(), ctx.config.origin));
     if let Some(tok) = &args.hf_tokenizer {

@@ -3,6 +3,7 @@
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
 pub mod cache;
+pub mod provenance;
 pub mod scoring;
 pub mod template;
 pub mod worker;
@@ -128,6 +129,8 @@ pub enum Job {
         messages: Vec<ChatMessage>,
         letters: Vec<char>,
     },
+    /// Measure the answer slot of a prompt already rendered and tokenized ([`Job::Prepare`]).
+    ScorePrepared { prepared: Prepared, letters: Vec<char> },
     /// Render and tokenize only.
     Prepare { messages: Vec<ChatMessage> },
     /// Tokenize raw text (no BOS added) with or without special-token parsing.
@@ -251,6 +254,17 @@ impl Engine {
     pub fn score(&self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
         match self.run(Job::Score {
             messages: messages.to_vec(),
+            letters: letters.to_vec(),
+        })? {
+            JobOutput::Score(s) => Ok(*s),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    /// Scores a prompt prepared by [`Engine::prepare`] (it is not rendered or tokenized again).
+    pub fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
+        match self.run(Job::ScorePrepared {
+            prepared,
             letters: letters.to_vec(),
         })? {
             JobOutput::Score(s) => Ok(*s),
@@ -428,6 +442,12 @@ fn run_job(
             let prepared = prompter.prepare(&messages)?;
             worker::score_prepared(session, prompter, prepared, &letters, top_k)
                 .map(|s| JobOutput::Score(Box::new(s)))
+        }
+        Job::ScorePrepared { prepared, letters } => {
+            if letters.len() > 26 {
+                return Err(EngineError::TooManyOptions { n: letters.len() });
+            }
+            worker::score_prepared(session, prompter, prepared, &letters, top_k).map(|s| JobOutput::Score(Box::new(s)))
         }
         Job::Prepare { messages } => prompter.prepare(&messages).map(JobOutput::Prepared),
         Job::Tokenize {

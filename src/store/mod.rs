@@ -8,6 +8,8 @@
 //! - `manifest.json` — configuration (and, only here, timestamps).
 
 pub mod cache;
+pub mod float;
+pub mod lock;
 pub mod rows;
 pub mod run_dir;
 

@@ -8,20 +8,48 @@ use crate::protocol::{SlotScore, TopToken};
 /// Scoring settings recorded with every row (part of the cache key).
 pub const SCORING_SETTINGS: &str = "hyst-tui letter-slot v1: single-token 'L'/' L' variants, mean of full-vocab probabilities, renormalised over shown letters; llama.cpp f32 logits, f64 math; repack off, flash attention off";
 
+/// Version of the score-record and item-row schemas this build writes. Version 1 records (no
+/// `schema_version` field) are read with defaults for what version 2 added (`provenance`,
+/// `paper_key`: empty = unknown). Records of a newer version are refused, never dropped.
+pub const SCHEMA_VERSION: u32 = 2;
+
+fn schema_v1() -> u32 {
+    1
+}
+
+/// The schema version of a JSON record (1 when it has none), read without decoding the rest,
+/// so that a record of a newer version is refused before its fields are interpreted.
+pub fn record_version(json: &str) -> Result<u32, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default = "schema_v1")]
+        schema_version: u32,
+    }
+    serde_json::from_str::<Probe>(json).map(|p| p.schema_version)
+}
+
 /// One scored context, as cached (content-addressed by `key`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScoreRow {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
     pub key: String,
     pub model_key: String,
     pub model_sha256: String,
     /// Shown letters, e.g. "ABCD".
     pub letters: String,
+    #[serde(with = "super::float::vec")]
     pub probs: Vec<f64>,
+    #[serde(with = "super::float::vec")]
     pub log_scores: Vec<f64>,
     pub pred: String,
+    #[serde(with = "super::float")]
     pub entropy: f64,
+    #[serde(with = "super::float")]
     pub max_prob: f64,
+    #[serde(with = "super::float")]
     pub margin_top2: f64,
+    #[serde(with = "super::float")]
     pub letter_mass: f64,
     pub top_tokens: Vec<TopToken>,
     pub prompt_tokens: usize,
@@ -29,12 +57,16 @@ pub struct ScoreRow {
     pub tokens_evaluated: usize,
     pub tokens_reused: usize,
     pub scoring: String,
+    /// Numeric provenance: llama.cpp build, backend and SIMD variant, exactness settings
+    /// (empty in version 1 records: unknown).
+    #[serde(default)]
+    pub provenance: String,
 }
 
-/// The cache key of a context: what determines its score.
-pub fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str) -> String {
+/// The cache key of a context: everything that determines its score.
+pub fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str, provenance: &str) -> String {
     let mut h = Sha256::new();
-    for part in [model_sha256, prompt_hash, letters, SCORING_SETTINGS] {
+    for part in [model_sha256, prompt_hash, letters, SCORING_SETTINGS, provenance] {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
@@ -42,10 +74,11 @@ pub fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str) -> String
 }
 
 impl ScoreRow {
-    pub fn from_score(model_key: &str, model_sha256: &str, s: &SlotScore) -> Self {
+    pub fn from_score(model_key: &str, model_sha256: &str, provenance: &str, s: &SlotScore) -> Self {
         let letters: String = s.letters.iter().collect();
         Self {
-            key: score_key(model_sha256, &s.prompt_hash, &letters),
+            schema_version: SCHEMA_VERSION,
+            key: score_key(model_sha256, &s.prompt_hash, &letters, provenance),
             model_key: model_key.into(),
             model_sha256: model_sha256.into(),
             letters,
@@ -62,6 +95,7 @@ impl ScoreRow {
             tokens_evaluated: s.tokens_evaluated,
             tokens_reused: s.tokens_reused,
             scoring: SCORING_SETTINGS.into(),
+            provenance: provenance.into(),
         }
     }
 
@@ -130,6 +164,13 @@ impl ParquetValue for f64 {
     }
 }
 
+impl ParquetValue for u32 {
+    fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
+        let v: Vec<i64> = values.map(|&x| i64::from(x)).collect();
+        polars::prelude::Column::new(name.into(), v)
+    }
+}
+
 impl ParquetValue for bool {
     fn column<'a>(name: &str, values: impl Iterator<Item = &'a Self>) -> polars::prelude::Column {
         let v: Vec<bool> = values.copied().collect();
@@ -142,8 +183,14 @@ item_row! {
 /// (model_key, dataset, subset_index, condition order) to `item_rows.jsonl` / `.parquet`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ItemRow {
+    #[serde(default = "schema_v1")]
+    pub schema_version: u32,
     pub model_key: String,
     pub model_short_name: String,
+    /// The paper's key of the model (models.toml `paper_key`; empty when it has none or in
+    /// version 1 rows). Tables order pairs and draw bootstrap streams by it.
+    #[serde(default)]
+    pub paper_key: String,
     pub model_sha256: String,
     pub dataset: String,
     pub item_id: String,
@@ -170,17 +217,23 @@ pub struct ItemRow {
     pub shown_correct_letter: String,
     pub shown_wrong_letter: String,
     pub pred_letter: String,
+    #[serde(with = "super::float")]
     pub p_wrong: f64,
+    #[serde(with = "super::float")]
     pub p_correct: f64,
     pub correct: bool,
     pub wrong_follow: bool,
     /// Relabel: prediction equals the letter the wrong option had before the shuffle.
     pub old_letter_follow: bool,
+    #[serde(with = "super::float")]
     pub entropy: f64,
+    #[serde(with = "super::float")]
     pub max_prob: f64,
+    #[serde(with = "super::float")]
     pub margin_top2: f64,
     pub option_probs_json: String,
     pub option_log_scores_json: String,
+    #[serde(with = "super::float")]
     pub letter_mass: f64,
     pub top_tokens_json: String,
     pub prompt_tokens: usize,
@@ -190,20 +243,30 @@ pub struct ItemRow {
     pub score_key: String,
     pub scoring_settings: String,
     pub prompts_fingerprint: String,
+    /// Numeric provenance of the score (see [`ScoreRow::provenance`]).
+    #[serde(default)]
+    pub provenance: String,
     /// R7 only: the constructed evidence string and its provenance.
     pub gold_evidence_text: String,
     pub evidence_provenance: String,
 }
 }
 
-/// `json.dumps(d, sort_keys=True)`-style letter → value map (Python float repr via serde_json).
+/// `json.dumps(d, sort_keys=True)`-style letter → value map (Python float repr via serde_json;
+/// non-finite values as in [`super::float`]).
 pub fn letter_map_json(letters: &str, values: &[f64]) -> String {
-    let m: std::collections::BTreeMap<String, f64> = letters
+    let m: std::collections::BTreeMap<String, super::float::Float> = letters
         .chars()
         .zip(values)
-        .map(|(l, v)| (l.to_string(), *v))
+        .map(|(l, v)| (l.to_string(), super::float::Float(*v)))
         .collect();
     serde_json::to_string(&m).expect("json")
+}
+
+/// Reads a [`letter_map_json`] map back.
+pub fn parse_letter_map(json: &str) -> Result<std::collections::BTreeMap<String, f64>, serde_json::Error> {
+    let m: std::collections::BTreeMap<String, super::float::Float> = serde_json::from_str(json)?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
 }
 
 #[cfg(test)]
@@ -212,15 +275,21 @@ mod tests {
 
     #[test]
     fn key_depends_on_every_part() {
-        let k = score_key("m", "p", "ABCD");
-        assert_ne!(k, score_key("m2", "p", "ABCD"));
-        assert_ne!(k, score_key("m", "p2", "ABCD"));
-        assert_ne!(k, score_key("m", "p", "ABC"));
-        assert_eq!(k, score_key("m", "p", "ABCD"));
+        let k = score_key("m", "p", "ABCD", "cpu");
+        assert_ne!(k, score_key("m2", "p", "ABCD", "cpu"));
+        assert_ne!(k, score_key("m", "p2", "ABCD", "cpu"));
+        assert_ne!(k, score_key("m", "p", "ABC", "cpu"));
+        assert_ne!(k, score_key("m", "p", "ABCD", "cuda"));
+        assert_eq!(k, score_key("m", "p", "ABCD", "cpu"));
     }
 
     #[test]
     fn letter_map_is_sorted_json() {
         assert_eq!(letter_map_json("BA", &[0.25, 0.75]), r#"{"A":0.75,"B":0.25}"#);
+        let m = letter_map_json("AB", &[f64::NEG_INFINITY, f64::NAN]);
+        assert_eq!(m, r#"{"A":"-inf","B":"NaN"}"#);
+        let back = parse_letter_map(&m).unwrap();
+        assert_eq!(back["A"], f64::NEG_INFINITY);
+        assert!(back["B"].is_nan());
     }
 }

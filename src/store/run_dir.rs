@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::rows::ItemRow;
+use super::rows::{parse_letter_map, record_version, ItemRow, SCHEMA_VERSION};
 use super::write_atomic;
 use crate::dialogue::{conditions, Suite};
+use crate::protocol::{default_letters, letter_index};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const ITEM_ROWS_JSONL: &str = "item_rows.jsonl";
@@ -53,6 +54,10 @@ pub struct RunConfig {
     pub shuffle_options: Option<u64>,
     pub prompts_fingerprint: String,
     pub scoring_settings: String,
+    /// Numeric provenance of the scores (llama.cpp build, backend, SIMD variant, exactness
+    /// settings); empty in manifests written before it was recorded.
+    #[serde(default)]
+    pub provenance: String,
 }
 
 impl RunConfig {
@@ -167,19 +172,140 @@ fn write_item_rows_parquet(path: &Path, rows: &[ItemRow]) -> Result<(), RunDirEr
     })
 }
 
-/// Reads `item_rows.jsonl` of a run directory.
-pub fn read_item_rows(dir: &Path) -> Result<Vec<ItemRow>, RunDirError> {
+/// A row of `item_rows.jsonl` that was not used, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowProblem {
+    /// 1-based line number.
+    pub line: usize,
+    pub reason: String,
+}
+
+/// The valid rows of a run's `item_rows.jsonl`, each with its line number, and the rows skipped.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedRows {
+    pub path: PathBuf,
+    pub rows: Vec<ItemRow>,
+    /// Line number of each row in `rows`.
+    pub lines: Vec<usize>,
+    pub skipped: Vec<RowProblem>,
+}
+
+impl LoadedRows {
+    /// One line for the user about the skipped rows, or `None`.
+    pub fn describe_skipped(&self) -> Option<String> {
+        let first = self.skipped.first()?;
+        Some(format!(
+            "{}: {} malformed row{} skipped (line {}: {}){}",
+            self.path.display(),
+            self.skipped.len(),
+            if self.skipped.len() == 1 { "" } else { "s" },
+            first.line,
+            first.reason,
+            if self.skipped.len() > 1 { ", …" } else { "" }
+        ))
+    }
+}
+
+/// Whether a stored row is consistent enough to be used: a known condition, 2–26 options that
+/// match `choices_json`, letters within the options, option probabilities (and log-scores) for
+/// exactly the item's letters, and finite probabilities in [0, 1].
+pub fn check_item_row(r: &ItemRow) -> Result<(), String> {
+    if conditions::find(&r.condition).is_none() {
+        return Err(format!("unknown condition {:?}", r.condition));
+    }
+    let n = r.n_options;
+    if !(2..=26).contains(&n) {
+        return Err(format!("n_options {n} is not between 2 and 26"));
+    }
+    match serde_json::from_str::<Vec<String>>(&r.choices_json) {
+        Ok(c) if c.len() == n => {}
+        Ok(c) => return Err(format!("choices_json has {} options, n_options says {n}", c.len())),
+        Err(e) => return Err(format!("choices_json: {e}")),
+    }
+    for (field, l) in [
+        ("correct_option_letter", &r.correct_option_letter),
+        ("wrong_advocated_letter", &r.wrong_advocated_letter),
+        ("shown_correct_letter", &r.shown_correct_letter),
+        ("shown_wrong_letter", &r.shown_wrong_letter),
+        ("pred_letter", &r.pred_letter),
+    ] {
+        match letter_index(l) {
+            Some(i) if i < n => {}
+            _ => return Err(format!("{field} {l:?} is not one of the {n} option letters")),
+        }
+    }
+    let want: Vec<String> = default_letters(n).iter().map(char::to_string).collect();
+    let probs = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
+    if probs.keys().cloned().collect::<Vec<_>>() != want {
+        return Err(format!("option_probs_json has letters {:?}, the item has {}", probs.keys().collect::<Vec<_>>(), want.join("")));
+    }
+    if let Some((l, p)) = probs.iter().find(|(_, p)| !(0.0..=1.0).contains(*p)) {
+        return Err(format!("option_probs_json: probability of {l} is {p}"));
+    }
+    let logs = parse_letter_map(&r.option_log_scores_json).map_err(|e| format!("option_log_scores_json: {e}"))?;
+    if logs.keys().cloned().collect::<Vec<_>>() != want {
+        return Err("option_log_scores_json letters differ from the item's".into());
+    }
+    for (field, p) in [("p_wrong", r.p_wrong), ("p_correct", r.p_correct)] {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(format!("{field} is {p}"));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a run's `item_rows.jsonl`, keeping the valid rows and reporting the others with their
+/// line numbers. A row written by a newer hyst-tui is an error (never silently skipped).
+pub fn load_item_rows(dir: &Path) -> Result<LoadedRows, RunDirError> {
     let path = dir.join(ITEM_ROWS_JSONL);
-    let text = std::fs::read_to_string(&path).map_err(|source| RunDirError::Read { path: path.clone(), source })?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RunDirError::BadRow {
-                path: path.clone(),
-                line: i + 1,
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    let bytes = std::fs::read(&path).map_err(|source| RunDirError::Read { path: path.clone(), source })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out = LoadedRows {
+        path: path.clone(),
+        ..LoadedRows::default()
+    };
+    for (i, l) in text.lines().enumerate() {
+        let line = i + 1;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let problem = match record_version(l) {
+            Ok(v) if v > SCHEMA_VERSION => {
+                return Err(RunDirError::BadRow {
+                    path,
+                    line,
+                    message: format!("written by a newer hyst-tui (row schema {v}, this build reads up to {SCHEMA_VERSION})"),
+                })
+            }
+            Err(e) => Some(format!("not a JSON row: {e}")),
+            Ok(_) => match serde_json::from_str::<ItemRow>(l) {
+                Err(e) => Some(format!("not an item row: {e}")),
+                Ok(r) => match check_item_row(&r) {
+                    Err(reason) => Some(reason),
+                    Ok(()) => {
+                        out.rows.push(r);
+                        out.lines.push(line);
+                        None
+                    }
+                },
+            },
+        };
+        if let Some(reason) = problem {
+            out.skipped.push(RowProblem { line, reason });
+        }
+    }
+    Ok(out)
+}
+
+/// Reads `item_rows.jsonl` of a run directory; any unreadable or inconsistent row is an error.
+pub fn read_item_rows(dir: &Path) -> Result<Vec<ItemRow>, RunDirError> {
+    let loaded = load_item_rows(dir)?;
+    if let Some(p) = loaded.skipped.first() {
+        return Err(RunDirError::BadRow {
+            path: loaded.path,
+            line: p.line,
+            message: p.reason.clone(),
+        });
+    }
+    Ok(loaded.rows)
 }

@@ -128,8 +128,10 @@ pub fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) -> Vec<
                 let mut sorted = probs.clone();
                 sorted.sort_by(|a, b| b.total_cmp(a));
                 rows.push(ItemRow {
+                    schema_version: crate::store::rows::SCHEMA_VERSION,
                     model_key: mk.to_string(),
                     model_short_name: short.to_string(),
+                    paper_key: String::new(),
                     model_sha256: "0".repeat(64),
                     dataset: ds.to_string(),
                     item_id: item_id.clone(),
@@ -173,6 +175,7 @@ pub fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) -> Vec<
                     score_key: String::new(),
                     scoring_settings: String::new(),
                     prompts_fingerprint: String::new(),
+                    provenance: String::new(),
                     gold_evidence_text: String::new(),
                     evidence_provenance: String::new(),
                 });
