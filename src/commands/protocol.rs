@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::{open_engine, Ctx};
 use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
-use crate::data::items::csv_field;
 use crate::data::{Item, Selected};
 use crate::dialogue::conditions::{self, build, Kind};
 use crate::dialogue::{run_ramp, Builder, Control, DialogueItem};
@@ -32,24 +31,7 @@ pub fn conditions_cmd() -> Result<()> {
 }
 
 pub fn items_cmd(args: &ItemsArgs) -> Result<()> {
-    let sel = selection(&args.dataset, &args.selection)?;
-    println!("subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text");
-    for s in sel {
-        let it = &s.item;
-        println!(
-            "{},{},{},{},{},{},{},{},{}",
-            s.subset_index,
-            csv_field(&it.dataset),
-            csv_field(&it.id),
-            csv_field(&it.category),
-            it.options.len(),
-            it.correct_letter(),
-            csv_field(&it.options[it.correct]),
-            s.wrong_letter(),
-            csv_field(&it.options[s.wrong]),
-        );
-    }
-    Ok(())
+    Ok(crate::data::selection::write_item_list(&selection(&args.dataset, &args.selection)?, std::io::stdout().lock())?)
 }
 
 pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {

@@ -359,15 +359,6 @@ pub(crate) fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataErro
     finish(items, &file)
 }
 
-/// Writes one CSV field, quoting when needed.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

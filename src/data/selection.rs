@@ -4,6 +4,7 @@
 //! released CSVs as the item list, and `--shuffle-options`.
 
 use std::collections::HashMap;
+use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -177,6 +178,63 @@ pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Re
     Ok(out)
 }
 
+/// One line of `hyst-tui items`: a selected item with its correct and advocated wrong option.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ItemListRow {
+    pub(crate) subset_index: usize,
+    pub(crate) dataset: String,
+    pub(crate) item_id: String,
+    pub(crate) category: String,
+    pub(crate) n_options: usize,
+    pub(crate) correct_label: char,
+    pub(crate) correct_text: String,
+    pub(crate) advocated_wrong_label: char,
+    pub(crate) advocated_wrong_text: String,
+}
+
+impl ItemListRow {
+    /// The header, in field order (written even when the selection is empty).
+    pub(crate) const COLUMNS: [&str; 9] = [
+        "subset_index",
+        "dataset",
+        "item_id",
+        "category",
+        "n_options",
+        "correct_label",
+        "correct_text",
+        "advocated_wrong_label",
+        "advocated_wrong_text",
+    ];
+}
+
+impl From<&Selected> for ItemListRow {
+    fn from(s: &Selected) -> Self {
+        let it = &s.item;
+        Self {
+            subset_index: s.subset_index,
+            dataset: it.dataset.clone(),
+            item_id: it.id.clone(),
+            category: it.category.clone(),
+            n_options: it.options.len(),
+            correct_label: it.correct_letter(),
+            correct_text: it.options[it.correct].clone(),
+            advocated_wrong_label: s.wrong_letter(),
+            advocated_wrong_text: it.options[s.wrong].clone(),
+        }
+    }
+}
+
+/// Writes the selection as CSV ([`ItemListRow`] columns, header first, `\n` line ends, fields
+/// quoted only when they hold a comma, a quote or a line break).
+pub(crate) fn write_item_list<W: io::Write>(sel: &[Selected], out: W) -> io::Result<()> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+    w.write_record(ItemListRow::COLUMNS)?;
+    for s in sel {
+        w.serialize(ItemListRow::from(s))?;
+    }
+    w.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +374,50 @@ truthfulqa_mc,truthfulqa_mc_00002,A,answer 0 of row 2,C,answer 2 of row 2,42\n";
         assert!(e.ends_with("subset.csv: line 2: 8 fields, but the header has 9"), "{e}");
         let e = run(&format!("{sub_header}\ntruthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,\"answer 0 of row 2,4\n")).unwrap_err();
         assert!(e.ends_with("subset.csv: line 2: unterminated quoted field: a quote opened in the record starting here is never closed"), "{e}");
+    }
+
+    fn selected(id: &str, category: &str, options: &[&str], correct: usize, wrong: usize, k: usize) -> Selected {
+        Selected {
+            subset_index: k,
+            item: Item {
+                id: id.into(),
+                dataset: "d,\"x\"".into(),
+                question: "q".into(),
+                options: options.iter().map(|s| s.to_string()).collect(),
+                correct,
+                category: category.into(),
+                meta: Default::default(),
+            },
+            wrong,
+        }
+    }
+
+    #[test]
+    fn item_list_csv_quotes_and_round_trips() {
+        let sel = vec![
+            selected("plain", "general", &["a", "b"], 0, 1, 0),
+            selected("q1, \"quoted\"", "cat\nwith newline", &["a, b", "say \"hi\"", "c"], 1, 0, 1),
+            selected(" spaced ", "", &["\"lead", "trail\"", "cr\r"], 2, 0, 2),
+        ];
+        let mut out = Vec::new();
+        write_item_list(&sel, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text\n\
+0,\"d,\"\"x\"\"\",plain,general,2,A,a,B,b\n\
+1,\"d,\"\"x\"\"\",\"q1, \"\"quoted\"\"\",\"cat\nwith newline\",3,B,\"say \"\"hi\"\"\",A,\"a, b\"\n\
+2,\"d,\"\"x\"\"\", spaced ,,3,C,\"cr\r\",A,\"\"\"lead\"\n"
+        );
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(rdr.headers().unwrap().iter().collect::<Vec<_>>(), ItemListRow::COLUMNS);
+        let back: Vec<ItemListRow> = rdr.deserialize().collect::<Result<_, _>>().unwrap();
+        assert_eq!(back, sel.iter().map(ItemListRow::from).collect::<Vec<_>>());
+        assert_eq!(back[1].category, "cat\nwith newline");
+        // An empty selection is the header alone.
+        let mut out = Vec::new();
+        write_item_list(&[], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{}\n", ItemListRow::COLUMNS.join(",")));
     }
 
     #[test]
