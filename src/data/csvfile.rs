@@ -54,7 +54,7 @@ pub(crate) fn read_rows<T: DeserializeOwned>(path: &Path, columns: &[&str]) -> R
 }
 
 /// Parses CSV bytes; `file` names them in errors.
-pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Table, DataError> {
+fn parse(bytes: &[u8], file: &str) -> Result<Table, DataError> {
     let at_line = |line: usize, message: String| DataError::File {
         file: file.into(),
         message: format!("line {line}: {message}"),
@@ -146,7 +146,7 @@ pub(crate) fn parse(bytes: &[u8], file: &str) -> Result<Table, DataError> {
 
 impl Table {
     /// Each of `columns` must be in the header exactly once.
-    pub(crate) fn require(&self, columns: &[&str]) -> Result<(), DataError> {
+    fn require(&self, columns: &[&str]) -> Result<(), DataError> {
         for c in columns {
             match self.header.iter().filter(|h| h == c).count() {
                 1 => {}

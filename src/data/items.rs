@@ -283,7 +283,7 @@ struct CsvRow {
 /// `option_a`, `option_b`, … (empty cells end the list) or one `options` column holding a JSON
 /// array; optional `id`, `category`. Rows are numbered as a spreadsheet does (header = row 1);
 /// the default id is `{dataset}_{row - 2:05}`.
-pub(crate) fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
+fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
     let table = super::csvfile::read(path)?;
     let file = table.file.clone();
     let header: csv::StringRecord = table.header.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
