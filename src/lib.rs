@@ -3,6 +3,7 @@
 //! (tests/architecture.rs checks the imports):
 //!
 //! - `protocol` — plain data types: chat messages, slot scores, the `Scorer` trait, letters;
+//!   `util` — small helpers;
 //! - `config`, `data`, `prompts` — models.toml, items and selection, prompt sets;
 //! - `engine` (llama.cpp), `dialogue` (conditions → messages, the ramp), `fetch`, `logging`;
 //! - `store` — run directories: score cache, item rows, manifest;
@@ -25,3 +26,4 @@ pub mod protocol;
 pub mod store;
 pub mod tables;
 pub mod tui;
+pub mod util;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first. Modules on one line are siblings: they may not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["protocol"],
+    &["protocol", "util"],
     &["config", "data", "prompts"],
     &["engine", "dialogue", "fetch", "logging"],
     &["store"],

@@ -136,3 +136,24 @@ fn protocol_commands() {
         assert!(!v["messages"].as_array().unwrap().is_empty());
     }
 }
+
+#[test]
+fn csv_dataset_through_the_csv_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("d.csv");
+    let spec = format!("csv:{}", p.display());
+    // BOM, CRLF, quoted comma/quote/line break: read, and written back quoted where needed.
+    std::fs::write(&p, "\u{feff}question,option_a,option_b,answer,id\r\n\"Q, \"\"one\"\"?\",\"x, y\",\"b\nc\",B,\"id,1\"\r\n").unwrap();
+    assert_eq!(
+        ok(&["items", "--dataset", &spec]),
+        "subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text\n\
+0,d,\"id,1\",general,2,B,b c,A,\"x, y\"\n"
+    );
+    // Malformed files: one error line naming the file and the line, never a panic.
+    std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,A\nQ2,\"a,b\n").unwrap();
+    fails(&["items", "--dataset", &spec], &format!("{}: line 3: unterminated quoted field", p.display()));
+    std::fs::write(&p, b"question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,\xff,B\n").unwrap();
+    fails(&["items", "--dataset", &spec], &format!("{}: line 3: not valid UTF-8", p.display()));
+    std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,b\n").unwrap();
+    fails(&["items", "--dataset", &spec], &format!("{}: line 3: 3 fields, but the header has 4", p.display()));
+}

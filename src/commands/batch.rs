@@ -59,7 +59,8 @@ impl CliProgress {
 impl BatchObserver for CliProgress {
     fn event(&mut self, e: BatchEvent<'_>) {
         match e {
-            BatchEvent::Started { items_total, .. } => {
+            BatchEvent::Started { out, items_total, .. } => {
+                eprintln!("run directory: {}", out.display());
                 self.started = Instant::now();
                 if std::io::stderr().is_terminal() {
                     let bar = ProgressBar::with_draw_target(Some(items_total as u64), ProgressDrawTarget::stderr());
@@ -117,7 +118,6 @@ impl BatchObserver for CliProgress {
 
 pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     let p = plan(ctx, a)?;
-    eprintln!("run directory: {}", p.out.display());
     let s = batch::run(&ctx.config, &p, &mut CliProgress::new())?;
     let t = &s.totals;
     eprintln!(

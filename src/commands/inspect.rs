@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::{open_engine, Ctx};
 use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
-use hyst_tui::data::items::csv_field;
 use hyst_tui::data::{load_selection, Selected};
 use hyst_tui::dialogue::conditions::{self, build, Kind};
 use hyst_tui::dialogue::{run_ramp, Builder, Control, DialogueItem};
@@ -24,24 +23,7 @@ pub fn conditions_cmd() -> Result<()> {
 }
 
 pub fn items_cmd(args: &ItemsArgs) -> Result<()> {
-    let sel = selection(&args.dataset, &args.selection)?;
-    println!("subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text");
-    for s in sel {
-        let it = &s.item;
-        println!(
-            "{},{},{},{},{},{},{},{},{}",
-            s.subset_index,
-            csv_field(&it.dataset),
-            csv_field(&it.id),
-            csv_field(&it.category),
-            it.options.len(),
-            it.correct_letter(),
-            csv_field(&it.options[it.correct]),
-            s.wrong_letter(),
-            csv_field(&it.options[s.wrong]),
-        );
-    }
-    Ok(())
+    Ok(hyst_tui::data::selection::write_item_list(&selection(&args.dataset, &args.selection)?, std::io::stdout().lock())?)
 }
 
 pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {

@@ -187,7 +187,7 @@ impl ModelsConfig {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
-            message: e.to_string().trim().replace('\n', " "),
+            message: crate::util::toml_error(text, &e),
         })?;
         let mut models = Vec::with_capacity(raw.models.len());
         for (key, m) in raw.models {

@@ -47,7 +47,7 @@ pub struct Item {
 
 impl Item {
     pub fn letter(i: usize) -> char {
-        (b'A' + i as u8) as char
+        crate::protocol::letter(i)
     }
     pub fn letters(&self) -> Vec<char> {
         (0..self.options.len()).map(Item::letter).collect()
@@ -263,34 +263,40 @@ fn finish(items: Vec<Item>, file: &str) -> Result<Vec<Item>, DataError> {
     Ok(items)
 }
 
+/// A `csv:PATH` row: the fixed columns (header names are matched trimmed and case-insensitively;
+/// empty optional cells are `None`). The option columns `option_a`, `option_b`, … are a variable
+/// set, read by header position.
+#[derive(Deserialize)]
+struct CsvRow {
+    question: String,
+    answer: String,
+    /// A JSON array of the option texts; used instead of the option columns when present.
+    #[serde(default)]
+    options: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    category: Option<String>,
+}
+
 /// CSV in our schema: columns `question`, `answer` (index or letter), option columns
 /// `option_a`, `option_b`, … (empty cells end the list) or one `options` column holding a JSON
-/// array; optional `id`, `category`.
-pub fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
-    let file = path.display().to_string();
-    let text = read(path)?;
-    let rows = parse_csv(&text).map_err(|m| DataError::File {
-        file: file.clone(),
-        message: m,
-    })?;
-    let mut it = rows.into_iter();
-    let header = it.next().ok_or_else(|| DataError::File {
-        file: file.clone(),
-        message: "empty file".into(),
-    })?;
-    let col = |name: &str| header.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
-    let (q, a) = match (col("question"), col("answer")) {
-        (Some(q), Some(a)) => (q, a),
-        _ => {
-            return Err(DataError::File {
-                file,
-                message: "header needs `question` and `answer` columns".into(),
-            })
-        }
-    };
+/// array; optional `id`, `category`. Rows are numbered as a spreadsheet does (header = row 1);
+/// the default id is `{dataset}_{row - 2:05}`.
+fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
+    let table = super::csvfile::read(path)?;
+    let file = table.file.clone();
+    let header: csv::StringRecord = table.header.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    if col("question").is_none() || col("answer").is_none() {
+        return Err(DataError::File {
+            file,
+            message: "header needs `question` and `answer` columns".into(),
+        });
+    }
     let options_json = col("options");
     let option_cols: Vec<usize> = (0..26)
-        .map_while(|i| col(&format!("option_{}", (b'a' + i as u8) as char)))
+        .map_while(|i| col(&format!("option_{}", Item::letter(i).to_ascii_lowercase())))
         .collect();
     if options_json.is_none() && option_cols.is_empty() {
         return Err(DataError::File {
@@ -298,16 +304,20 @@ pub fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
             message: "header needs option columns `option_a`, `option_b`, … or an `options` column (JSON array)".into(),
         });
     }
-    let (idc, catc) = (col("id"), col("category"));
-    let mut items = Vec::new();
-    for (i, r) in it.enumerate() {
-        let row = i + 2; // 1-based, after the header
-        if r.iter().all(|c| c.trim().is_empty()) {
-            continue;
+    for name in ["question", "answer", "options", "id", "category"] {
+        if header.iter().filter(|h| *h == name).count() > 1 {
+            return Err(DataError::File {
+                file,
+                message: format!("column `{name}` appears more than once"),
+            });
         }
-        let cell = |c: usize| r.get(c).map(String::as_str).unwrap_or("");
-        let options: Vec<String> = if let Some(oc) = options_json {
-            serde_json::from_str::<Vec<String>>(cell(oc)).map_err(|e| DataError::Row {
+    }
+    let mut items = Vec::new();
+    for rec in &table.records {
+        let row = rec.row;
+        let r: CsvRow = table.deserialize(rec, &header)?;
+        let options: Vec<String> = if options_json.is_some() {
+            serde_json::from_str::<Vec<String>>(r.options.as_deref().unwrap_or("")).map_err(|e| DataError::Row {
                 file: file.clone(),
                 row,
                 field: "options".into(),
@@ -316,12 +326,13 @@ pub fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
         } else {
             option_cols
                 .iter()
-                .map(|&c| cell(c).to_string())
+                .map(|&c| rec.fields.get(c).unwrap_or(""))
                 .take_while(|s| !s.trim().is_empty())
+                .map(String::from)
                 .collect()
         };
         let options: Vec<String> = options.iter().map(|o| normalize_ws(o)).collect();
-        let ans = cell(a).trim();
+        let ans = r.answer.trim();
         let ans_v = match ans.parse::<u64>() {
             Ok(n) => serde_json::json!(n),
             Err(_) => serde_json::json!(ans),
@@ -332,80 +343,20 @@ pub fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
             field: "answer".into(),
             message: m,
         })?;
+        let trimmed = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         let item = Item {
-            id: idc
-                .map(|c| cell(c).trim().to_string())
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| format!("{dataset}_{:05}", row - 2)),
+            id: trimmed(r.id).unwrap_or_else(|| format!("{dataset}_{:05}", row - 2)),
             dataset: dataset.into(),
-            question: normalize_ws(cell(q)),
+            question: normalize_ws(&r.question),
             options,
             correct,
-            category: catc
-                .map(|c| cell(c).trim().to_string())
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "general".into()),
+            category: trimmed(r.category).unwrap_or_else(|| "general".into()),
             meta: BTreeMap::from([("source_row_index".into(), (row - 2).to_string())]),
         };
         check_item(&item, &file, row)?;
         items.push(item);
     }
     finish(items, &file)
-}
-
-/// Minimal RFC 4180 CSV parser (quoted fields, doubled quotes, CRLF).
-pub fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut in_quotes = false;
-    let mut chars = text.chars().peekable();
-    let mut line = 1;
-    while let Some(c) = chars.next() {
-        if in_quotes {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => in_quotes = false,
-                '\n' => {
-                    line += 1;
-                    field.push(c)
-                }
-                _ => field.push(c),
-            }
-        } else {
-            match c {
-                '"' if field.is_empty() => in_quotes = true,
-                ',' => row.push(std::mem::take(&mut field)),
-                '\r' if chars.peek() == Some(&'\n') => {}
-                '\n' => {
-                    line += 1;
-                    row.push(std::mem::take(&mut field));
-                    rows.push(std::mem::take(&mut row));
-                }
-                _ => field.push(c),
-            }
-        }
-    }
-    if in_quotes {
-        return Err(format!("unterminated quoted field (line {line})"));
-    }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// Writes one CSV field, quoting when needed.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]
@@ -470,6 +421,76 @@ mod tests {
         std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,Z\n").unwrap();
         let e = DatasetSpec::Csv(p).load().unwrap_err().to_string();
         assert!(e.contains("row 2: field `answer`"), "{e}");
+    }
+
+    fn csv_load(text: &[u8]) -> Result<Vec<Item>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.csv");
+        std::fs::write(&p, text).unwrap();
+        DatasetSpec::Csv(p).load().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn csv_quoting_crlf_bom_blank_lines_and_default_ids() {
+        // Multi-line quoted cells and blank lines: rows count as a spreadsheet does, so the
+        // default ids are the same as with the hand-written parser this replaced.
+        let items = csv_load(
+            b"\xEF\xBB\xBFQuestion , OPTION_A,option_b,option_c,Answer,category\r\n\
+\"Multi\r\nline, \"\"quoted\"\" question?\",x,\"say \"\"y\"\", ok\",,B,fun\r\n\
+\r\n\
+Two?,a,b,c,2,\r\n\
+,,,,,\r\n\
+  Four?  ,a ,  b,,1, sp \r\n",
+        )
+        .unwrap();
+        let got: Vec<(&str, &str, &str, usize, &str)> = items
+            .iter()
+            .map(|i| (i.id.as_str(), i.question.as_str(), i.category.as_str(), i.correct, i.meta["source_row_index"].as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("d_00000", "Multi line, \"quoted\" question?", "fun", 1, "0"),
+                ("d_00002", "Two?", "general", 2, "2"),
+                ("d_00004", "Four?", "sp", 1, "4"),
+            ]
+        );
+        assert_eq!(items[0].options, ["x", "say \"y\", ok"]);
+        assert_eq!(items[2].options, ["a", "b"]);
+    }
+
+    #[test]
+    fn csv_options_json_column() {
+        let items = csv_load(b"question,options,answer,id\nQ1?,\"[\"\"a\"\",\"\"b,c\"\"]\",1,\nQ2?,\"[\"\"d\"\",\"\"e\"\"]\",A,my-id\n").unwrap();
+        assert_eq!(items[0].options, ["a", "b,c"]);
+        assert_eq!((items[0].id.as_str(), items[0].correct), ("d_00000", 1));
+        assert_eq!((items[1].id.as_str(), items[1].correct), ("my-id", 0));
+        let e = csv_load(b"question,options,answer\nQ,\"[1]\",0\n").unwrap_err();
+        assert!(e.ends_with("d.csv: row 2: field `options`: not a JSON array of strings: invalid type: integer `1`, expected a string at line 1 column 2"), "{e}");
+    }
+
+    #[test]
+    fn csv_errors_name_file_row_or_line_and_field() {
+        let e = csv_load(b"question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,b,Z\n").unwrap_err();
+        assert!(e.ends_with("d.csv: row 3: field `answer`: \"Z\" is not an option letter A..B"), "{e}");
+        let e = csv_load(b"question,option_a,option_b\nQ,a,b\n").unwrap_err();
+        assert!(e.ends_with("d.csv: header needs `question` and `answer` columns"), "{e}");
+        let e = csv_load(b"question,answer\nQ,A\n").unwrap_err();
+        assert!(e.ends_with("d.csv: header needs option columns `option_a`, `option_b`, \u{2026} or an `options` column (JSON array)"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer,Question\nQ,a,b,A,Q\n").unwrap_err();
+        assert!(e.ends_with("d.csv: column `question` appears more than once"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer\nQ,a,b,A\nQ2,\"a,b\n").unwrap_err();
+        assert!(e.ends_with("d.csv: line 3: unterminated quoted field: a quote opened in the record starting here is never closed"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,b\n").unwrap_err();
+        assert!(e.ends_with("d.csv: line 3: 3 fields, but the header has 4"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,\xff,B\n").unwrap_err();
+        assert!(e.ends_with("d.csv: line 3: not valid UTF-8 in field 3 (column `option_b`)"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer\n\n").unwrap_err();
+        assert!(e.ends_with("d.csv: no items"), "{e}");
+        let e = csv_load(b"").unwrap_err();
+        assert!(e.ends_with("d.csv: empty file"), "{e}");
+        let e = csv_load(b"question,option_a,option_b,answer\nQ,a,,0\n").unwrap_err();
+        assert!(e.ends_with("d.csv: row 2: field `options`: 1 option(s); at least 2 are needed"), "{e}");
     }
 
     #[test]

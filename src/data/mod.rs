@@ -1,5 +1,6 @@
 //! Items, datasets, and the paper's deterministic selection.
 
+mod csvfile;
 pub mod items;
 pub mod parquet;
 pub mod pyrandom;

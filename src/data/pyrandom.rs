@@ -291,25 +291,25 @@ mod tests {
         ("x", 3, 'B', 'C'),
     ];
 
-    fn letter_index(c: char) -> usize {
+    fn option_of(c: char) -> usize {
         (c as usize) - ('A' as usize)
     }
 
     #[test]
     fn protocol_3_2_advocated_wrong_table() {
         for (item_id, n, correct, expected) in WRONG_RULE_TABLE {
-            let c = letter_index(correct);
+            let c = option_of(correct);
             let wrong: Vec<usize> = (0..n).filter(|&i| i != c).collect();
             assert_eq!(
                 deterministic_wrong_index(item_id, &wrong, 42),
-                Some(letter_index(expected)),
+                Some(option_of(expected)),
                 "{item_id}"
             );
             // Order of the input indices must not matter (the rule sorts).
             let reversed: Vec<usize> = wrong.iter().rev().copied().collect();
             assert_eq!(
                 deterministic_wrong_index(item_id, &reversed, 42),
-                Some(letter_index(expected)),
+                Some(option_of(expected)),
                 "{item_id} (reversed input)"
             );
         }

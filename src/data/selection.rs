@@ -4,12 +4,15 @@
 //! released CSVs as the item list, and `--shuffle-options`.
 
 use std::collections::HashMap;
+use std::io;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::items::{normalize_ws, parse_csv, DataError, Item};
+use super::csvfile::read_rows;
+use super::items::{normalize_ws, DataError, Item};
 use super::pyrandom::{deterministic_wrong_index, shuffled_order, PyRandom};
+use crate::protocol::letter_index;
 
 /// One selected item with its advocated wrong option.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -64,69 +67,57 @@ pub fn select(items: &[Item], n: Option<usize>, seed: u64) -> Vec<Selected> {
         .collect()
 }
 
-fn letter_index(s: &str) -> Option<usize> {
-    let mut cs = s.trim().chars();
-    match (cs.next(), cs.next()) {
-        (Some(c), None) if c.is_ascii_uppercase() => Some((c as u8 - b'A') as usize),
-        _ => None,
-    }
+/// A row of the released `item_subsets/*.csv` (protocol §3.4), whose header is
+/// `dataset,question_id,original_index,source_row_index,source_question_id,source_split,correct_label,correct_text,n_options`:
+/// the columns the join reads; the others are ignored.
+#[derive(Deserialize)]
+struct SubsetRow {
+    question_id: String,
+    correct_label: String,
+    correct_text: String,
+    n_options: usize,
 }
 
-fn read_table(path: &Path, required: &[&str]) -> Result<(Vec<String>, Vec<Vec<String>>), DataError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| DataError::File {
-        file: file.clone(),
-        message: format!("cannot read: {e}"),
-    })?;
-    let mut rows = parse_csv(&text).map_err(|m| DataError::File {
-        file: file.clone(),
-        message: m,
-    })?;
-    if rows.is_empty() {
-        return Err(DataError::File { file, message: "empty file".into() });
-    }
-    let header = rows.remove(0);
-    for r in required {
-        if !header.iter().any(|h| h == r) {
-            return Err(DataError::File {
-                file,
-                message: format!("missing column `{r}`"),
-            });
-        }
-    }
-    rows.retain(|r| !r.iter().all(|c| c.is_empty()));
-    Ok((header, rows))
+impl SubsetRow {
+    const COLUMNS: &[&str] = &["question_id", "correct_label", "correct_text", "n_options"];
+}
+
+/// A row of the released `advocated_wrong_answers/*.csv` (protocol §3.4), whose header is
+/// `dataset,question_id,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text,seed`:
+/// the columns the join reads; the others are ignored.
+#[derive(Deserialize)]
+struct AdvocatedRow {
+    question_id: String,
+    correct_label: String,
+    correct_text: String,
+    advocated_wrong_label: String,
+    advocated_wrong_text: String,
+}
+
+impl AdvocatedRow {
+    const COLUMNS: &[&str] = &[
+        "question_id",
+        "correct_label",
+        "correct_text",
+        "advocated_wrong_label",
+        "advocated_wrong_text",
+    ];
 }
 
 /// The paper's released item list (`item_subsets/*.csv`) and advocated wrong answers
-/// (`advocated_wrong_answers/*.csv`), joined with the loaded dataset. Every check failure names
-/// the item: unknown id, correct label/text, option count, wrong label/text.
+/// (`advocated_wrong_answers/*.csv`), joined with the loaded dataset. Fields are trimmed. A
+/// malformed file or field is an error naming the file, the row and the field; every check
+/// failure of the join names the item: unknown id, correct label/text, option count, wrong
+/// label/text.
 pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Result<Vec<Selected>, DataError> {
-    let (sh, srows) = read_table(subset, &["question_id", "correct_label", "correct_text", "n_options"])?;
-    let (ah, arows) = read_table(
-        advocated,
-        &["question_id", "correct_label", "correct_text", "advocated_wrong_label", "advocated_wrong_text"],
-    )?;
-    let sc = |n: &str| sh.iter().position(|h| h == n).expect("checked");
-    let ac = |n: &str| ah.iter().position(|h| h == n).expect("checked");
+    let subset_rows: Vec<SubsetRow> = read_rows(subset, SubsetRow::COLUMNS)?;
+    let advocated_rows: Vec<AdvocatedRow> = read_rows(advocated, AdvocatedRow::COLUMNS)?;
     let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let mut wrong_by_id: HashMap<String, (String, String, String, String)> = HashMap::new();
-    for r in &arows {
-        let g = |c: usize| r.get(c).cloned().unwrap_or_default();
-        wrong_by_id.insert(
-            g(ac("question_id")),
-            (
-                g(ac("correct_label")),
-                g(ac("correct_text")),
-                g(ac("advocated_wrong_label")),
-                g(ac("advocated_wrong_text")),
-            ),
-        );
-    }
-    let mut out = Vec::with_capacity(srows.len());
-    for (k, r) in srows.iter().enumerate() {
-        let g = |c: usize| r.get(c).cloned().unwrap_or_default();
-        let id = g(sc("question_id"));
+    let wrong_by_id: HashMap<&str, &AdvocatedRow> =
+        advocated_rows.iter().map(|r| (r.question_id.as_str(), r)).collect();
+    let mut out = Vec::with_capacity(subset_rows.len());
+    for (k, r) in subset_rows.iter().enumerate() {
+        let id = &r.question_id;
         let err = |m: String| DataError::Item { item: id.clone(), message: m };
         let item = *by_id
             .get(id.as_str())
@@ -147,28 +138,26 @@ pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Re
             }
             Ok(())
         };
-        check_correct(&g(sc("correct_label")), &g(sc("correct_text")), "subset CSV")?;
-        let n_opt: usize = g(sc("n_options"))
-            .trim()
-            .parse()
-            .map_err(|_| err("subset CSV: n_options is not a number".into()))?;
-        if n_opt != item.options.len() {
+        check_correct(&r.correct_label, &r.correct_text, "subset CSV")?;
+        if r.n_options != item.options.len() {
             return Err(err(format!(
-                "subset CSV: {n_opt} options but the dataset item has {}",
+                "subset CSV: {} options but the dataset item has {}",
+                r.n_options,
                 item.options.len()
             )));
         }
-        let (cl, ct, wl, wt) = wrong_by_id
-            .get(&id)
+        let a = wrong_by_id
+            .get(id.as_str())
             .ok_or_else(|| err("not in the advocated-wrong CSV".into()))?;
-        check_correct(cl, ct, "advocated-wrong CSV")?;
+        check_correct(&a.correct_label, &a.correct_text, "advocated-wrong CSV")?;
+        let wl = &a.advocated_wrong_label;
         let wrong = letter_index(wl)
             .filter(|&w| w < item.options.len() && w != item.correct)
             .ok_or_else(|| err(format!("advocated wrong label {wl:?} is not a wrong option")))?;
-        if normalize_ws(wt) != item.options[wrong] {
+        if normalize_ws(&a.advocated_wrong_text) != item.options[wrong] {
             return Err(err(format!(
                 "advocated wrong text {:?} differs from the dataset's option {}: {:?}",
-                normalize_ws(wt),
+                normalize_ws(&a.advocated_wrong_text),
                 wl,
                 item.options[wrong]
             )));
@@ -180,6 +169,63 @@ pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Re
         });
     }
     Ok(out)
+}
+
+/// One line of `hyst-tui items`: a selected item with its correct and advocated wrong option.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemListRow {
+    pub(crate) subset_index: usize,
+    pub(crate) dataset: String,
+    pub(crate) item_id: String,
+    pub(crate) category: String,
+    pub(crate) n_options: usize,
+    pub(crate) correct_label: char,
+    pub(crate) correct_text: String,
+    pub(crate) advocated_wrong_label: char,
+    pub(crate) advocated_wrong_text: String,
+}
+
+impl ItemListRow {
+    /// The header, in field order (written even when the selection is empty).
+    pub(crate) const COLUMNS: [&str; 9] = [
+        "subset_index",
+        "dataset",
+        "item_id",
+        "category",
+        "n_options",
+        "correct_label",
+        "correct_text",
+        "advocated_wrong_label",
+        "advocated_wrong_text",
+    ];
+}
+
+impl From<&Selected> for ItemListRow {
+    fn from(s: &Selected) -> Self {
+        let it = &s.item;
+        Self {
+            subset_index: s.subset_index,
+            dataset: it.dataset.clone(),
+            item_id: it.id.clone(),
+            category: it.category.clone(),
+            n_options: it.options.len(),
+            correct_label: it.correct_letter(),
+            correct_text: it.options[it.correct].clone(),
+            advocated_wrong_label: s.wrong_letter(),
+            advocated_wrong_text: it.options[s.wrong].clone(),
+        }
+    }
+}
+
+/// Writes the selection as CSV ([`ItemListRow`] columns, header first, `\n` line ends, fields
+/// quoted only when they hold a comma, a quote or a line break).
+pub fn write_item_list<W: io::Write>(sel: &[Selected], out: W) -> io::Result<()> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+    w.write_record(ItemListRow::COLUMNS)?;
+    for s in sel {
+        w.serialize(ItemListRow::from(s))?;
+    }
+    w.flush()
 }
 
 #[cfg(test)]
@@ -294,6 +340,77 @@ truthfulqa_mc,truthfulqa_mc_00740,A,answer 0 of row 740,D,answer 3 of row 740,42
         std::fs::write(&sub, std::fs::read_to_string(&sub).unwrap().replace(",A,answer 0 of row 740", ",B,answer 0 of row 740")).unwrap();
         let e = from_released_csvs(&items, &sub, &adv).unwrap_err().to_string();
         assert!(e.contains("truthfulqa_mc_00740") && e.contains("correct label B"), "{e}");
+    }
+
+    #[test]
+    fn released_csv_malformed_files_name_file_row_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let items = load_truthfulqa(&synthetic_tqa(dir.path())).unwrap();
+        let sub = dir.path().join("subset.csv");
+        let adv = dir.path().join("adv.csv");
+        let sub_header = "dataset,question_id,original_index,source_row_index,source_question_id,source_split,correct_label,correct_text,n_options";
+        let adv_text = "dataset,question_id,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text,seed\n\
+truthfulqa_mc,truthfulqa_mc_00002,A,answer 0 of row 2,C,answer 2 of row 2,42\n";
+        std::fs::write(&adv, adv_text).unwrap();
+        let run = |sub_text: &str| {
+            std::fs::write(&sub, sub_text).unwrap();
+            from_released_csvs(&items, &sub, &adv).map_err(|e| e.to_string())
+        };
+        // BOM, CRLF and padded fields are fine; extra columns are ignored.
+        let sel = run(&format!("\u{feff}{sub_header},extra\r\ntruthfulqa_mc, truthfulqa_mc_00002 ,2,2,,validation, A ,\"answer 0 of row 2\", 4 ,x\r\n")).unwrap();
+        assert_eq!((sel[0].item.id.as_str(), sel[0].wrong_letter()), ("truthfulqa_mc_00002", 'C'));
+        let e = run(&format!("{}\ntruthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,x\n", sub_header.replace(",n_options", ""))).unwrap_err();
+        assert!(e.ends_with("subset.csv: missing column `n_options`"), "{e}");
+        let e = run(&format!("{sub_header}\n\ntruthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,answer 0 of row 2,four\n")).unwrap_err();
+        assert!(e.ends_with("subset.csv: row 3: field `n_options`: \"four\": invalid digit found in string"), "{e}");
+        let e = run(&format!("{sub_header}\ntruthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,answer 0 of row 2\n")).unwrap_err();
+        assert!(e.ends_with("subset.csv: line 2: 8 fields, but the header has 9"), "{e}");
+        let e = run(&format!("{sub_header}\ntruthfulqa_mc,truthfulqa_mc_00002,2,2,,validation,A,\"answer 0 of row 2,4\n")).unwrap_err();
+        assert!(e.ends_with("subset.csv: line 2: unterminated quoted field: a quote opened in the record starting here is never closed"), "{e}");
+    }
+
+    fn selected(id: &str, category: &str, options: &[&str], correct: usize, wrong: usize, k: usize) -> Selected {
+        Selected {
+            subset_index: k,
+            item: Item {
+                id: id.into(),
+                dataset: "d,\"x\"".into(),
+                question: "q".into(),
+                options: options.iter().map(|s| s.to_string()).collect(),
+                correct,
+                category: category.into(),
+                meta: Default::default(),
+            },
+            wrong,
+        }
+    }
+
+    #[test]
+    fn item_list_csv_quotes_and_round_trips() {
+        let sel = vec![
+            selected("plain", "general", &["a", "b"], 0, 1, 0),
+            selected("q1, \"quoted\"", "cat\nwith newline", &["a, b", "say \"hi\"", "c"], 1, 0, 1),
+            selected(" spaced ", "", &["\"lead", "trail\"", "cr\r"], 2, 0, 2),
+        ];
+        let mut out = Vec::new();
+        write_item_list(&sel, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "subset_index,dataset,item_id,category,n_options,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text\n\
+0,\"d,\"\"x\"\"\",plain,general,2,A,a,B,b\n\
+1,\"d,\"\"x\"\"\",\"q1, \"\"quoted\"\"\",\"cat\nwith newline\",3,B,\"say \"\"hi\"\"\",A,\"a, b\"\n\
+2,\"d,\"\"x\"\"\", spaced ,,3,C,\"cr\r\",A,\"\"\"lead\"\n"
+        );
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(rdr.headers().unwrap().iter().collect::<Vec<_>>(), ItemListRow::COLUMNS);
+        let back: Vec<ItemListRow> = rdr.deserialize().collect::<Result<_, _>>().unwrap();
+        assert_eq!(back, sel.iter().map(ItemListRow::from).collect::<Vec<_>>());
+        assert_eq!(back[1].category, "cat\nwith newline");
+        // An empty selection is the header alone.
+        let mut out = Vec::new();
+        write_item_list(&[], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{}\n", ItemListRow::COLUMNS.join(",")));
     }
 
     #[test]

@@ -212,7 +212,7 @@ impl PromptSet {
     pub fn from_toml_str(src: &str, origin: &str) -> Result<PromptSet, PromptError> {
         let table: toml::Table = toml::from_str(src).map_err(|e| PromptError::Syntax {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: crate::util::toml_error(src, &e),
         })?;
 
         // Unknown keys first (a misspelt key then shows as unknown rather than only as missing).
@@ -241,7 +241,7 @@ impl PromptSet {
         // PLACEHOLDERS and the struct (covered by a unit test).
         toml::from_str::<PromptSet>(src).map_err(|e| PromptError::Syntax {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: crate::util::toml_error(src, &e),
         })
     }
 
