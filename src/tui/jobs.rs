@@ -62,10 +62,6 @@ impl<K: Clone + PartialEq> JobQueue<K> {
         }
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     /// Starts a new generation: the engine's not-yet-started jobs are cancelled, and results of
     /// earlier generations will be dropped when they arrive. Returns the new generation.
     pub fn replace(&mut self, engine: Option<&dyn Submit>) -> u64 {

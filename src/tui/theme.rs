@@ -79,9 +79,6 @@ impl Theme {
     pub fn error(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
-    pub fn bar_bg(&self) -> Style {
-        self.fg(Color::DarkGray)
-    }
     pub fn status(&self) -> Style {
         if self.color {
             Style::new().bg(Color::Rgb(40, 44, 52)).fg(Color::Gray)
