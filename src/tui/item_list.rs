@@ -50,13 +50,13 @@ impl SortKey {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ItemSummary {
     /// p(advocated wrong) in the clean context.
-    pub clean_pw: Option<f64>,
+    pub(crate) clean_pw: Option<f64>,
     /// p(advocated wrong) at R0 (the strong reset).
-    pub r0_pw: Option<f64>,
+    pub(crate) r0_pw: Option<f64>,
     /// The predicted letter at R0.
-    pub r0_pred: Option<char>,
+    pub(crate) r0_pred: Option<char>,
     /// R0 follows the advocated wrong option.
-    pub wf: Option<bool>,
+    pub(crate) wf: Option<bool>,
 }
 
 impl ItemSummary {

@@ -11,9 +11,9 @@ use super::screen::{Overlay, View};
 /// keys, then the view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct KeyContext {
-    pub view: View,
-    pub overlay: Overlay,
-    pub filter_mode: bool,
+    pub(crate) view: View,
+    pub(crate) overlay: Overlay,
+    pub(crate) filter_mode: bool,
 }
 
 /// The action of a key in a context, `None` for a key that does nothing there.

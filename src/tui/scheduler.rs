@@ -17,25 +17,25 @@ use crate::engine::{EngineError, Job, JobOutput};
 /// One request of the UI: a part of an item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket {
-    pub item: usize,
-    pub part: Part,
+    pub(crate) item: usize,
+    pub(crate) part: Part,
 }
 
 pub(crate) type Answer = (Ticket, Result<JobOutput, EngineError>);
 
 /// Everything a round of scheduling reads.
 pub(crate) struct Scope<'a> {
-    pub engine: &'a dyn Submit,
+    pub(crate) engine: &'a dyn Submit,
     /// The model whose scores are looked up and stored.
-    pub model: &'a str,
-    pub builder: Builder<'a>,
-    pub items: &'a ItemList,
+    pub(crate) model: &'a str,
+    pub(crate) builder: Builder<'a>,
+    pub(crate) items: &'a ItemList,
     /// Every step, in cursor order (twins are looked for among the earlier ones).
-    pub steps: &'a [Part],
+    pub(crate) steps: &'a [Part],
     /// Score other items in the background once the current one is done.
-    pub prefetch: bool,
+    pub(crate) prefetch: bool,
     /// Prefetch only the first N items of the list (0 = all, from the one after the selection).
-    pub prefetch_window: usize,
+    pub(crate) prefetch_window: usize,
 }
 
 pub(crate) struct Scheduler {

@@ -21,7 +21,7 @@ use super::screen::{Overlay, View};
 use super::model::Part;
 
 /// Draws the whole screen.
-pub fn render(f: &mut Frame, app: &App) {
+pub(crate) fn render(f: &mut Frame, app: &App) {
     let area = f.area();
     if area.width < 40 || area.height < 10 {
         f.render_widget(

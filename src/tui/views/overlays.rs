@@ -10,7 +10,7 @@ use crate::config::models_dir;
 use crate::tui::app::App;
 
 /// Keys, per view (also the README's key list).
-pub const HELP: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
     (
         "Everywhere",
         &[
@@ -55,7 +55,7 @@ fn popup(area: Rect, w: u16, h: u16) -> Rect {
     area.centered(Constraint::Length(w.min(area.width)), Constraint::Length(h.min(area.height)))
 }
 
-pub fn help(f: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn help(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let mut lines: Vec<Line> = Vec::new();
     for (section, keys) in HELP {
@@ -75,7 +75,7 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(block(app, title)), r);
 }
 
-pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
+pub(crate) fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
     let dir = models_dir();
     let items: Vec<ListItem> = app

@@ -17,7 +17,7 @@ use crate::tui::model::Part;
 
 /// Step names of at most five letters, for narrow terminals.
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Trace", "No item.");
         return;
