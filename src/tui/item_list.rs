@@ -199,22 +199,20 @@ impl ItemList {
         let keep = self.current();
         let f = self.filter.to_lowercase();
         let entries = &self.entries;
-        let mut v: Vec<usize> = (0..entries.len())
-            .filter(|&i| {
-                if f.is_empty() {
-                    return true;
-                }
-                let it = &entries[i].item;
-                [&it.id, &it.dataset, &it.category, &it.question]
-                    .iter()
-                    .any(|s| s.to_lowercase().contains(&f))
+        let mut v: Vec<usize> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                let it = &e.item;
+                f.is_empty() || [&it.id, &it.dataset, &it.category, &it.question].iter().any(|s| s.to_lowercase().contains(&f))
             })
+            .map(|(i, _)| i)
             .collect();
         match self.sort {
             SortKey::Index => {}
-            SortKey::Id => v.sort_by(|&a, &b| entries[a].item.id.cmp(&entries[b].item.id)),
+            SortKey::Id => v.sort_by_key(|&i| entries.get(i).map(|e| &e.item.id)),
             sort => {
-                let value = |i: usize| summary(i, &entries[i]).sort_value(sort);
+                let value = |i: usize| entries.get(i).and_then(|e| summary(i, e).sort_value(sort));
                 // Largest first; items without a value last (in list order).
                 v.sort_by(|&a, &b| match (value(a), value(b)) {
                     (Some(x), Some(y)) => y.partial_cmp(&x).unwrap_or(Ordering::Equal),
