@@ -21,7 +21,7 @@ use super::model::{self, Part};
 use super::scheduler::{Answer, Scheduler, Scope};
 use super::score_store::ScoreStore;
 use super::screen::{Overlay, View};
-use super::stored_run;
+use super::stored_run::{self, RowProblem};
 use super::table_browser::TableBrowser;
 use super::theme::Theme;
 use crate::batch::BatchRequest;
@@ -114,6 +114,8 @@ pub struct App {
     /// Transcript lines scrolled up from the bottom.
     dialogue_scroll: usize,
     notice: Option<String>,
+    /// Rows of the stored run that were skipped, and items left out.
+    stored_run_problems: Vec<RowProblem>,
     quit: bool,
 }
 
@@ -121,17 +123,24 @@ impl App {
     pub fn new(cfg: AppConfig) -> Result<App> {
         let theme = Theme { color: cfg.options.color };
         let mut scores = ScoreStore::default();
-        let (entries, dataset_label, dataset_spec, model_key, notice);
+        let (entries, dataset_label, dataset_spec, model_key, notice, problems);
         if let Some(dir) = &cfg.run {
             let run = stored_run::load_run(dir, cfg.model.as_deref())?;
             for (id, part, s) in run.scores {
                 scores.insert(&run.model_key, &id, part, s);
             }
+            for p in &run.problems {
+                tracing::warn!("stored run: skipped {p}");
+            }
             entries = run.items;
             dataset_label = run.dataset;
             dataset_spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             model_key = run.model_key;
-            notice = Some("browsing a stored run (m: load a model to score more)".to_string());
+            notice = Some(match run.problems.first() {
+                None => "browsing a stored run (m: load a model to score more)".to_string(),
+                Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
+            });
+            problems = run.problems;
         } else {
             let spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             entries = load_selection(&spec, &cfg.batch.selection)?;
@@ -142,6 +151,7 @@ impl App {
             dataset_spec = spec;
             model_key = cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone();
             notice = None;
+            problems = Vec::new();
         }
         let items = ItemList::new(entries);
         let mut app = App {
@@ -162,6 +172,7 @@ impl App {
             help_scroll: 0,
             dialogue_scroll: 0,
             notice,
+            stored_run_problems: problems,
             quit: false,
             cfg,
         };
@@ -574,8 +585,12 @@ impl App {
     pub(crate) fn dataset_spec(&self) -> &str {
         &self.dataset_spec
     }
-    pub(crate) fn notice(&self) -> Option<&str> {
+    pub fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
+    }
+    /// The stored run's rows that were skipped (and items left out), in file order.
+    pub fn stored_run_problems(&self) -> &[RowProblem] {
+        &self.stored_run_problems
     }
     pub(crate) fn batch(&self) -> Option<&BatchTask> {
         self.batch.as_ref()

@@ -72,7 +72,7 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
                 None => Cell::from(""),
             };
             Row::new(vec![
-                Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index + 1)), mark])),
+                Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index.saturating_add(1))), mark])),
                 Cell::from(e.item.id.clone()),
                 Cell::from(Span::styled(format!("{} · {}", e.item.dataset, e.item.category), th.dim())),
                 Cell::from(format!("{:>11}", fmt_p(clean))),

@@ -126,6 +126,11 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         };
         spans.push(Span::styled(txt, base));
     }
+    let skipped = app.stored_run_problems().len();
+    if skipped > 0 {
+        let txt = format!(" │ {skipped} rows skipped");
+        spans.push(Span::styled(txt, th.warn().patch(base)));
+    }
     if let Some(n) = app.notice() {
         spans.push(Span::styled(format!(" │ {n}"), th.accent().patch(base)));
     }
