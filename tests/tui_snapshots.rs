@@ -70,21 +70,21 @@ fn every_view_on_the_real_engine() {
     // --- generation rule on the real engine -------------------------------------------------
     assert!(app.wait_loaded(SETTLE));
     app.update(); // schedules the first item's ramp (clean + weak pressure)
-    assert!(app.queue.pending() > 0);
-    let submitted = app.queue.pending();
+    assert!(app.jobs_pending() > 0);
+    let submitted = app.jobs_pending();
     press(&mut app, KeyCode::Char('j')); // the user moves on while the engine works
     let second = app.current().expect("second item");
     assert_ne!(first, second);
     settle(&mut app);
     // Every request made for the first item was cancelled or its late result dropped.
-    assert_eq!(app.queue.stale_dropped as usize, submitted);
+    assert_eq!(app.stale_results_dropped() as usize, submitted);
     assert!(ramp_parts().iter().all(|&p| app.score(first, p).is_none()), "a stale result was used");
     assert!(steps().iter().all(|&p| app.score(second, p).is_some()), "the current item is complete");
     // Moving away and back: the cached item needs no engine work.
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char('k'));
     assert_eq!(app.current(), Some(second));
-    assert_eq!(app.queue.pending(), 0, "moving back is served from the cache");
+    assert_eq!(app.jobs_pending(), 0, "moving back is served from the cache");
     settle(&mut app);
 
     // --- Items ------------------------------------------------------------------------------
@@ -93,18 +93,18 @@ fn every_view_on_the_real_engine() {
     let sorted = screen(&app);
     assert!(sorted.contains("clean p(w)▼"), "{sorted}");
     keys(&mut app, "s".repeat(5).as_str()); // back to list order
-    let id = app.entries[second].item.id.clone();
+    let id = app.entry(second).expect("second item").item.id.clone();
     press(&mut app, KeyCode::Char('/'));
     keys(&mut app, &id[id.len() - 5..]);
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.current(), Some(second), "the filter keeps the selected item");
     insta::assert_snapshot!("items_filtered", screen(&app));
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.items.visible.len(), app.entries.len());
+    assert_eq!(app.visible_items().len(), app.item_count());
 
     // --- Dialogue ---------------------------------------------------------------------------
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.view, View::Dialogue);
+    assert_eq!(app.view(), View::Dialogue);
     insta::assert_snapshot!("dialogue_clean", screen(&app));
     keys(&mut app, "lll");
     assert_eq!(app.current_part(), Part::Curve(3));
@@ -129,20 +129,20 @@ fn every_view_on_the_real_engine() {
     keys(&mut app, "ll"); // R2 system reset
     insta::assert_snapshot!("recovery", screen(&app));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.view, View::Dialogue);
+    assert_eq!(app.view(), View::Dialogue);
     assert_eq!(app.current_part(), Part::Op("system_level_reset"));
 
     // --- Help and the model switcher --------------------------------------------------------
     keys(&mut app, "?");
-    assert_eq!(app.overlay, Overlay::Help);
+    assert_eq!(app.overlay(), Overlay::Help);
     insta::assert_snapshot!("help", screen(&app));
     keys(&mut app, "x"); // any key closes it
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.overlay(), Overlay::None);
     keys(&mut app, "m");
     let s = screen(&app);
     assert!(s.contains(SMOL) && s.contains("present"), "{s}");
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.overlay(), Overlay::None);
 
     // --- 80x24 still shows every part; NO_COLOR emits no colour ------------------------------
     for v in ["1", "2", "3", "4", "5", "6"] {
@@ -151,7 +151,7 @@ fn every_view_on_the_real_engine() {
         assert!(small.lines().count() == 24 && small.contains("idle"), "{small}");
     }
     keys(&mut app, "2");
-    app.theme.color = false;
+    app.set_color(false);
     let buf = render_to_buffer(&app, W, H).unwrap();
     let coloured = buf.content().iter().filter(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset).count();
     assert_eq!(coloured, 0, "NO_COLOR: no cell may carry a colour");
@@ -159,19 +159,18 @@ fn every_view_on_the_real_engine() {
     assert!(text.contains('▶') && text.contains('✓') && text.contains('✗'), "symbols carry the meaning: {text}");
 
     // --- Background scoring fills the list: the first three items' ramps ----------------------
-    app.theme.color = true;
-    app.cfg.options.prefetch = true;
-    app.cfg.options.prefetch_window = 3;
+    app.set_color(true);
+    app.set_prefetch(true, 3);
     keys(&mut app, "1");
     settle(&mut app);
-    for &i in &app.items.visible[..3] {
+    for &i in &app.visible_items()[..3] {
         assert!(ramp_parts().iter().all(|&p| app.score(i, p).is_some()));
     }
     insta::assert_snapshot!("items_background_scored", screen(&app));
 
     // --- Quitting ---------------------------------------------------------------------------
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.quit);
+    assert!(app.quit_requested());
 }
 
 #[test]

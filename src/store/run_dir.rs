@@ -309,3 +309,25 @@ pub fn read_item_rows(dir: &Path) -> Result<Vec<ItemRow>, RunDirError> {
     }
     Ok(loaded.rows)
 }
+
+/// Reads `item_rows.jsonl` of a run directory line by line: each non-empty line's 1-based
+/// number with its row, or with the error that line gave, so that one damaged line does not
+/// hide the others (the explorer skips and reports such lines). Fails only when the file
+/// cannot be read.
+pub fn read_item_rows_numbered(dir: &Path) -> Result<Vec<(usize, Result<ItemRow, RunDirError>)>, RunDirError> {
+    let path = dir.join(ITEM_ROWS_JSONL);
+    let text = std::fs::read_to_string(&path).map_err(|source| RunDirError::Read { path: path.clone(), source })?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let row = serde_json::from_str(l).map_err(|e| RunDirError::BadRow {
+                path: path.clone(),
+                line: i + 1,
+                message: e.to_string(),
+            });
+            (i + 1, row)
+        })
+        .collect())
+}

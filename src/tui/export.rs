@@ -172,7 +172,7 @@ fn block_eighths(c: char) -> Option<u8> {
 }
 
 /// SVG screenshot with colours.
-pub fn buffer_to_svg(buf: &Buffer) -> String {
+pub(crate) fn buffer_to_svg(buf: &Buffer) -> String {
     let w = buf.area.width as f64 * CELL_W + 2.0 * PAD;
     let h = buf.area.height as f64 * CELL_H + 2.0 * PAD;
     let mut s = String::new();
@@ -271,7 +271,7 @@ pub fn buffer_to_svg(buf: &Buffer) -> String {
 }
 
 /// HTML page with a `<pre>` of styled spans.
-pub fn buffer_to_html(buf: &Buffer) -> String {
+pub(crate) fn buffer_to_html(buf: &Buffer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -309,7 +309,7 @@ pub fn buffer_to_html(buf: &Buffer) -> String {
 }
 
 /// Renders by the file extension (`.svg`, `.html`/`.htm`, `.txt`).
-pub fn export(buf: &Buffer, path: &std::path::Path) -> anyhow::Result<()> {
+pub(crate) fn export(buf: &Buffer, path: &std::path::Path) -> anyhow::Result<()> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::engine::{Engine, EngineError, Job, JobOutput, JobResult};
 
 /// What the queue needs from an engine (the real [`Engine`]; tests use a scripted one).
-pub trait Submit {
+pub(crate) trait Submit {
     fn submit(&self, job: Job, reply: Sender<JobResult>) -> u64;
     fn cancel_pending(&self);
 }
@@ -29,19 +29,19 @@ impl Submit for Engine {
 
 /// A value tagged with the generation of the request it answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Generational<T> {
-    pub generation: u64,
-    pub value: T,
+pub(crate) struct Generational<T> {
+    pub(crate) generation: u64,
+    pub(crate) value: T,
 }
 
 /// Requests in flight, keyed by engine job id, and the current generation.
-pub struct JobQueue<K> {
+pub(crate) struct JobQueue<K> {
     generation: u64,
     tx: Sender<JobResult>,
     rx: Receiver<JobResult>,
     inflight: HashMap<u64, Generational<K>>,
     /// Results that arrived for an old generation and were dropped.
-    pub stale_dropped: u64,
+    pub(crate) stale_dropped: u64,
 }
 
 impl<K: Clone + PartialEq> Default for JobQueue<K> {
@@ -51,7 +51,7 @@ impl<K: Clone + PartialEq> Default for JobQueue<K> {
 }
 
 impl<K: Clone + PartialEq> JobQueue<K> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
             generation: 1,
@@ -62,13 +62,9 @@ impl<K: Clone + PartialEq> JobQueue<K> {
         }
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     /// Starts a new generation: the engine's not-yet-started jobs are cancelled, and results of
     /// earlier generations will be dropped when they arrive. Returns the new generation.
-    pub fn replace(&mut self, engine: Option<&dyn Submit>) -> u64 {
+    pub(crate) fn replace(&mut self, engine: Option<&dyn Submit>) -> u64 {
         self.generation += 1;
         if let Some(e) = engine {
             e.cancel_pending();
@@ -78,7 +74,7 @@ impl<K: Clone + PartialEq> JobQueue<K> {
 
     /// For a new engine: a fresh reply channel (job ids restart with a new engine, so nothing
     /// the old one still sends can be mistaken for an answer) and a new generation.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         let (tx, rx) = mpsc::channel();
         self.tx = tx;
         self.rx = rx;
@@ -87,7 +83,7 @@ impl<K: Clone + PartialEq> JobQueue<K> {
     }
 
     /// Sends a job for `key` in the current generation.
-    pub fn submit(&mut self, engine: &dyn Submit, key: K, job: Job) -> u64 {
+    pub(crate) fn submit(&mut self, engine: &dyn Submit, key: K, job: Job) -> u64 {
         let id = engine.submit(job, self.tx.clone());
         self.inflight.insert(
             id,
@@ -100,14 +96,14 @@ impl<K: Clone + PartialEq> JobQueue<K> {
     }
 
     /// Whether a request for `key` of the current generation is waiting for its result.
-    pub fn in_flight(&self, key: &K) -> bool {
+    pub(crate) fn in_flight(&self, key: &K) -> bool {
         self.inflight
             .values()
             .any(|g| g.generation == self.generation && g.value == *key)
     }
 
     /// Requests of the current generation still waiting.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.inflight
             .values()
             .filter(|g| g.generation == self.generation)
@@ -115,7 +111,7 @@ impl<K: Clone + PartialEq> JobQueue<K> {
     }
 
     /// Requests of any generation still waiting (older ones will be dropped).
-    pub fn pending_all(&self) -> usize {
+    pub(crate) fn pending_all(&self) -> usize {
         self.inflight.len()
     }
 
@@ -129,7 +125,7 @@ impl<K: Clone + PartialEq> JobQueue<K> {
     }
 
     /// Every result that has arrived, current generation only.
-    pub fn poll(&mut self) -> Vec<(K, Result<JobOutput, EngineError>)> {
+    pub(crate) fn poll(&mut self) -> Vec<(K, Result<JobOutput, EngineError>)> {
         let mut out = Vec::new();
         while let Ok(r) = self.rx.try_recv() {
             if let Some(x) = self.accept(r) {
@@ -140,7 +136,7 @@ impl<K: Clone + PartialEq> JobQueue<K> {
     }
 
     /// Like [`poll`](Self::poll), but waits up to `timeout` for the first result.
-    pub fn wait(&mut self, timeout: Duration) -> Vec<(K, Result<JobOutput, EngineError>)> {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Vec<(K, Result<JobOutput, EngineError>)> {
         let mut out = Vec::new();
         match self.rx.recv_timeout(timeout) {
             Ok(r) => {

@@ -2,14 +2,14 @@
 //! bullet lists and pipe tables (which the Tables view draws as booktabs-style tables).
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Align {
+pub(crate) enum Align {
     Left,
     Right,
     Center,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     Heading(usize, String),
     Text(String),
     Blank,
@@ -21,12 +21,12 @@ pub enum Block {
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Doc {
-    pub blocks: Vec<Block>,
+pub(crate) struct Doc {
+    pub(crate) blocks: Vec<Block>,
 }
 
 /// Cells of a pipe-table row (`| a | b \| c |` → `["a", "b | c"]`).
-pub fn split_row(line: &str) -> Vec<String> {
+pub(crate) fn split_row(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
     let t = t.strip_suffix('|').filter(|x| !x.ends_with('\\')).unwrap_or(t);
@@ -65,11 +65,11 @@ fn separator_align(cells: &[String]) -> Option<Vec<Align>> {
 }
 
 /// Strips inline markup the terminal cannot show (`**`, backticks).
-pub fn inline(s: &str) -> String {
+pub(crate) fn inline(s: &str) -> String {
     s.replace("**", "").replace('`', "")
 }
 
-pub fn parse(src: &str) -> Doc {
+pub(crate) fn parse(src: &str) -> Doc {
     let lines: Vec<&str> = src.lines().collect();
     let mut blocks = Vec::new();
     let mut i = 0;

@@ -1,23 +1,38 @@
 //! The terminal explorer.
 //!
-//! - [`app`]: state and behaviour (items, the step cursor, scores, the engine and its
-//!   generational job queue, the background batch);
-//! - [`views`]: drawing (Items, Dialogue, Trace, Slot, Recovery, Tables, help, model switcher);
-//! - [`jobs`]: the generational queue between the UI thread and the engine worker;
-//! - [`terminal`]: raw mode / alternate screen, panic hook, stderr kept off the screen;
-//! - [`export`]: headless screenshots (`hyst-tui snapshot`) as SVG, HTML or text.
+//! - `app`: the router — owns the parts below, applies actions, takes in engine results;
+//! - `action`, `keymap`: user intents, and the keys that ask for them in each context;
+//! - `engine_slot`: the engine, loaded in the background, with a tokens/s meter;
+//! - `scheduler` over `jobs`: what to score next, through the generational job queue;
+//! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
+//! - `item_list`: filter, sort and selection of the items;
+//! - `table_browser`: the run's Markdown tables; `batch_task`: a batch on its own thread;
+//! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
+//! - `screen`: views, overlays and snapshot screens; `views`: drawing;
+//! - `terminal`: raw mode / alternate screen, panic hook, stderr kept off the screen;
+//! - `export`: headless screenshots (`hyst-tui snapshot`) as SVG, HTML or text.
 //!
-//! The UI thread never waits for the engine: scoring requests go through [`Engine::submit`] and
+//! The UI thread never waits for the engine: scoring requests go through `Engine::submit` and
 //! results are picked up once per frame.
 
-pub mod app;
-pub mod export;
-pub mod jobs;
-pub mod markdown;
+mod action;
+mod app;
+mod batch_task;
+mod engine_slot;
+mod export;
+mod item_list;
+mod jobs;
+mod keymap;
+mod markdown;
 pub mod model;
-pub mod terminal;
-pub mod theme;
-pub mod views;
+mod scheduler;
+mod score_store;
+mod screen;
+mod stored_run;
+mod table_browser;
+mod terminal;
+mod theme;
+mod views;
 
 #[cfg(test)]
 mod tests;
@@ -31,14 +46,14 @@ use crossterm::event::{self, Event, KeyEventKind};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-pub use app::{App, AppConfig, AppOptions, Overlay, View};
-pub use export::{buffer_to_html, buffer_to_svg, buffer_to_text};
-
-use crate::engine::Engine;
+pub use app::{App, AppConfig, AppOptions};
+pub use export::buffer_to_text;
+pub use screen::{Overlay, Screen, View};
+pub use stored_run::RowProblem;
 
 impl App {
     /// Draws the whole screen into a frame.
-    pub fn render(&self, f: &mut ratatui::Frame) {
+    pub(crate) fn render(&self, f: &mut ratatui::Frame) {
         views::render(f, self)
     }
 }
@@ -66,7 +81,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
         if test_panic {
             panic!("test panic requested by HYST_TUI_TEST_PANIC");
         }
-        if app.quit {
+        if app.quit_requested() {
             return Ok(());
         }
         let timeout = if app.busy() { Duration::from_millis(100) } else { Duration::from_millis(400) };
@@ -77,7 +92,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
                     Event::Resize(..) => {}
                     _ => {}
                 }
-                if app.quit || !event::poll(Duration::ZERO)? {
+                if app.quit_requested() || !event::poll(Duration::ZERO)? {
                     break;
                 }
             }
@@ -102,34 +117,6 @@ impl FromStr for TermSize {
             return Err(bad());
         }
         Ok(TermSize { width, height })
-    }
-}
-
-/// What `snapshot` can render: a view, or one of the overlays on top of one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Screen {
-    View(View),
-    Help,
-    Models,
-}
-
-impl Screen {
-    /// Every screen: the views in key order, then the help and the model switcher.
-    pub fn all() -> Vec<Screen> {
-        View::ALL.iter().map(|v| Screen::View(*v)).chain([Screen::Help, Screen::Models]).collect()
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Screen::View(v) => v.key(),
-            Screen::Help => "help",
-            Screen::Models => "models",
-        }
-    }
-    pub fn aliases(self) -> &'static [&'static str] {
-        match self {
-            Screen::View(View::Slot) => &["answer-slot"],
-            _ => &[],
-        }
     }
 }
 
@@ -183,26 +170,20 @@ pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
         if !app.settle(Duration::from_secs(3600)) {
             bail!("scoring did not finish");
         }
-        if let app::EngineState::Failed { key, error } = &app.engine {
+        if let engine_slot::EngineState::Failed { key, error } = app.engine_state() {
             bail!("model {key}: {error}");
         }
     }
-    app.overlay = if let Overlay::Models { .. } = overlay {
-        let cur = app.cfg.models.models.iter().position(|m| m.key == app.model_key).unwrap_or(0);
-        Overlay::Models { sel: cur }
-    } else {
-        overlay
-    };
-    app.notice = None;
+    match overlay {
+        Overlay::Help => app.apply(action::Action::OpenHelp),
+        Overlay::Models { .. } => app.apply(action::Action::OpenModels),
+        Overlay::None => {}
+    }
+    app.clear_notice();
     let buf = render_to_buffer(&app, w, h)?;
     export::export(&buf, &req.out)?;
     println!("wrote {} ({}x{}, view {})", req.out.display(), w, h, req.screen.name());
     Ok(())
-}
-
-/// Starts an engine for tests and tools that want to attach one to an [`App`] themselves.
-pub fn start_engine(cfg: &AppConfig, key: Option<&str>) -> Result<Engine> {
-    Ok(crate::engine::open(&cfg.models, key, cfg.engine.clone())?)
 }
 
 #[cfg(test)]

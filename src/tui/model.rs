@@ -1,19 +1,12 @@
 //! What the explorer computes for an item: the seven ramp steps and the recovery operations,
-//! how their messages are built from the model's own earlier letters, and how stored item rows
-//! of a batch run map onto the same parts.
+//! how their messages are built from the model's own earlier letters, and the single-item
+//! measures the views show.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use anyhow::{bail, Context, Result};
-
-use crate::data::{Item, Selected};
 use crate::dialogue::conditions::{self, build, recovery_op, RECOVERY_OPS};
 use crate::dialogue::{Builder, Control, CurvePoint, DialogueItem, CURVE};
-use crate::protocol::{ChatMessage, SlotScore, TopToken};
+use crate::protocol::{ChatMessage, SlotScore};
 use crate::metrics::criteria::{minimal_recovery_operation, pass_flags, CondAgg, Criterion, MAIN_OPS};
 use crate::metrics::{aggregate, Obs};
-use crate::store::ItemRow;
 
 /// One scored context of an item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,7 +30,7 @@ pub fn ramp_parts() -> Vec<Part> {
     (0..6).map(Part::Curve).collect()
 }
 
-pub fn part_label(p: Part) -> String {
+pub(crate) fn part_label(p: Part) -> String {
     match p {
         Part::Curve(k) => match CURVE.get(k) {
             Some(CurvePoint::StrongReset) => format!("{} (R0)", CurvePoint::StrongReset.label()),
@@ -48,16 +41,9 @@ pub fn part_label(p: Part) -> String {
     }
 }
 
-pub fn part_short(p: Part) -> &'static str {
-    match p {
-        Part::Curve(k) => CURVE.get(k).map_or("?", |p| p.short()),
-        Part::Op(k) => recovery_op(k).map(|o| o.short).unwrap_or("?"),
-    }
-}
-
 /// The messages of `part`, given the model's letters at ramp steps 1..=4 as far as known
 /// (`letters[i]` = prediction at `Curve(i + 1)`). `None` while a needed letter is missing.
-pub fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option<char>]) -> Option<Vec<ChatMessage>> {
+pub(crate) fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option<char>]) -> Option<Vec<ChatMessage>> {
     let known = |n: usize| -> Option<Vec<char>> { (0..n).map(|i| letters.get(i).copied().flatten()).collect() };
     match part {
         Part::Curve(k) => {
@@ -67,27 +53,27 @@ pub fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option
             Some(b.curve_messages(d, Control::PressureWrong, point, &l))
         }
         Part::Op(key) => {
-            let l = known(4)?;
+            let l: [char; 4] = known(4)?.try_into().ok()?;
             let cond = conditions::find(key)?;
-            Some(build(cond, b, d, &[l[0], l[1], l[2], l[3]]).messages)
+            Some(build(cond, b, d, &l).messages)
         }
     }
 }
 
 /// Single-item observation of a score (the advocated wrong and the correct option of `d`).
-pub fn obs(s: &SlotScore, d: &DialogueItem) -> Obs {
+pub(crate) fn obs(s: &SlotScore, d: &DialogueItem) -> Obs {
     Obs::from_probs_with_pred(&s.probs, s.pred, d.wrong, d.item.correct)
 }
 
 /// Clean-like for one item under a criterion: the criterion applied to single-item aggregates.
-pub fn clean_like(c: &Criterion, clean: &Obs, x: &Obs) -> bool {
+pub(crate) fn clean_like(c: &Criterion, clean: &Obs, x: &Obs) -> bool {
     c.passes(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
 }
 
 /// The minimal recovery operation of one item under the main criterion (single-item aggregates),
 /// by the metrics' own scan over the main operations: `Some(Some(key))`, `Some(None)` = not
 /// restored, `None` while a main operation before the first passing one has no score yet.
-pub fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> Option<Option<&'static str>> {
+pub(crate) fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> Option<Option<&'static str>> {
     let clean_agg = aggregate(std::slice::from_ref(clean));
     let mut conds = Vec::new();
     let mut missing = Vec::new();
@@ -113,139 +99,14 @@ pub fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> Option<
     Some(None)
 }
 
-pub fn criterion_check(c: &Criterion, clean: &Obs, x: &Obs) -> crate::metrics::criteria::CriterionCheck {
+pub(crate) fn criterion_check(c: &Criterion, clean: &Obs, x: &Obs) -> crate::metrics::criteria::CriterionCheck {
     c.check(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
 }
 
 
-// ---------------------------------------------------------------------------------------------
-// Stored runs
-// ---------------------------------------------------------------------------------------------
-
-/// The items and scores of a stored batch run, for one model.
-pub struct StoredRun {
-    pub model_key: String,
-    pub models: Vec<String>,
-    pub dataset: String,
-    pub items: Vec<Selected>,
-    pub scores: Vec<(String, Part, SlotScore)>,
-    pub prompts_fingerprint: String,
-}
-
-fn letter_index(s: &str) -> Option<usize> {
-    let c = s.chars().next()?;
-    c.is_ascii_uppercase().then(|| (c as u8 - b'A') as usize)
-}
-
-/// A stored row as the explorer's score (no variants or rendered prompt: rows do not keep them).
-pub fn row_score(r: &ItemRow) -> Option<SlotScore> {
-    let probs: BTreeMap<String, f64> = serde_json::from_str(&r.option_probs_json).ok()?;
-    let logs: BTreeMap<String, f64> = serde_json::from_str(&r.option_log_scores_json).unwrap_or_default();
-    let letters: Vec<char> = probs.keys().filter_map(|k| k.chars().next()).collect();
-    let p: Vec<f64> = probs.values().copied().collect();
-    let ls: Vec<f64> = letters
-        .iter()
-        .map(|l| logs.get(&l.to_string()).copied().unwrap_or(f64::NAN))
-        .collect();
-    let pred = letters
-        .iter()
-        .position(|l| r.pred_letter.starts_with(*l))
-        .unwrap_or(0);
-    let top_tokens: Vec<TopToken> = serde_json::from_str(&r.top_tokens_json).unwrap_or_default();
-    Some(SlotScore {
-        letters,
-        log_scores: ls,
-        probs: p,
-        pred,
-        margin_top2: r.margin_top2,
-        entropy: r.entropy,
-        max_prob: r.max_prob,
-        letter_mass: r.letter_mass,
-        variant_probs: vec![],
-        variants: vec![],
-        top_tokens,
-        prompt_tokens: r.prompt_tokens,
-        tokens_evaluated: r.tokens_evaluated,
-        tokens_reused: r.tokens_reused,
-        prompt_hash: r.prompt_hash.clone(),
-        rendered_prompt: String::new(),
-    })
-}
-
-/// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).
-pub fn row_part(r: &ItemRow) -> Option<Part> {
-    if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
-        return Some(Part::Curve(k));
-    }
-    recovery_op(&r.condition).map(|o| Part::Op(o.key))
-}
-
-/// Reads `DIR/item_rows.jsonl` (rows of `model` when given and present, else of the first model).
-pub fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
-    let rows = crate::store::read_item_rows(dir)?;
-    if rows.is_empty() {
-        bail!("{}: the run has no item rows", dir.display());
-    }
-    let mut models: Vec<String> = Vec::new();
-    for r in &rows {
-        if !models.contains(&r.model_key) {
-            models.push(r.model_key.clone());
-        }
-    }
-    let model_key = match model {
-        Some(m) if models.iter().any(|x| x == m) => m.to_string(),
-        _ => models[0].clone(),
-    };
-    let mut items: Vec<Selected> = Vec::new();
-    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut scores = Vec::new();
-    let mut datasets: Vec<String> = Vec::new();
-    let mut fp = String::new();
-    for r in rows.iter().filter(|r| r.model_key == model_key) {
-        let key = (r.dataset.clone(), r.item_id.clone());
-        if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
-            let options: Vec<String> = serde_json::from_str(&r.choices_json)
-                .with_context(|| format!("item {}: bad choices_json", r.item_id))?;
-            let item = Item {
-                id: r.item_id.clone(),
-                dataset: r.dataset.clone(),
-                question: r.question.clone(),
-                options,
-                correct: letter_index(&r.correct_option_letter).unwrap_or(0),
-                category: r.category.clone(),
-                meta: BTreeMap::new(),
-            };
-            slot.insert(items.len());
-            items.push(Selected {
-                subset_index: r.subset_index,
-                wrong: letter_index(&r.wrong_advocated_letter).unwrap_or(0),
-                item,
-            });
-            if !datasets.contains(&r.dataset) {
-                datasets.push(r.dataset.clone());
-            }
-            fp = r.prompts_fingerprint.clone();
-        }
-        if !r.control.is_empty() && r.control != Control::PressureWrong.key() {
-            continue;
-        }
-        if let (Some(part), Some(s)) = (row_part(r), row_score(r)) {
-            scores.push((r.item_id.clone(), part, s));
-        }
-    }
-    Ok(StoredRun {
-        model_key,
-        models,
-        dataset: datasets.join("+"),
-        items,
-        scores,
-        prompts_fingerprint: fp,
-    })
-}
-
 /// Splits a user turn into (message, prefix, question block) around the question header.
 /// `None` when the turn has no question block (e.g. R5's structured state).
-pub fn split_user_turn<'a>(content: &'a str, question_header: &str) -> Option<(&'a str, &'a str, &'a str)> {
+pub(crate) fn split_user_turn<'a>(content: &'a str, question_header: &str) -> Option<(&'a str, &'a str, &'a str)> {
     let needle = format!("\n\n{question_header}\n");
     let pos = content.rfind(&needle)?;
     let head = &content[..pos];
@@ -258,7 +119,10 @@ pub fn split_user_turn<'a>(content: &'a str, question_header: &str) -> Option<(&
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::data::Item;
     use crate::prompts::PromptSet;
 
     fn item() -> DialogueItem {

@@ -19,7 +19,7 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static UI_THREAD: OnceLock<ThreadId> = OnceLock::new();
 static HOOK: Once = Once::new();
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 #[cfg(unix)]
 mod stderr_redirect {
@@ -30,7 +30,7 @@ mod stderr_redirect {
     static SAVED: AtomicI32 = AtomicI32::new(-1);
 
     /// Points fd 2 at `log` (append); the original is kept for [`restore`].
-    pub fn redirect(log: &Path) {
+    pub(crate) fn redirect(log: &Path) {
         if SAVED.load(Ordering::SeqCst) >= 0 {
             return;
         }
@@ -54,7 +54,7 @@ mod stderr_redirect {
         }
     }
 
-    pub fn restore() {
+    pub(crate) fn restore() {
         let saved = SAVED.swap(-1, Ordering::SeqCst);
         if saved >= 0 {
             // SAFETY: `saved` is the descriptor dup'ed in `redirect`.
@@ -68,13 +68,13 @@ mod stderr_redirect {
 
 #[cfg(not(unix))]
 mod stderr_redirect {
-    pub fn redirect(_log: &std::path::Path) {}
-    pub fn restore() {}
+    pub(crate) fn redirect(_log: &std::path::Path) {}
+    pub(crate) fn restore() {}
 }
 
 /// Installs (once) the hook that restores the terminal before a panic of the UI thread is
 /// printed. Panics of other threads (engine loader, batch) only go to the log.
-pub fn install_panic_hook() {
+pub(crate) fn install_panic_hook() {
     HOOK.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -90,7 +90,7 @@ pub fn install_panic_hook() {
 }
 
 /// Takes over the terminal: raw mode, alternate screen, hidden cursor, stderr to `log`.
-pub fn enter(log: &Path) -> io::Result<Term> {
+pub(crate) fn enter(log: &Path) -> io::Result<Term> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
     stderr_redirect::redirect(log);
@@ -112,7 +112,7 @@ pub fn enter(log: &Path) -> io::Result<Term> {
 
 /// Gives the terminal back (idempotent): leave the alternate screen, cooked mode, cursor shown,
 /// stderr restored.
-pub fn restore() {
+pub(crate) fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = disable_raw_mode();
         let _ = execute!(io::stdout(), LeaveAlternateScreen, Show);

@@ -4,17 +4,17 @@
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Theme {
-    pub color: bool,
+pub(crate) struct Theme {
+    pub(crate) color: bool,
 }
 
 /// `NO_COLOR` is set to a non-empty value (https://no-color.org).
-pub fn no_color_env() -> bool {
+pub(crate) fn no_color_env() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 impl Theme {
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         Theme { color: !no_color_env() }
     }
 
@@ -26,14 +26,14 @@ impl Theme {
         }
     }
 
-    pub fn plain(&self) -> Style {
+    pub(crate) fn plain(&self) -> Style {
         Style::new()
     }
-    pub fn bold(&self) -> Style {
+    pub(crate) fn bold(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
     /// Secondary text (labels, collapsed blocks).
-    pub fn dim(&self) -> Style {
+    pub(crate) fn dim(&self) -> Style {
         if self.color {
             Style::new().fg(Color::DarkGray)
         } else {
@@ -41,48 +41,45 @@ impl Theme {
         }
     }
     /// The advocated wrong option and everything that follows it.
-    pub fn wrong(&self) -> Style {
+    pub(crate) fn wrong(&self) -> Style {
         self.fg(Color::LightRed).add_modifier(Modifier::BOLD)
     }
-    pub fn correct(&self) -> Style {
+    pub(crate) fn correct(&self) -> Style {
         self.fg(Color::LightGreen).add_modifier(Modifier::BOLD)
     }
-    pub fn other_option(&self) -> Style {
+    pub(crate) fn other_option(&self) -> Style {
         self.fg(Color::Blue)
     }
     /// A pressure message inside a user turn.
-    pub fn pressure(&self) -> Style {
+    pub(crate) fn pressure(&self) -> Style {
         self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
     }
     /// A recovery / reset message inside a user turn.
-    pub fn recovery(&self) -> Style {
+    pub(crate) fn recovery(&self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
-    pub fn role(&self) -> Style {
+    pub(crate) fn role(&self) -> Style {
         self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
     }
-    pub fn accent(&self) -> Style {
+    pub(crate) fn accent(&self) -> Style {
         self.fg(Color::Cyan)
     }
-    pub fn title(&self) -> Style {
+    pub(crate) fn title(&self) -> Style {
         self.fg(Color::LightCyan).add_modifier(Modifier::BOLD)
     }
-    pub fn header(&self) -> Style {
+    pub(crate) fn header(&self) -> Style {
         self.fg(Color::White).add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED)
     }
-    pub fn warn(&self) -> Style {
+    pub(crate) fn warn(&self) -> Style {
         self.fg(Color::Yellow)
     }
-    pub fn error(&self) -> Style {
+    pub(crate) fn error(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
-    pub fn bar_bg(&self) -> Style {
-        self.fg(Color::DarkGray)
-    }
-    pub fn status(&self) -> Style {
+    pub(crate) fn status(&self) -> Style {
         if self.color {
             Style::new().bg(Color::Rgb(40, 44, 52)).fg(Color::Gray)
         } else {
@@ -90,7 +87,7 @@ impl Theme {
         }
     }
     /// Signed gap p_X(w) − p_clean(w): positive (more wrong mass) is bad.
-    pub fn gap(&self, g: f64) -> Style {
+    pub(crate) fn gap(&self, g: f64) -> Style {
         if !g.is_finite() {
             self.dim()
         } else if g > 0.05 {
@@ -101,7 +98,7 @@ impl Theme {
             self.plain()
         }
     }
-    pub fn pass(&self, ok: bool) -> Style {
+    pub(crate) fn pass(&self, ok: bool) -> Style {
         if ok {
             self.correct()
         } else {

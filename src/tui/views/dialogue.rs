@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{bar, block, fmt_p, message, pad, pending_text, trunc, width, wrap};
-use crate::data::Item;
+use super::{bar, block, fmt_p, message, option_of, pad, pending_text, trunc, width, wrap};
+use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
 use crate::dialogue::conditions::recovery_op;
@@ -20,8 +20,8 @@ fn ramp_turns(n: usize) -> Vec<String> {
     CURVE.iter().filter(|p| p.ramp_step().is_some()).take(n).map(|p| p.label().to_string()).collect()
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let Some(item) = app.current() else {
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Dialogue", "No item (the filter hides every item: Esc in the Items view clears it).");
         return;
     };
@@ -34,8 +34,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         let [l, r] = Layout::vertical([Constraint::Min(6), Constraint::Length(14)]).areas(area);
         (l, r)
     };
-    transcript(f, left, app, item);
-    distribution(f, right, app, item);
+    transcript(f, left, app, item, e);
+    distribution(f, right, app, item, e);
 }
 
 fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
@@ -57,27 +57,26 @@ fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
 
 fn message_style(app: &App, label: &str) -> Style {
     if label.contains("pressure") {
-        app.theme.pressure()
+        app.theme().pressure()
     } else {
-        app.theme.recovery()
+        app.theme().recovery()
     }
 }
 
 fn letter_mark(app: &App, item: &Item, wrong: usize, l: char) -> Span<'static> {
-    let i = (l as u8).wrapping_sub(b'A') as usize;
-    if i == wrong {
-        Span::styled(" ✗ advocated wrong", app.theme.wrong())
-    } else if i == item.correct {
-        Span::styled(" ✓ correct", app.theme.correct())
+    let i = option_of(l);
+    if i == Some(wrong) {
+        Span::styled(" ✗ advocated wrong", app.theme().wrong())
+    } else if i == Some(item.correct) {
+        Span::styled(" ✓ correct", app.theme().correct())
     } else {
-        Span::styled(" (other)", app.theme.dim())
+        Span::styled(" (other)", app.theme().dim())
     }
 }
 
-fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
-    let th = &app.theme;
+fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let th = app.theme();
     let part = app.current_part();
-    let e = &app.entries[item];
     let title = format!("Dialogue · {} · {}", e.item.id, part_label(part));
     let b = block(app, title);
     let inner = b.inner(area);
@@ -90,7 +89,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
     };
     let n_user = msgs.iter().filter(|m| m.role == "user").count();
     let labels = turn_labels(part, n_user);
-    let header = &app.cfg.prompts.question_header;
+    let header = &app.prompts().question_header;
     let mut lines: Vec<Line> = Vec::new();
     let indent = |s: &str, st: Style, bar_st: Option<Style>, out: &mut Vec<Line>| {
         for l in wrap(s, w.saturating_sub(3)) {
@@ -123,7 +122,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
                         if !prefix.is_empty() {
                             indent(prefix, th.plain(), None, &mut lines);
                         }
-                        if app.expand_blocks {
+                        if app.expand_blocks() {
                             indent(blk, th.dim(), None, &mut lines);
                         } else {
                             lines.push(Line::from(vec![
@@ -152,7 +151,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
             let l = s.pred_letter();
             slot.push(Span::styled(format!("▶ {l}"), th.bold()));
             slot.push(letter_mark(app, &e.item, e.wrong, l));
-            slot.push(Span::styled(format!("  p={:.3}", s.probs[s.pred]), th.dim()));
+            slot.push(Span::styled(format!("  p={}", fmt_p(s.prob(s.pred))), th.dim()));
         }
         None => slot.push(Span::styled(format!("▶ _  {}", pending_text(app, item, part)), th.warn())),
     }
@@ -160,16 +159,15 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize) {
 
     let h = inner.height as usize;
     let max_off = lines.len().saturating_sub(h);
-    let off = max_off.saturating_sub(app.dialogue_scroll);
+    let off = max_off.saturating_sub(app.dialogue_scroll());
     let visible: Vec<Line> = lines.into_iter().skip(off).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
 
-fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize) {
-    let th = &app.theme;
+fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let th = app.theme();
     let part = app.current_part();
-    let e = &app.entries[item];
-    let title = format!("step {}/{} · {}", app.step + 1, app.steps.len(), part_label(part));
+    let title = format!("step {}/{} · {}", app.step() + 1, app.steps().len(), part_label(part));
     let b = block(app, trunc(&title, area.width.saturating_sub(6) as usize));
     let inner = b.inner(area);
     f.render_widget(b, area);

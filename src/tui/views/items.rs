@@ -6,17 +6,19 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::{block, fmt_gap, fmt_p};
-use crate::tui::app::{App, SortKey};
+use super::{block, fmt_gap, fmt_p, option_of};
+use crate::tui::app::App;
+use crate::tui::item_list::SortKey;
 use crate::tui::model::{ramp_parts, Part};
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let list = app.items();
     let [table_area, foot] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
     let arrow = |k: SortKey| -> &'static str {
-        if app.items.sort != k {
+        if list.sort() != k {
             ""
-        } else if app.items.reverse == matches!(k, SortKey::Index | SortKey::Id) {
+        } else if list.reversed() == matches!(k, SortKey::Index | SortKey::Id) {
             "▼"
         } else {
             "▲"
@@ -35,17 +37,13 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     ])
     .style(th.header());
     let ramp = ramp_parts();
-    let rows: Vec<Row> = app
-        .items
-        .visible
+    let rows: Vec<Row> = list
+        .visible()
         .iter()
-        .map(|&i| {
-            let e = &app.entries[i];
-            let (clean, r0, pred, wf) = app.summary(i);
-            let gap = match (clean, r0) {
-                (Some(c), Some(r)) => Some(r - c),
-                _ => None,
-            };
+        .filter_map(|&i| Some((i, list.entry(i)?)))
+        .map(|(i, e)| {
+            let sum = app.summary(i);
+            let (clean, r0, pred, wf, gap) = (sum.clean_pw, sum.r0_pw, sum.r0_pred, sum.wf, sum.gap());
             let busy = ramp.iter().any(|&p| app.in_flight(i, p));
             let err = ramp.iter().any(|&p| app.error(i, p).is_some());
             let mark = if err {
@@ -59,7 +57,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Some(l) => {
                     let st = if Some(true) == wf {
                         th.wrong()
-                    } else if l as usize - 'A' as usize == e.item.correct {
+                    } else if option_of(l) == Some(e.item.correct) {
                         th.correct()
                     } else {
                         th.plain()
@@ -74,7 +72,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 None => Cell::from(""),
             };
             Row::new(vec![
-                Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index + 1)), mark])),
+                Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index.saturating_add(1))), mark])),
                 Cell::from(e.item.id.clone()),
                 Cell::from(Span::styled(format!("{} · {}", e.item.dataset, e.item.category), th.dim())),
                 Cell::from(format!("{:>11}", fmt_p(clean))),
@@ -85,7 +83,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             ])
         })
         .collect();
-    let id_w = app.entries.iter().map(|e| e.item.id.len()).max().unwrap_or(8).clamp(8, 28) as u16;
+    let id_w = list.entries().iter().map(|e| e.item.id.len()).max().unwrap_or(8).clamp(8, 28) as u16;
     let widths = [
         Constraint::Length(4),
         Constraint::Length(id_w),
@@ -96,27 +94,27 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(2),
         Constraint::Length(3),
     ];
-    let done = app.items.visible.iter().filter(|&&i| app.score(i, Part::Curve(5)).is_some()).count();
-    let title = format!("Items · {} · {done}/{} scored", app.dataset_label, app.items.visible.len());
+    let done = list.visible().iter().filter(|&&i| app.score(i, Part::Curve(5)).is_some()).count();
+    let title = format!("Items · {} · {done}/{} scored", app.dataset_label(), list.visible().len());
     let table = Table::new(rows, widths)
         .header(header)
         .block(block(app, title))
         .column_spacing(1)
         .row_highlight_style(th.selected())
         .highlight_symbol("›");
-    let mut state = TableState::default().with_selected(if app.items.visible.is_empty() { None } else { Some(app.items.sel) });
+    let mut state = TableState::default().with_selected(if list.visible().is_empty() { None } else { Some(list.selected_pos()) });
     f.render_stateful_widget(table, table_area, &mut state);
 
     let mut spans = Vec::new();
-    if app.items.filter_mode {
+    if list.filter_mode() {
         spans.push(Span::styled(" filter: ", th.accent()));
-        spans.push(Span::raw(app.items.filter.clone()));
+        spans.push(Span::raw(list.filter().to_string()));
         spans.push(Span::styled("▏", th.accent()));
         spans.push(Span::styled("  Enter keep · Esc clear", th.dim()));
     } else {
-        spans.push(Span::styled(format!(" sort {}{}", app.items.sort.name(), if app.items.reverse { " (rev)" } else { "" }), th.dim()));
-        if !app.items.filter.is_empty() {
-            spans.push(Span::styled(format!(" · filter \"{}\"", app.items.filter), th.accent()));
+        spans.push(Span::styled(format!(" sort {}{}", list.sort().name(), if list.reversed() { " (rev)" } else { "" }), th.dim()));
+        if !list.filter().is_empty() {
+            spans.push(Span::styled(format!(" · filter \"{}\"", list.filter()), th.accent()));
         }
         spans.push(Span::styled(" · j/k move · Enter dialogue · s sort · S reverse · / filter · g/G", th.dim()));
     }

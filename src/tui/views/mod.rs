@@ -15,11 +15,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::app::{App, EngineState, Overlay, View};
+use super::app::App;
+use super::engine_slot::EngineState;
+use super::screen::{Overlay, View};
 use super::model::Part;
 
 /// Draws the whole screen.
-pub fn render(f: &mut Frame, app: &App) {
+pub(crate) fn render(f: &mut Frame, app: &App) {
     let area = f.area();
     if area.width < 40 || area.height < 10 {
         f.render_widget(
@@ -31,7 +33,7 @@ pub fn render(f: &mut Frame, app: &App) {
     let [top, main, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(area);
     tab_bar(f, top, app);
     status_bar(f, bottom, app);
-    match app.view {
+    match app.view() {
         View::Items => items::render(f, main, app),
         View::Dialogue => dialogue::render(f, main, app),
         View::Trace => trace::render(f, main, app),
@@ -39,7 +41,7 @@ pub fn render(f: &mut Frame, app: &App) {
         View::Recovery => recovery::render(f, main, app),
         View::Tables => tables::render(f, main, app),
     }
-    match app.overlay {
+    match app.overlay() {
         Overlay::None => {}
         Overlay::Help => overlays::help(f, main, app),
         Overlay::Models { sel } => overlays::models(f, main, app, sel),
@@ -47,16 +49,16 @@ pub fn render(f: &mut Frame, app: &App) {
 }
 
 fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
+    let th = app.theme();
     let mut spans = vec![Span::styled(" hyst ", th.title())];
     let compact = area.width < 86;
     for (i, v) in View::ALL.iter().enumerate() {
-        let label = if compact && *v != app.view {
+        let label = if compact && *v != app.view() {
             format!(" {} {} ", i + 1, &v.name()[..v.name().len().min(4)])
         } else {
             format!(" {} {} ", i + 1, v.name())
         };
-        let st = if *v == app.view { th.selected().add_modifier(ratatui::style::Modifier::BOLD) } else { th.plain() };
+        let st = if *v == app.view() { th.selected().add_modifier(ratatui::style::Modifier::BOLD) } else { th.plain() };
         spans.push(Span::styled(label, st));
     }
     let used: usize = spans.iter().map(|s| s.width()).sum();
@@ -71,23 +73,23 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
 }
 
 fn engine_text(app: &App) -> (String, Style) {
-    let th = &app.theme;
-    match &app.engine {
+    let th = app.theme();
+    match app.engine_state() {
         EngineState::Off => ("no model (stored run)".into(), th.dim()),
         EngineState::Loading { key } => (format!("{key} · loading model…"), th.warn()),
         EngineState::Failed { key, error } => (format!("{key} · failed: {error}"), th.error()),
         EngineState::Ready(e) => {
-            let q = app.queue_len();
-            let busy = e.stats.busy.load(std::sync::atomic::Ordering::Relaxed) || app.queue.pending_all() > 0;
-            let mut s = format!("{} · ", app.model_key);
-            if busy && !app.cfg.options.frozen {
+            let q = app.jobs_pending();
+            let busy = e.stats.busy.load(std::sync::atomic::Ordering::Relaxed) || app.jobs_pending_all() > 0;
+            let mut s = format!("{} · ", app.model_key());
+            if busy && !app.frozen() {
                 s.push_str(&format!("busy, queue {q}"));
             } else if q > 0 {
                 s.push_str(&format!("queue {q}"));
             } else {
                 s.push_str("idle");
             }
-            if !app.cfg.options.frozen {
+            if !app.frozen() {
                 if let Some(r) = app.tokens_per_s() {
                     s.push_str(&format!(" · {r:.0} tok/s"));
                 }
@@ -98,32 +100,38 @@ fn engine_text(app: &App) -> (String, Style) {
 }
 
 fn status_bar(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
+    let th = app.theme();
     let base = th.status();
     let (eng, est) = engine_text(app);
     let mut spans = vec![Span::styled(" ", base), Span::styled(eng, est.patch(base))];
-    let pos = match app.current() {
-        Some(i) => format!(" │ {} {}/{}", app.entries[i].item.id, app.items.sel + 1, app.items.visible.len()),
-        None => format!(" │ 0/{}", app.items.visible.len()),
+    let n = app.visible_items().len();
+    let pos = match app.current_entry() {
+        Some((_, e)) => format!(" │ {} {}/{n}", e.item.id, app.items().selected_pos() + 1),
+        None => format!(" │ 0/{n}"),
     };
-    spans.push(Span::styled(format!(" │ {}", app.dataset_label), base));
+    spans.push(Span::styled(format!(" │ {}", app.dataset_label()), base));
     spans.push(Span::styled(pos, base));
-    if let Some(b) = &app.batch {
+    if let Some(b) = app.batch() {
         let txt = if b.running() {
-            if app.cfg.options.frozen {
-                format!(" │ batch {}/{}", b.done_items(), b.total)
+            if app.frozen() {
+                format!(" │ batch {}/{}", b.done_items(), b.total())
             } else {
-                format!(" │ batch {}/{} {}s", b.done_items(), b.total, b.started.elapsed().as_secs())
+                format!(" │ batch {}/{} {}s", b.done_items(), b.total(), b.started().elapsed().as_secs())
             }
         } else {
-            match &b.outcome {
+            match b.outcome() {
                 Some(Ok(_)) => " │ batch done".to_string(),
                 _ => " │ batch stopped".to_string(),
             }
         };
         spans.push(Span::styled(txt, base));
     }
-    if let Some(n) = &app.notice {
+    let skipped = app.stored_run_problems().len();
+    if skipped > 0 {
+        let txt = format!(" │ {skipped} rows skipped");
+        spans.push(Span::styled(txt, th.warn().patch(base)));
+    }
+    if let Some(n) = app.notice() {
         spans.push(Span::styled(format!(" │ {n}"), th.accent().patch(base)));
     }
     let used: usize = spans.iter().map(|s| s.width()).sum();
@@ -136,6 +144,12 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the views
 // ---------------------------------------------------------------------------------------------
+
+/// The option index of a letter (`A` → 0), `None` for anything but A–Z (e.g. the `?` of a
+/// prediction out of range).
+pub(crate) fn option_of(letter: char) -> Option<usize> {
+    letter.is_ascii_uppercase().then(|| (letter as u8 - b'A') as usize)
+}
 
 /// Display width of a string.
 pub(crate) fn width(s: &str) -> usize {
@@ -245,7 +259,7 @@ pub(crate) fn pending_text(app: &App, item: usize, part: Part) -> String {
     if let Some(e) = app.error(item, part) {
         return format!("error: {e}");
     }
-    match &app.engine {
+    match app.engine_state() {
         EngineState::Loading { .. } => "loading model…".into(),
         EngineState::Failed { error, .. } => format!("no model: {error}"),
         EngineState::Off => "not in the stored run (m: load a model to score it)".into(),
@@ -265,8 +279,8 @@ pub(crate) fn pending_text(app: &App, item: usize, part: Part) -> String {
 pub(crate) fn block<'a>(app: &App, title: impl AsRef<str>) -> Block<'a> {
     Block::bordered()
         .title(format!(" {} ", title.as_ref()))
-        .border_style(app.theme.dim())
-        .title_style(app.theme.title())
+        .border_style(app.theme().dim())
+        .title_style(app.theme().title())
 }
 
 /// Centred message inside an area.
@@ -278,7 +292,7 @@ pub(crate) fn message(f: &mut Frame, area: Rect, app: &App, title: &str, text: &
         .into_iter()
         .map(|l| Line::from(format!(" {l}")))
         .collect();
-    f.render_widget(Paragraph::new(lines).style(app.theme.dim()), inner);
+    f.render_widget(Paragraph::new(lines).style(app.theme().dim()), inner);
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::config::models_dir;
 use crate::tui::app::App;
 
 /// Keys, per view (also the README's key list).
-pub const HELP: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
     (
         "Everywhere",
         &[
@@ -55,8 +55,8 @@ fn popup(area: Rect, w: u16, h: u16) -> Rect {
     area.centered(Constraint::Length(w.min(area.width)), Constraint::Length(h.min(area.height)))
 }
 
-pub fn help(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
+pub(crate) fn help(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
     let mut lines: Vec<Line> = Vec::new();
     for (section, keys) in HELP {
         lines.push(Line::from(Span::styled(*section, th.title())));
@@ -69,23 +69,22 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
     let r = popup(area, 80, h);
     let room = r.height.saturating_sub(2) as usize;
     let max_scroll = lines.len().saturating_sub(room);
-    let scroll = app.help_scroll.min(max_scroll);
+    let scroll = app.help_scroll().min(max_scroll);
     let title = if max_scroll > 0 { "Help · j/k scroll · other keys close" } else { "Help · any key closes" };
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(block(app, title)), r);
 }
 
-pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
-    let th = &app.theme;
+pub(crate) fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
+    let th = app.theme();
     let dir = models_dir();
     let items: Vec<ListItem> = app
-        .cfg
-        .models
+        .models()
         .models
         .iter()
         .map(|m| {
             let present = m.path(&dir).exists();
-            let cur = m.key == app.model_key;
+            let cur = m.key == app.model_key();
             let mark = if cur { "● " } else { "  " };
             let state = if present { "present" } else { "absent " };
             let st = if present { th.plain() } else { th.dim() };

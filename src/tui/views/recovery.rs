@@ -7,19 +7,19 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::{block, fmt_gap, fmt_p, message, pending_text};
+use crate::dialogue::DialogueItem;
 use crate::metrics::criteria::Criterion;
 use crate::tui::app::App;
 use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
 use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
-    let Some(item) = app.current() else {
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Recovery", "No item.");
         return;
     };
-    let e = &app.entries[item];
-    let d = app.dialogue_item(item);
+    let d = DialogueItem::from(e);
     let clean_s = app.score(item, Part::Curve(0));
     let clean_o = clean_s.map(|s| obs(s, &d));
     let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(area);
@@ -38,8 +38,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         Row::new(vec![
             Cell::from("clean"),
             Cell::from(Span::styled("clean context (reference)", th.dim())),
-            Cell::from(fmt_p(clean_s.map(|s| s.probs[e.wrong]))),
-            Cell::from(fmt_p(clean_s.map(|s| s.probs[e.item.correct]))),
+            Cell::from(fmt_p(clean_s.and_then(|s| s.prob(e.wrong)))),
+            Cell::from(fmt_p(clean_s.and_then(|s| s.prob(e.item.correct)))),
             pred_cell(clean_s),
             Cell::from(""),
             Cell::from(""),

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{bar, block, message, pad, pending_text, trunc};
+use super::{bar, block, message, option_of, pad, pending_text, trunc};
 use crate::tui::app::App;
 use crate::tui::model::part_label;
 
@@ -30,14 +30,13 @@ pub(crate) fn show_token(t: &str) -> String {
     }
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
-    let Some(item) = app.current() else {
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Answer slot", "No item.");
         return;
     };
     let part = app.current_part();
-    let e = &app.entries[item];
     let Some(s) = app.score(item, part) else {
         message(
             f,
@@ -70,9 +69,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     ))];
     for (i, t) in s.top_tokens.iter().enumerate() {
         let letter = letter_ids.iter().find(|(id, _)| *id == t.id).map(|x| x.1);
-        let st = match letter {
-            Some(l) if (l as u8 - b'A') as usize == e.wrong => th.wrong(),
-            Some(l) if (l as u8 - b'A') as usize == e.item.correct => th.correct(),
+        let st = match letter.map(option_of) {
+            Some(i) if i == Some(e.wrong) => th.wrong(),
+            Some(i) if i == Some(e.item.correct) => th.correct(),
             Some(_) => th.bold(),
             None => th.plain(),
         };
@@ -106,7 +105,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     if s.variants.is_empty() {
         lines.push(Line::from(Span::styled("(variants: not in stored rows)", th.dim())));
         for (i, l) in s.letters.iter().enumerate() {
-            lines.push(Line::from(format!("{l}  option p {:.4}", s.probs[i])));
+            let p = s.prob(i).map_or_else(|| "·".to_string(), |p| format!("{p:.4}"));
+            lines.push(Line::from(format!("{l}  option p {p}")));
         }
     } else {
         lines.push(Line::from(Span::styled(
@@ -176,7 +176,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 
 /// Dims special tokens such as `<|im_start|>` inside a prompt line.
 fn special_spans(text: &str, app: &App) -> Line<'static> {
-    let th = &app.theme;
+    let th = app.theme();
     let mut spans = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find('<') {

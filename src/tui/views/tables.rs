@@ -21,12 +21,12 @@ fn numeric(s: &str) -> bool {
 }
 
 fn table_lines(app: &App, header: &[String], align: &[Align], rows: &[Vec<String>]) -> Vec<Line<'static>> {
-    let th = &app.theme;
+    let th = app.theme();
     let n = header.len().max(rows.iter().map(Vec::len).max().unwrap_or(0));
     let mut w = vec![0usize; n];
     for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(width(c).min(MAX_CELL));
+        for (wi, c) in w.iter_mut().zip(r) {
+            *wi = (*wi).max(width(c).min(MAX_CELL));
         }
     }
     let total: usize = w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
@@ -79,32 +79,32 @@ fn hshift(line: Line<'static>, hs: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let th = &app.theme;
-    let t = &app.tables;
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let t = app.tables();
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
 
     // Run and batch line.
     let mut l1 = vec![Span::styled(" run ", th.dim())];
-    match &t.dir {
+    match t.dir() {
         Some(d) => l1.push(Span::styled(d.display().to_string(), th.bold())),
         None => l1.push(Span::styled("none", th.dim())),
     }
     let mut l2 = vec![Span::raw(" ")];
-    match &app.batch {
+    match app.batch() {
         Some(b) if b.running() => {
             let done = b.done_items();
-            let frac = if b.total > 0 { done as f64 / b.total as f64 } else { 0.0 };
-            l2.push(Span::styled(format!("batch {} ", b.desc), th.accent()));
+            let frac = if b.total() > 0 { done as f64 / b.total() as f64 } else { 0.0 };
+            l2.push(Span::styled(format!("batch {} ", b.desc()), th.accent()));
             l2.push(Span::styled(bar(frac, 20), th.correct()));
-            l2.push(Span::raw(format!(" {done}/{} items", b.total)));
-            if !app.cfg.options.frozen {
-                l2.push(Span::styled(format!(" · {}s", b.started.elapsed().as_secs()), th.dim()));
+            l2.push(Span::raw(format!(" {done}/{} items", b.total())));
+            if !app.frozen() {
+                l2.push(Span::styled(format!(" · {}s", b.started().elapsed().as_secs()), th.dim()));
             }
             l2.push(Span::styled(" · x stop · tables appear when it finishes", th.dim()));
         }
         Some(b) => {
-            let (txt, st) = match &b.outcome {
+            let (txt, st) = match b.outcome() {
                 Some(Ok(s)) => (format!("batch finished: {s}"), th.correct()),
                 Some(Err(e)) => (format!("batch failed: {e}"), th.error()),
                 None => (String::new(), th.plain()),
@@ -113,14 +113,14 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             l2.push(Span::styled(" · b run again", th.dim()));
         }
         None => l2.push(Span::styled(
-            format!("b: run the hierarchy suite on {} with {}", app.dataset_spec, app.model_key),
+            format!("b: run the hierarchy suite on {} with {}", app.dataset_spec(), app.model_key()),
             th.dim(),
         )),
     }
     f.render_widget(Paragraph::new(vec![Line::from(l1), Line::from(l2)]), head);
 
-    if t.files.is_empty() {
-        let msg = match &t.dir {
+    if t.files().is_empty() {
+        let msg = match t.dir() {
             None => "No run loaded. Press b to run the hierarchy suite in the background (its tables show here when it finishes), or start with --run DIR to browse a stored run.".to_string(),
             Some(d) => format!("No tables in {} yet (they are written when the batch finishes).", d.display()),
         };
@@ -130,7 +130,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let list_w = (body.width / 4).clamp(18, 34);
     let [la, ca] = Layout::horizontal([Constraint::Length(list_w), Constraint::Min(20)]).areas(body);
     let items: Vec<ListItem> = t
-        .files
+        .files()
         .iter()
         .map(|p| {
             let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
@@ -138,14 +138,14 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     let list = List::new(items).block(block(app, "Files")).highlight_style(th.selected());
-    let mut st = ListState::default().with_selected(Some(t.sel));
+    let mut st = ListState::default().with_selected(Some(t.selected()));
     f.render_stateful_widget(list, la, &mut st);
 
-    let name = t.files.get(t.sel).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let name = t.files().get(t.selected()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let b = block(app, format!("{name} · h/l file · j/k scroll · H/L pan"));
     let inner = b.inner(ca);
     f.render_widget(b, ca);
-    let Some(doc) = &t.doc else { return };
+    let Some(doc) = t.doc() else { return };
     let w = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
     for blk in &doc.blocks {
@@ -164,12 +164,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             Block::Blank => lines.push(Line::from("")),
             Block::Table { header, align, rows } => {
                 for l in table_lines(app, header, align, rows) {
-                    lines.push(hshift(l, t.hscroll));
+                    lines.push(hshift(l, t.hscroll()));
                 }
             }
         }
     }
-    let scroll = t.scroll.min(lines.len().saturating_sub(1));
+    let scroll = t.scroll().min(lines.len().saturating_sub(1));
     let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner.height as usize).collect();
     f.render_widget(Paragraph::new(shown), inner);
 }

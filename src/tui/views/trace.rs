@@ -9,6 +9,7 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
 use ratatui::Frame;
 
 use super::{bar, block, fmt_p, message, pad};
+use crate::data::Selected;
 use crate::tui::app::App;
 use crate::dialogue::conditions::RECOVERY_OPS;
 use crate::dialogue::CURVE;
@@ -16,17 +17,17 @@ use crate::tui::model::Part;
 
 /// Step names of at most five letters, for narrow terminals.
 
-pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let Some(item) = app.current() else {
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+    let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Trace", "No item.");
         return;
     };
     let ops_w = (area.width / 3).clamp(28, 40);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
     let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(left);
-    chart(f, chart_area, app, item);
-    numbers(f, table_area, app, item);
-    ops(f, right, app, item);
+    chart(f, chart_area, app, item, e);
+    numbers(f, table_area, app, item, e);
+    ops(f, right, app, item, e);
 }
 
 /// x of ramp step `k` (0 = clean … 5 = R0) on a [0, 1] axis, placed under ratatui's x labels:
@@ -40,18 +41,17 @@ fn xpos(k: usize) -> f64 {
     }
 }
 
-fn chart(f: &mut Frame, area: Rect, app: &App, item: usize) {
-    let th = &app.theme;
-    let e = &app.entries[item];
+fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let th = app.theme();
     let mut pw: Vec<(f64, f64)> = Vec::new();
     let mut pc: Vec<(f64, f64)> = Vec::new();
     for k in 0..6 {
         if let Some(s) = app.score(item, Part::Curve(k)) {
-            pw.push((xpos(k), s.probs[e.wrong]));
-            pc.push((xpos(k), s.probs[e.item.correct]));
+            pw.extend(s.prob(e.wrong).map(|p| (xpos(k), p)));
+            pc.extend(s.prob(e.item.correct).map(|p| (xpos(k), p)));
         }
     }
-    let clean = app.score(item, Part::Curve(0)).map(|s| s.probs[e.wrong]);
+    let clean = app.score(item, Part::Curve(0)).and_then(|s| s.prob(e.wrong));
     let clean_line: Vec<(f64, f64)> = clean.map(|c| vec![(0.0, c), (1.0, c)]).unwrap_or_default();
     let cursor: Vec<(f64, f64)> = match app.current_part() {
         Part::Curve(k) if k < 6 => (0..=20).map(|i| (xpos(k), i as f64 / 20.0)).collect(),
@@ -113,9 +113,8 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize) {
     f.render_widget(chart, area);
 }
 
-fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize) {
-    let th = &app.theme;
-    let e = &app.entries[item];
+fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let th = app.theme();
     let b = block(app, "Ramp values");
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -124,14 +123,14 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize) {
     let mut r_w = vec![Span::styled(pad("p(w)", 7), th.wrong())];
     let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
     let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
-    for k in 0..7 {
+    for (k, point) in CURVE.iter().enumerate() {
         let cur = app.current_part() == Part::Curve(k);
         let hs = if cur { th.selected() } else { th.dim() };
-        let name = if cw > CURVE[k].short().len() { CURVE[k].short() } else { CURVE[k].tiny() };
+        let name = if cw > point.short().len() { point.short() } else { point.tiny() };
         head.push(Span::styled(pad(&format!("{:>w$}", name, w = cw - 1), cw), hs));
         let s = app.score(item, Part::Curve(k));
-        r_w.push(Span::raw(format!("{:>w$} ", fmt_p(s.map(|s| s.probs[e.wrong])), w = cw - 1)));
-        r_c.push(Span::raw(format!("{:>w$} ", fmt_p(s.map(|s| s.probs[e.item.correct])), w = cw - 1)));
+        r_w.push(Span::raw(format!("{:>w$} ", fmt_p(s.and_then(|s| s.prob(e.wrong))), w = cw - 1)));
+        r_c.push(Span::raw(format!("{:>w$} ", fmt_p(s.and_then(|s| s.prob(e.item.correct))), w = cw - 1)));
         let (txt, st) = match s {
             Some(s) if s.pred == e.wrong => (format!("{}✗", s.pred_letter()), th.wrong()),
             Some(s) if s.pred == e.item.correct => (format!("{}✓", s.pred_letter()), th.correct()),
@@ -144,23 +143,22 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-fn ops(f: &mut Frame, area: Rect, app: &App, item: usize) {
-    let th = &app.theme;
-    let e = &app.entries[item];
+fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let th = app.theme();
     let b = block(app, "Recovery p(w)");
     let inner = b.inner(area);
     f.render_widget(b, area);
     let w = inner.width as usize;
-    let clean = app.score(item, Part::Curve(0)).map(|s| s.probs[e.wrong]);
+    let clean = app.score(item, Part::Curve(0)).and_then(|s| s.prob(e.wrong));
     // "R6' ▕bar┊  ▏0.123"
     let bar_w = w.saturating_sub(6 + 6).max(4);
     let mut lines = vec![Line::from(Span::styled(format!("{:<6}{}", "", "┊ = clean level"), th.dim()))];
     let row = |label: &str, p: Option<f64>, st: Style, cur: bool| -> Line<'static> {
         let mut cells: Vec<char> = bar(p.unwrap_or(f64::NAN), bar_w).chars().collect();
         if let Some(c) = clean {
-            let pos = ((c.clamp(0.0, 1.0) * bar_w as f64).round() as usize).min(bar_w - 1);
-            if cells[pos] == ' ' {
-                cells[pos] = '┊';
+            let pos = ((c.clamp(0.0, 1.0) * bar_w as f64).round() as usize).min(bar_w.saturating_sub(1));
+            if let Some(cell) = cells.get_mut(pos).filter(|c| **c == ' ') {
+                *cell = '┊';
             }
         }
         let lab_st = if cur { th.selected() } else { th.bold() };
@@ -174,7 +172,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize) {
     lines.push(row("clean", clean, th.dim(), app.current_part() == Part::Curve(0)));
     for o in RECOVERY_OPS {
         let s = app.score(item, Part::Op(o.key));
-        let p = s.map(|s| s.probs[e.wrong]);
+        let p = s.and_then(|s| s.prob(e.wrong));
         let st = match (p, clean) {
             (Some(x), Some(c)) if (x - c).abs() <= 0.05 => th.correct(),
             (Some(_), Some(_)) => th.wrong(),

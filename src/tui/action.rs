@@ -1,0 +1,66 @@
+//! What the user asks for, independent of the key that asked: the keymap turns keys into
+//! [`Action`]s, and [`App::apply`](super::app::App::apply) is the only place that carries them out.
+
+use super::screen::View;
+
+/// A move of a cursor along a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Motion {
+    /// This many places down (positive) or up (negative), stopping at the ends.
+    By(isize),
+    First,
+    Last,
+}
+
+/// A user intent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    Quit,
+
+    // Views and overlays.
+    ShowView(View),
+    NextView,
+    PreviousView,
+    OpenHelp,
+    /// Lines down (positive) or up (negative) in the help.
+    ScrollHelp(isize),
+    OpenModels,
+    CloseOverlay,
+    /// Moves the model switcher's cursor.
+    MoveModelCursor(isize),
+    /// Loads the model under the switcher's cursor (in the background) and closes the switcher.
+    LoadSelectedModel,
+
+    // The item list.
+    MoveItem(Motion),
+    CycleSort,
+    ReverseSort,
+    /// Starts typing a filter.
+    EditFilter,
+    FilterType(char),
+    FilterBackspace,
+    /// Stops typing and keeps the filter.
+    KeepFilter,
+    /// Stops typing and drops the filter.
+    ClearFilter,
+
+    // The step cursor of Dialogue, Trace, Slot and Recovery.
+    MoveStep(Motion),
+    /// Jumps between the ramp and the recovery operations.
+    ToggleRampOps,
+    /// Shows or hides the repeated question blocks of the Dialogue.
+    ToggleQuestionBlocks,
+    /// Lines further up (positive) or down (negative) the conversation.
+    ScrollDialogue(isize),
+
+    // The table browser and the batch.
+    /// The previous (negative) or next (positive) table file.
+    MoveTableFile(isize),
+    /// Lines down (positive) or up (negative) in the shown table file.
+    ScrollTable(isize),
+    ScrollTableTop,
+    /// Columns to the right (positive) or left (negative).
+    PanTable(isize),
+    StartBatch,
+    StopBatch,
+}

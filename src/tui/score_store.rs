@@ -1,0 +1,82 @@
+//! Every score the explorer knows — from the engine or from a stored run — keyed by
+//! (model, item id, part), the errors of parts that could not be scored, and what follows from
+//! the scores: the model's own ramp letters, the messages of a part, and twins (parts whose
+//! messages are identical to an earlier part's, scored once).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::model::{messages_for, Part};
+use crate::dialogue::{Builder, DialogueItem};
+use crate::protocol::{ChatMessage, SlotScore};
+
+type ScoreKey = (String, String, Part);
+
+fn key(model: &str, item_id: &str, part: Part) -> ScoreKey {
+    (model.to_string(), item_id.to_string(), part)
+}
+
+#[derive(Default)]
+pub(crate) struct ScoreStore {
+    scores: HashMap<ScoreKey, Arc<SlotScore>>,
+    errors: HashMap<ScoreKey, String>,
+}
+
+impl ScoreStore {
+    pub(crate) fn get(&self, model: &str, item_id: &str, part: Part) -> Option<&SlotScore> {
+        self.scores.get(&key(model, item_id, part)).map(|a| a.as_ref())
+    }
+
+    pub(crate) fn error(&self, model: &str, item_id: &str, part: Part) -> Option<&str> {
+        self.errors.get(&key(model, item_id, part)).map(String::as_str)
+    }
+
+    /// The part has a score or an error: nothing more to ask the engine.
+    pub(crate) fn settled(&self, model: &str, item_id: &str, part: Part) -> bool {
+        let k = key(model, item_id, part);
+        self.scores.contains_key(&k) || self.errors.contains_key(&k)
+    }
+
+    pub(crate) fn insert(&mut self, model: &str, item_id: &str, part: Part, score: SlotScore) {
+        self.scores.insert(key(model, item_id, part), Arc::new(score));
+    }
+
+    pub(crate) fn insert_error(&mut self, model: &str, item_id: &str, part: Part, error: String) {
+        self.errors.insert(key(model, item_id, part), error);
+    }
+
+    /// Gives `part` the score of its twin `src` (shared, not copied). Returns false while `src`
+    /// has no score yet.
+    pub(crate) fn share(&mut self, model: &str, item_id: &str, src: Part, part: Part) -> bool {
+        let Some(s) = self.scores.get(&key(model, item_id, src)).cloned() else {
+            return false;
+        };
+        self.scores.insert(key(model, item_id, part), s);
+        true
+    }
+
+    /// The model's letters at ramp steps 1..=4 (the assistant turns), as far as known.
+    pub(crate) fn ramp_letters(&self, model: &str, item_id: &str) -> [Option<char>; 4] {
+        let mut l = [None; 4];
+        for (i, slot) in l.iter_mut().enumerate() {
+            *slot = self.get(model, item_id, Part::Curve(i + 1)).map(|s| s.pred_letter());
+        }
+        l
+    }
+
+    /// The messages of a part (None while an earlier letter is missing).
+    pub(crate) fn messages(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part) -> Option<Vec<ChatMessage>> {
+        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id))
+    }
+
+    /// The first of `steps` before `part` whose messages are identical to `msgs` (R0 = strong
+    /// reset, R3a = clean, the probe = clean).
+    pub(crate) fn twin(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part, msgs: &[ChatMessage], steps: &[Part]) -> Option<Part> {
+        let letters = self.ramp_letters(model, &d.item.id);
+        steps
+            .iter()
+            .take_while(|&&q| q != part)
+            .find(|&&q| messages_for(b, d, q, &letters).is_some_and(|m| m == msgs))
+            .copied()
+    }
+}

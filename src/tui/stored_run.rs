@@ -1,0 +1,323 @@
+//! A stored batch run as the explorer sees it: the item rows of one model in
+//! `DIR/item_rows.jsonl` become the list's items and the scores of their parts.
+//!
+//! Rows come from disk, so every row the explorer uses is checked first: its item (option texts,
+//! the correct and the advocated wrong letter) and its score (one finite probability in [0, 1]
+//! for each of the item's letters A.., a predicted letter among them). A row that fails is
+//! skipped and reported with its line; an item left without its clean step is left out. The
+//! views can then index what they get without a check failing at draw time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+
+use super::model::Part;
+use crate::data::{Item, Selected};
+use crate::dialogue::conditions::recovery_op;
+use crate::dialogue::{Control, CURVE};
+use crate::protocol::{letter, letter_index, SlotScore, TopToken};
+use crate::store::run_dir::{read_item_rows_numbered, ITEM_ROWS_JSONL};
+use crate::store::{ItemRow, RunDirError};
+
+/// A line of `item_rows.jsonl` the explorer could not use, or an item it left out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowProblem {
+    pub path: PathBuf,
+    /// 1-based line number (for a left-out item: the line of its first usable row).
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for RowProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+    }
+}
+
+impl RowProblem {
+    /// Like the `Display` form, with the file's name instead of its path (for the status line).
+    pub(crate) fn short(&self) -> String {
+        let name = self.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        format!("{name}:{}: {}", self.line, self.message)
+    }
+}
+
+/// The items and scores of a stored batch run, for one model.
+pub(crate) struct StoredRun {
+    pub(crate) model_key: String,
+    pub(crate) dataset: String,
+    pub(crate) items: Vec<Selected>,
+    /// (item id, part, score).
+    pub(crate) scores: Vec<(String, Part, SlotScore)>,
+    /// Rows skipped and items left out, in file order.
+    pub(crate) problems: Vec<RowProblem>,
+}
+
+/// "A–D" for four options.
+fn letter_range(n: usize) -> String {
+    match n {
+        0 => "none".into(),
+        1 => "A".into(),
+        n => format!("A–{}", letter(n - 1)),
+    }
+}
+
+/// The option index of a stored letter, if it names one of `n` options.
+fn option_index(field: &str, value: &str, n: usize) -> Result<usize, String> {
+    letter_index(value)
+        .filter(|&i| i < n)
+        .ok_or_else(|| format!("{field} {value:?} is not one of the item's options {}", letter_range(n)))
+}
+
+/// The item a row belongs to, checked: 2 to 26 options, a correct and a different advocated
+/// wrong letter among them.
+fn row_item(r: &ItemRow) -> Result<Selected, String> {
+    let options: Vec<String> =
+        serde_json::from_str(&r.choices_json).map_err(|e| format!("choices_json is not a list of option texts: {e}"))?;
+    let n = options.len();
+    if !(2..=26).contains(&n) {
+        return Err(format!("choices_json has {n} options (2 to 26 expected)"));
+    }
+    let correct = option_index("correct_option_letter", &r.correct_option_letter, n)?;
+    let wrong = option_index("wrong_advocated_letter", &r.wrong_advocated_letter, n)?;
+    if wrong == correct {
+        return Err(format!("the advocated wrong option {} is the correct one", letter(wrong)));
+    }
+    Ok(Selected {
+        subset_index: r.subset_index,
+        wrong,
+        item: Item {
+            id: r.item_id.clone(),
+            dataset: r.dataset.clone(),
+            question: r.question.clone(),
+            options,
+            correct,
+            category: r.category.clone(),
+            meta: BTreeMap::new(),
+        },
+    })
+}
+
+/// A stored row as the explorer's score for `item` (no variants or rendered prompt: rows do
+/// not keep them), checked: one probability for each of the item's letters, in order, each
+/// finite and in [0, 1], and a predicted letter among them.
+fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
+    // `null` is how serde_json writes a NaN.
+    let probs: BTreeMap<String, Option<f64>> = serde_json::from_str(&r.option_probs_json)
+        .map_err(|e| format!("option_probs_json is not a letter → probability map: {e}"))?;
+    let letters = item.letters();
+    let n = letters.len();
+    let keys_match = probs.len() == n && probs.keys().zip(&letters).all(|(k, l)| k.len() == 1 && k.starts_with(*l));
+    if !keys_match {
+        let got: Vec<&str> = probs.keys().map(String::as_str).collect();
+        return Err(format!(
+            "option_probs_json has letters [{}], the item has options {}",
+            got.join(", "),
+            letter_range(n)
+        ));
+    }
+    let mut p = Vec::with_capacity(n);
+    for (l, v) in &probs {
+        match v {
+            Some(x) if x.is_finite() && (-1e-9..=1.0 + 1e-9).contains(x) => p.push(*x),
+            Some(x) => return Err(format!("the probability of {l} is {x}, outside 0–1")),
+            None => return Err(format!("the probability of {l} is not a number (null)")),
+        }
+    }
+    let pred = option_index("pred_letter", &r.pred_letter, n)?;
+    let logs: BTreeMap<String, Option<f64>> = serde_json::from_str(&r.option_log_scores_json).unwrap_or_default();
+    let log_scores: Vec<f64> = letters
+        .iter()
+        .map(|l| logs.get(&l.to_string()).copied().flatten().unwrap_or(f64::NAN))
+        .collect();
+    let top_tokens: Vec<TopToken> = serde_json::from_str(&r.top_tokens_json).unwrap_or_default();
+    Ok(SlotScore {
+        letters,
+        log_scores,
+        probs: p,
+        pred,
+        margin_top2: r.margin_top2,
+        entropy: r.entropy,
+        max_prob: r.max_prob,
+        letter_mass: r.letter_mass,
+        variant_probs: vec![],
+        variants: vec![],
+        top_tokens,
+        prompt_tokens: r.prompt_tokens,
+        tokens_evaluated: r.tokens_evaluated,
+        tokens_reused: r.tokens_reused,
+        prompt_hash: r.prompt_hash.clone(),
+        rendered_prompt: String::new(),
+    })
+}
+
+/// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).
+fn row_part(r: &ItemRow) -> Option<Part> {
+    if !r.control.is_empty() && r.control != Control::PressureWrong.key() {
+        return None;
+    }
+    if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
+        return Some(Part::Curve(k));
+    }
+    recovery_op(&r.condition).map(|o| Part::Op(o.key))
+}
+
+/// An item of the run and where it was first seen.
+struct Seen {
+    entry: Selected,
+    line: usize,
+    has_clean: bool,
+}
+
+/// Reads `DIR/item_rows.jsonl` (rows of `model` when given and present, else of the first
+/// model). Bad rows are skipped and listed in [`StoredRun::problems`]; it fails when the file
+/// cannot be read or no usable item remains.
+pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
+    let path = dir.join(ITEM_ROWS_JSONL);
+    let lines = read_item_rows_numbered(dir)?;
+    if lines.is_empty() {
+        bail!("{}: the run has no item rows", path.display());
+    }
+    let mut problems = Vec::new();
+    let mut problem = |line: usize, message: String| problems.push(RowProblem { path: path.clone(), line, message });
+    let mut rows: Vec<(usize, ItemRow)> = Vec::new();
+    for (line, r) in lines {
+        match r {
+            Ok(r) => rows.push((line, r)),
+            Err(RunDirError::BadRow { message, .. }) => problem(line, format!("not an item row: {message}")),
+            Err(e) => problem(line, format!("not an item row: {e}")),
+        }
+    }
+    if rows.is_empty() {
+        let first = problems.first().map(|p| format!("; first: line {}: {}", p.line, p.message)).unwrap_or_default();
+        bail!("{}: no readable item rows ({} lines skipped{first})", path.display(), problems.len());
+    }
+    let mut models: Vec<&str> = Vec::new();
+    for (_, r) in &rows {
+        if !models.contains(&r.model_key.as_str()) {
+            models.push(&r.model_key);
+        }
+    }
+    let model_key = match model {
+        Some(m) if models.contains(&m) => m.to_string(),
+        _ => models.first().map(|m| m.to_string()).unwrap_or_default(),
+    };
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    // (index into `seen`, part, score)
+    let mut scores: Vec<(usize, Part, SlotScore)> = Vec::new();
+    for (line, r) in rows.iter().filter(|(_, r)| r.model_key == model_key) {
+        let Some(part) = row_part(r) else { continue };
+        let why = |m: String| format!("item {} ({}): {m}", r.item_id, r.condition);
+        let entry = match row_item(r) {
+            Ok(e) => e,
+            Err(m) => {
+                problem(*line, why(m));
+                continue;
+            }
+        };
+        let k = match index.get(&(r.dataset.as_str(), r.item_id.as_str())) {
+            Some(&k) => {
+                let first = &seen[k];
+                let (a, b) = (&first.entry, &entry);
+                if (&a.item.options, a.item.correct, a.wrong) != (&b.item.options, b.item.correct, b.wrong) {
+                    problem(*line, why(format!("its options or letters differ from the item's row on line {}", first.line)));
+                    continue;
+                }
+                k
+            }
+            None => {
+                index.insert((&r.dataset, &r.item_id), seen.len());
+                seen.push(Seen { entry, line: *line, has_clean: false });
+                seen.len() - 1
+            }
+        };
+        match row_score(r, &seen[k].entry.item) {
+            Ok(s) => {
+                seen[k].has_clean |= part == Part::Curve(0);
+                scores.push((k, part, s));
+            }
+            Err(m) => problem(*line, why(m)),
+        }
+    }
+    for s in seen.iter().filter(|s| !s.has_clean) {
+        problem(s.line, format!("item {}: no usable clean-context row; the item is left out", s.entry.item.id));
+    }
+    problems.sort_by_key(|p| p.line);
+    let kept: Vec<bool> = seen.iter().map(|s| s.has_clean).collect();
+    let scores: Vec<(String, Part, SlotScore)> = scores
+        .into_iter()
+        .filter(|(k, _, _)| kept[*k])
+        .map(|(k, part, s)| (seen[k].entry.item.id.clone(), part, s))
+        .collect();
+    let items: Vec<Selected> = seen.into_iter().filter(|s| s.has_clean).map(|s| s.entry).collect();
+    if items.is_empty() {
+        let first = problems.first().map(|p| format!("; first: line {}: {}", p.line, p.message)).unwrap_or_default();
+        bail!(
+            "{}: no usable item rows for model {model_key:?} ({} bad rows or items skipped{first})",
+            path.display(),
+            problems.len()
+        );
+    }
+    let mut datasets: Vec<&str> = Vec::new();
+    for e in &items {
+        if !datasets.contains(&e.item.dataset.as_str()) {
+            datasets.push(&e.item.dataset);
+        }
+    }
+    let dataset = datasets.join("+");
+    Ok(StoredRun { model_key, dataset, items, scores, problems })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good() -> ItemRow {
+        crate::tables::testutil::synthetic_rows(1)
+            .into_iter()
+            .find(|r| r.condition == CURVE[0].key() && r.model_key == "toy_a")
+            .expect("a clean row")
+    }
+
+    #[test]
+    fn a_good_row_is_an_item_and_a_score() {
+        let r = good();
+        let e = row_item(&r).unwrap();
+        assert_eq!((e.item.options.len(), e.item.correct, e.wrong), (4, 0, 1));
+        let s = row_score(&r, &e.item).unwrap();
+        assert_eq!(s.letters, vec!['A', 'B', 'C', 'D']);
+        assert_eq!(s.probs.len(), 4);
+        assert_eq!(row_part(&r), Some(Part::Curve(0)));
+    }
+
+    #[test]
+    fn bad_rows_say_why() {
+        let item = row_item(&good()).unwrap().item;
+        let score_err = |f: &dyn Fn(&mut ItemRow)| {
+            let mut r = good();
+            f(&mut r);
+            row_score(&r, &item).unwrap_err()
+        };
+        let item_err = |f: &dyn Fn(&mut ItemRow)| {
+            let mut r = good();
+            f(&mut r);
+            row_item(&r).unwrap_err()
+        };
+        assert!(score_err(&|r| r.option_probs_json = "{}".into()).contains("letters []"));
+        assert!(score_err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"E":0}"#.into()).contains("A–D"));
+        assert!(score_err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"D":0,"E":0}"#.into()).contains("A–D"));
+        assert!(score_err(&|r| r.option_probs_json = r#"{"A":null,"B":0.5,"C":0,"D":0}"#.into()).contains("null"));
+        assert!(score_err(&|r| r.option_probs_json = r#"{"A":1.5,"B":0.5,"C":0,"D":0}"#.into()).contains("outside"));
+        assert!(score_err(&|r| r.option_probs_json = "[0.5]".into()).contains("not a letter"));
+        assert!(score_err(&|r| r.pred_letter = "?".into()).contains("pred_letter"));
+        assert!(item_err(&|r| r.correct_option_letter = "Z".into()).contains("correct_option_letter \"Z\""));
+        assert!(item_err(&|r| r.correct_option_letter = String::new()).contains("correct_option_letter"));
+        assert!(item_err(&|r| r.wrong_advocated_letter = "a".into()).contains("wrong_advocated_letter"));
+        assert!(item_err(&|r| r.wrong_advocated_letter = "A".into()).contains("is the correct one"));
+        assert!(item_err(&|r| r.choices_json = String::new()).contains("choices_json"));
+        assert!(item_err(&|r| r.choices_json = r#"["only one"]"#.into()).contains("1 options"));
+    }
+}
