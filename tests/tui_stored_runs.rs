@@ -159,8 +159,8 @@ fn damaged_rows_are_skipped_reported_and_nothing_panics() {
         rows.damage(i2, op(3), "option_probs_json", Value::from(r#"{"A":1.5,"B":0.5,"C":0.25,"D":0.25}"#)),
         rows.damage(i2, op(4), "choices_json", Value::from("not json")),
         rows.damage(i2, op(5), "wrong_advocated_letter", Value::from("A")), // = the correct one
-        // A row that is not an item row at all (a number field set to null).
-        rows.damage(i2, op(6), "entropy", Value::Null),
+        // A row that is not an item row at all (a number field holding text).
+        rows.damage(i2, op(6), "entropy", Value::from("high")),
     ];
     // A line that is not JSON, in another model's rows.
     let garbage = rows.line_of("toy_b", "mmlu_pro_00000", CURVE[3].key());

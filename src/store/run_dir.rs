@@ -206,49 +206,67 @@ impl LoadedRows {
     }
 }
 
+/// "A–D" for four options.
+fn letter_range(n: usize) -> String {
+    match n {
+        0 => "none".into(),
+        1 => "A".into(),
+        n => format!("A–{}", default_letters(n).last().copied().unwrap_or('A')),
+    }
+}
+
 /// Whether a stored row is consistent enough to be used: a known condition, 2–26 options that
-/// match `choices_json`, letters within the options, option probabilities (and log-scores) for
-/// exactly the item's letters, and finite probabilities in [0, 1].
+/// match `choices_json`, letters within the options (the advocated wrong one not the correct
+/// one), option probabilities (and log-scores) for exactly the item's letters A.., in order,
+/// and probabilities that are numbers in [0, 1].
 pub fn check_item_row(r: &ItemRow) -> Result<(), String> {
     if conditions::find(&r.condition).is_none() {
         return Err(format!("unknown condition {:?}", r.condition));
     }
-    let n = r.n_options;
+    let n = match serde_json::from_str::<Vec<String>>(&r.choices_json) {
+        Ok(c) => c.len(),
+        Err(e) => return Err(format!("choices_json is not a list of option texts: {e}")),
+    };
     if !(2..=26).contains(&n) {
-        return Err(format!("n_options {n} is not between 2 and 26"));
+        return Err(format!("choices_json has {n} options (2 to 26 expected)"));
     }
-    match serde_json::from_str::<Vec<String>>(&r.choices_json) {
-        Ok(c) if c.len() == n => {}
-        Ok(c) => return Err(format!("choices_json has {} options, n_options says {n}", c.len())),
-        Err(e) => return Err(format!("choices_json: {e}")),
+    if r.n_options != n {
+        return Err(format!("n_options is {}, choices_json has {n} options", r.n_options));
     }
-    for (field, l) in [
-        ("correct_option_letter", &r.correct_option_letter),
-        ("wrong_advocated_letter", &r.wrong_advocated_letter),
-        ("shown_correct_letter", &r.shown_correct_letter),
-        ("shown_wrong_letter", &r.shown_wrong_letter),
-        ("pred_letter", &r.pred_letter),
-    ] {
-        match letter_index(l) {
-            Some(i) if i < n => {}
-            _ => return Err(format!("{field} {l:?} is not one of the {n} option letters")),
+    let index = |field: &str, l: &str| -> Result<usize, String> {
+        letter_index(l)
+            .filter(|&i| i < n)
+            .ok_or_else(|| format!("{field} {l:?} is not one of the item's options {}", letter_range(n)))
+    };
+    let correct = index("correct_option_letter", &r.correct_option_letter)?;
+    let wrong = index("wrong_advocated_letter", &r.wrong_advocated_letter)?;
+    if wrong == correct {
+        return Err(format!("the advocated wrong option {} is the correct one", r.wrong_advocated_letter));
+    }
+    index("shown_correct_letter", &r.shown_correct_letter)?;
+    index("shown_wrong_letter", &r.shown_wrong_letter)?;
+    index("pred_letter", &r.pred_letter)?;
+    let want: Vec<String> = default_letters(n).iter().map(char::to_string).collect();
+    let letters_of = |field: &str, json: &str| -> Result<std::collections::BTreeMap<String, f64>, String> {
+        let m = parse_letter_map(json).map_err(|e| format!("{field} is not a letter → number map: {e}"))?;
+        if m.keys().ne(want.iter()) {
+            let got: Vec<&str> = m.keys().map(String::as_str).collect();
+            return Err(format!("{field} has letters [{}], the item has options {}", got.join(", "), letter_range(n)));
+        }
+        Ok(m)
+    };
+    for (l, p) in letters_of("option_probs_json", &r.option_probs_json)? {
+        if p.is_nan() {
+            return Err(format!("the probability of {l} is not a number (NaN or null)"));
+        }
+        if !(0.0..=1.0).contains(&p) {
+            return Err(format!("the probability of {l} is {p}, outside 0–1"));
         }
     }
-    let want: Vec<String> = default_letters(n).iter().map(char::to_string).collect();
-    let probs = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
-    if probs.keys().cloned().collect::<Vec<_>>() != want {
-        return Err(format!("option_probs_json has letters {:?}, the item has {}", probs.keys().collect::<Vec<_>>(), want.join("")));
-    }
-    if let Some((l, p)) = probs.iter().find(|(_, p)| !(0.0..=1.0).contains(*p)) {
-        return Err(format!("option_probs_json: probability of {l} is {p}"));
-    }
-    let logs = parse_letter_map(&r.option_log_scores_json).map_err(|e| format!("option_log_scores_json: {e}"))?;
-    if logs.keys().cloned().collect::<Vec<_>>() != want {
-        return Err("option_log_scores_json letters differ from the item's".into());
-    }
+    letters_of("option_log_scores_json", &r.option_log_scores_json)?;
     for (field, p) in [("p_wrong", r.p_wrong), ("p_correct", r.p_correct)] {
         if !(0.0..=1.0).contains(&p) {
-            return Err(format!("{field} is {p}"));
+            return Err(format!("{field} is {p}, outside 0–1"));
         }
     }
     Ok(())
@@ -308,26 +326,4 @@ pub fn read_item_rows(dir: &Path) -> Result<Vec<ItemRow>, RunDirError> {
         });
     }
     Ok(loaded.rows)
-}
-
-/// Reads `item_rows.jsonl` of a run directory line by line: each non-empty line's 1-based
-/// number with its row, or with the error that line gave, so that one damaged line does not
-/// hide the others (the explorer skips and reports such lines). Fails only when the file
-/// cannot be read.
-pub fn read_item_rows_numbered(dir: &Path) -> Result<Vec<(usize, Result<ItemRow, RunDirError>)>, RunDirError> {
-    let path = dir.join(ITEM_ROWS_JSONL);
-    let text = std::fs::read_to_string(&path).map_err(|source| RunDirError::Read { path: path.clone(), source })?;
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let row = serde_json::from_str(l).map_err(|e| RunDirError::BadRow {
-                path: path.clone(),
-                line: i + 1,
-                message: e.to_string(),
-            });
-            (i + 1, row)
-        })
-        .collect())
 }

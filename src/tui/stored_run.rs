@@ -1,11 +1,11 @@
 //! A stored batch run as the explorer sees it: the item rows of one model in
 //! `DIR/item_rows.jsonl` become the list's items and the scores of their parts.
 //!
-//! Rows come from disk, so every row the explorer uses is checked first: its item (option texts,
-//! the correct and the advocated wrong letter) and its score (one finite probability in [0, 1]
-//! for each of the item's letters A.., a predicted letter among them). A row that fails is
-//! skipped and reported with its line; an item left without its clean step is left out. The
-//! views can then index what they get without a check failing at draw time.
+//! Rows come from disk, so every row is checked first (`store::run_dir::check_item_row`: option
+//! texts, letters within the options, one probability in [0, 1] for each of the item's letters
+//! A.., a predicted letter among them). A row that fails is skipped and reported with its line;
+//! so is a row whose item disagrees with the item's first row, and an item left without its
+//! clean step is left out. The views then get only consistent data.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,9 +17,10 @@ use super::model::Part;
 use crate::data::{Item, Selected};
 use crate::dialogue::conditions::recovery_op;
 use crate::dialogue::{Control, CURVE};
-use crate::protocol::{letter, letter_index, SlotScore, TopToken};
-use crate::store::run_dir::{read_item_rows_numbered, ITEM_ROWS_JSONL};
-use crate::store::{ItemRow, RunDirError};
+use crate::protocol::{letter_index, SlotScore, TopToken};
+use crate::store::rows::parse_letter_map;
+use crate::store::run_dir::load_item_rows;
+use crate::store::ItemRow;
 
 /// A line of `item_rows.jsonl` the explorer could not use, or an item it left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,88 +56,46 @@ pub(crate) struct StoredRun {
     pub(crate) problems: Vec<RowProblem>,
 }
 
-/// "A–D" for four options.
-fn letter_range(n: usize) -> String {
-    match n {
-        0 => "none".into(),
-        1 => "A".into(),
-        n => format!("A–{}", letter(n - 1)),
-    }
-}
-
-/// The option index of a stored letter, if it names one of `n` options.
-fn option_index(field: &str, value: &str, n: usize) -> Result<usize, String> {
-    letter_index(value)
-        .filter(|&i| i < n)
-        .ok_or_else(|| format!("{field} {value:?} is not one of the item's options {}", letter_range(n)))
-}
-
-/// The item a row belongs to, checked: 2 to 26 options, a correct and a different advocated
-/// wrong letter among them.
+/// The item a checked row belongs to.
 fn row_item(r: &ItemRow) -> Result<Selected, String> {
     let options: Vec<String> =
         serde_json::from_str(&r.choices_json).map_err(|e| format!("choices_json is not a list of option texts: {e}"))?;
-    let n = options.len();
-    if !(2..=26).contains(&n) {
-        return Err(format!("choices_json has {n} options (2 to 26 expected)"));
-    }
-    let correct = option_index("correct_option_letter", &r.correct_option_letter, n)?;
-    let wrong = option_index("wrong_advocated_letter", &r.wrong_advocated_letter, n)?;
-    if wrong == correct {
-        return Err(format!("the advocated wrong option {} is the correct one", letter(wrong)));
-    }
+    let index = |field: &str, l: &str| letter_index(l).ok_or_else(|| format!("{field} {l:?} is not an option letter"));
     Ok(Selected {
         subset_index: r.subset_index,
-        wrong,
+        wrong: index("wrong_advocated_letter", &r.wrong_advocated_letter)?,
         item: Item {
             id: r.item_id.clone(),
             dataset: r.dataset.clone(),
             question: r.question.clone(),
+            correct: index("correct_option_letter", &r.correct_option_letter)?,
             options,
-            correct,
             category: r.category.clone(),
             meta: BTreeMap::new(),
         },
     })
 }
 
-/// A stored row as the explorer's score for `item` (no variants or rendered prompt: rows do
-/// not keep them), checked: one probability for each of the item's letters, in order, each
-/// finite and in [0, 1], and a predicted letter among them.
+/// A checked row as the explorer's score for `item` (no variants or rendered prompt: rows do
+/// not keep them).
 fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
-    // `null` is how serde_json writes a NaN.
-    let probs: BTreeMap<String, Option<f64>> = serde_json::from_str(&r.option_probs_json)
-        .map_err(|e| format!("option_probs_json is not a letter → probability map: {e}"))?;
     let letters = item.letters();
-    let n = letters.len();
-    let keys_match = probs.len() == n && probs.keys().zip(&letters).all(|(k, l)| k.len() == 1 && k.starts_with(*l));
-    if !keys_match {
-        let got: Vec<&str> = probs.keys().map(String::as_str).collect();
-        return Err(format!(
-            "option_probs_json has letters [{}], the item has options {}",
-            got.join(", "),
-            letter_range(n)
-        ));
-    }
-    let mut p = Vec::with_capacity(n);
-    for (l, v) in &probs {
-        match v {
-            Some(x) if x.is_finite() && (-1e-9..=1.0 + 1e-9).contains(x) => p.push(*x),
-            Some(x) => return Err(format!("the probability of {l} is {x}, outside 0–1")),
-            None => return Err(format!("the probability of {l} is not a number (null)")),
-        }
-    }
-    let pred = option_index("pred_letter", &r.pred_letter, n)?;
-    let logs: BTreeMap<String, Option<f64>> = serde_json::from_str(&r.option_log_scores_json).unwrap_or_default();
-    let log_scores: Vec<f64> = letters
+    let value = |m: &BTreeMap<String, f64>, l: char| m.get(&l.to_string()).copied();
+    let probs_map = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
+    let probs: Vec<f64> = letters
         .iter()
-        .map(|l| logs.get(&l.to_string()).copied().flatten().unwrap_or(f64::NAN))
-        .collect();
+        .map(|&l| value(&probs_map, l).ok_or_else(|| format!("option_probs_json has no probability for {l}")))
+        .collect::<Result<_, _>>()?;
+    let logs = parse_letter_map(&r.option_log_scores_json).unwrap_or_default();
+    let log_scores: Vec<f64> = letters.iter().map(|&l| value(&logs, l).unwrap_or(f64::NAN)).collect();
+    let pred = letter_index(&r.pred_letter)
+        .filter(|&i| i < letters.len())
+        .ok_or_else(|| format!("pred_letter {:?} is not one of the item's options", r.pred_letter))?;
     let top_tokens: Vec<TopToken> = serde_json::from_str(&r.top_tokens_json).unwrap_or_default();
     Ok(SlotScore {
         letters,
         log_scores,
-        probs: p,
+        probs,
         pred,
         margin_top2: r.margin_top2,
         entropy: r.entropy,
@@ -175,24 +134,20 @@ struct Seen {
 /// model). Bad rows are skipped and listed in [`StoredRun::problems`]; it fails when the file
 /// cannot be read or no usable item remains.
 pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
-    let path = dir.join(ITEM_ROWS_JSONL);
-    let lines = read_item_rows_numbered(dir)?;
-    if lines.is_empty() {
+    let loaded = load_item_rows(dir)?;
+    let path = loaded.path.clone();
+    if loaded.rows.is_empty() && loaded.skipped.is_empty() {
         bail!("{}: the run has no item rows", path.display());
     }
     let mut problems = Vec::new();
     let mut problem = |line: usize, message: String| problems.push(RowProblem { path: path.clone(), line, message });
-    let mut rows: Vec<(usize, ItemRow)> = Vec::new();
-    for (line, r) in lines {
-        match r {
-            Ok(r) => rows.push((line, r)),
-            Err(RunDirError::BadRow { message, .. }) => problem(line, format!("not an item row: {message}")),
-            Err(e) => problem(line, format!("not an item row: {e}")),
-        }
+    for p in &loaded.skipped {
+        problem(p.line, p.reason.clone());
     }
+    let rows: Vec<(usize, ItemRow)> = loaded.lines.into_iter().zip(loaded.rows).collect();
     if rows.is_empty() {
         let first = problems.first().map(|p| format!("; first: line {}: {}", p.line, p.message)).unwrap_or_default();
-        bail!("{}: no readable item rows ({} lines skipped{first})", path.display(), problems.len());
+        bail!("{}: no usable item rows ({} lines skipped{first})", path.display(), problems.len());
     }
     let mut models: Vec<&str> = Vec::new();
     for (_, r) in &rows {
@@ -295,29 +250,23 @@ mod tests {
 
     #[test]
     fn bad_rows_say_why() {
-        let item = row_item(&good()).unwrap().item;
-        let score_err = |f: &dyn Fn(&mut ItemRow)| {
+        let err = |f: &dyn Fn(&mut ItemRow)| {
             let mut r = good();
             f(&mut r);
-            row_score(&r, &item).unwrap_err()
+            crate::store::run_dir::check_item_row(&r).unwrap_err()
         };
-        let item_err = |f: &dyn Fn(&mut ItemRow)| {
-            let mut r = good();
-            f(&mut r);
-            row_item(&r).unwrap_err()
-        };
-        assert!(score_err(&|r| r.option_probs_json = "{}".into()).contains("letters []"));
-        assert!(score_err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"E":0}"#.into()).contains("A–D"));
-        assert!(score_err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"D":0,"E":0}"#.into()).contains("A–D"));
-        assert!(score_err(&|r| r.option_probs_json = r#"{"A":null,"B":0.5,"C":0,"D":0}"#.into()).contains("null"));
-        assert!(score_err(&|r| r.option_probs_json = r#"{"A":1.5,"B":0.5,"C":0,"D":0}"#.into()).contains("outside"));
-        assert!(score_err(&|r| r.option_probs_json = "[0.5]".into()).contains("not a letter"));
-        assert!(score_err(&|r| r.pred_letter = "?".into()).contains("pred_letter"));
-        assert!(item_err(&|r| r.correct_option_letter = "Z".into()).contains("correct_option_letter \"Z\""));
-        assert!(item_err(&|r| r.correct_option_letter = String::new()).contains("correct_option_letter"));
-        assert!(item_err(&|r| r.wrong_advocated_letter = "a".into()).contains("wrong_advocated_letter"));
-        assert!(item_err(&|r| r.wrong_advocated_letter = "A".into()).contains("is the correct one"));
-        assert!(item_err(&|r| r.choices_json = String::new()).contains("choices_json"));
-        assert!(item_err(&|r| r.choices_json = r#"["only one"]"#.into()).contains("1 options"));
+        assert!(err(&|r| r.option_probs_json = "{}".into()).contains("letters []"));
+        assert!(err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"E":0}"#.into()).contains("A–D"));
+        assert!(err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"D":0,"E":0}"#.into()).contains("A–D"));
+        assert!(err(&|r| r.option_probs_json = r#"{"A":null,"B":0.5,"C":0,"D":0}"#.into()).contains("null"));
+        assert!(err(&|r| r.option_probs_json = r#"{"A":1.5,"B":0.5,"C":0,"D":0}"#.into()).contains("outside"));
+        assert!(err(&|r| r.option_probs_json = "[0.5]".into()).contains("not a letter"));
+        assert!(err(&|r| r.pred_letter = "?".into()).contains("pred_letter"));
+        assert!(err(&|r| r.correct_option_letter = "Z".into()).contains("correct_option_letter \"Z\""));
+        assert!(err(&|r| r.correct_option_letter = String::new()).contains("correct_option_letter"));
+        assert!(err(&|r| r.wrong_advocated_letter = "a".into()).contains("wrong_advocated_letter"));
+        assert!(err(&|r| r.wrong_advocated_letter = "A".into()).contains("is the correct one"));
+        assert!(err(&|r| r.choices_json = String::new()).contains("choices_json"));
+        assert!(err(&|r| r.choices_json = r#"["only one"]"#.into()).contains("1 options"));
     }
 }
