@@ -47,6 +47,10 @@ pub struct GlobalOpts {
     /// Directory with a replacement prompt set (DIR/default.toml; default: the bundled prompts/).
     #[arg(long, global = true, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
+    /// The score store shared by all runs and the explorer (default: $HYST_SCORE_STORE, else
+    /// <data dir>/scores/scores.jsonl); `off` scores everything a run's own cache lacks.
+    #[arg(long, global = true, value_name = "FILE|off")]
+    pub score_store: Option<String>,
     /// Same as the `batch` command.
     #[arg(long)]
     pub batch: bool,

@@ -14,8 +14,15 @@ fn tiny() -> String {
     format!("jsonl:{}/tests/data/tiny.jsonl", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The binary, without the shared score store (each run here scores what its own cache lacks).
+fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.env("HYST_SCORE_STORE", "off");
+    c
+}
+
 fn hyst(args: &[&str]) -> std::process::Output {
-    let out = Command::new(BIN).args(["--threads", "2"]).args(args).output().unwrap();
+    let out = bin().args(["--threads", "2"]).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "hyst-tui {args:?} failed: {}",
@@ -104,7 +111,7 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     let b = dir.path().join("b");
     let mut args_b = base.to_vec();
     args_b.extend(["--out", b.to_str().unwrap()]);
-    let mut child = Command::new(BIN).args(["--threads", "2"]).args(&args_b).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = bin().args(["--threads", "2"]).args(&args_b).stderr(Stdio::null()).spawn().unwrap();
     let t0 = Instant::now();
     while cache_lines(&b) == 0 && t0.elapsed() < Duration::from_secs(600) {
         std::thread::sleep(Duration::from_millis(50));
@@ -135,7 +142,7 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     // Mixed configurations are refused.
     let other = dir.path().join("other");
     hyst(&["--batch", "--datasets", ds.as_str(), "--suites", "ramp", "--shard", "1/2", "--out", other.to_str().unwrap()]);
-    let out = Command::new(BIN).args(["merge", dirs[0].to_str().unwrap(), other.to_str().unwrap(), "--out", dir.path().join("bad").to_str().unwrap()]).output().unwrap();
+    let out = bin().args(["merge", dirs[0].to_str().unwrap(), other.to_str().unwrap(), "--out", dir.path().join("bad").to_str().unwrap()]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("configuration differs"));
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
 
 fn run(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(["--threads", "2"]).args(args).output().unwrap()
+    Command::new(BIN).env("HYST_SCORE_STORE", "off").args(["--threads", "2"]).args(args).output().unwrap()
 }
 
 fn ok(args: &[&str]) -> String {

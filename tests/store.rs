@@ -25,8 +25,15 @@ fn batch_args(out: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The binary without the shared score store (these tests count what a run scores itself).
+fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.env("HYST_SCORE_STORE", "off");
+    c
+}
+
 fn run(args: &[String]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
+    bin().args(args).output().unwrap()
 }
 
 fn ok(args: &[String]) -> Output {
@@ -244,7 +251,7 @@ fn a_second_writer_fails_at_once_and_a_stale_lock_is_taken_over() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("run");
     // The first writer: a fresh run (several seconds of scoring).
-    let mut first = Command::new(BIN).args(batch_args(&dir)).stderr(Stdio::null()).spawn().unwrap();
+    let mut first = bin().args(batch_args(&dir)).stderr(Stdio::null()).spawn().unwrap();
     let t0 = Instant::now();
     while !dir.join(".lock").exists() && t0.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(20));
@@ -294,7 +301,12 @@ fn a_full_disk_fails_cleanly_and_leaves_the_store_readable() {
     // A file-size limit just above the current cache: the append must fail.
     let limit_blocks = size / 1024 + 1;
     let args = batch_args(&dir).iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" ");
-    let o = Command::new("bash").arg("-c").arg(format!("ulimit -f {limit_blocks}; exec '{BIN}' {args}")).output().unwrap();
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -f {limit_blocks}; exec '{BIN}' {args}"))
+        .env("HYST_SCORE_STORE", "off")
+        .output()
+        .unwrap();
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error:")).collect();
@@ -358,4 +370,41 @@ fn scores_of_another_numeric_provenance_are_never_mixed() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("different numeric provenance cannot be merged"), "{}", stderr(&o));
     assert!(!out.join("item_rows.jsonl").exists());
+}
+
+#[test]
+fn the_shared_store_serves_later_runs_with_other_configurations() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("shared/scores.jsonl");
+    let with_store = |args: Vec<String>| {
+        let o = Command::new(BIN).env("HYST_SCORE_STORE", &store).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    // Fill the shared store from the reference run's configuration.
+    let a = t.path().join("a");
+    let first = with_store(batch_args(&a));
+    assert!(scored(&first) > 0);
+    let in_store = std::fs::read_to_string(&store).unwrap().lines().count();
+    assert_eq!(in_store, keys(&a).len());
+    // Another run directory, same contexts: nothing scored, identical tables, and the run's own
+    // cache holds every record it used (run directories stay self-contained).
+    let b = t.path().join("b");
+    let second = with_store(batch_args(&b));
+    assert_eq!(scored(&second), 0, "{}", stderr(&second));
+    assert_eq!(tables(&b), tables(&a));
+    let (mut ka, mut kb) = (keys(&a), keys(&b));
+    ka.sort();
+    kb.sort();
+    assert_eq!(ka, kb);
+    // A different configuration (more suites) scores only what the store lacks.
+    let c = t.path().join("c");
+    let mut args = batch_args(&c);
+    let i = args.iter().position(|a| a == "hierarchy").unwrap();
+    args[i] = "hierarchy,r7".into();
+    let third = with_store(args);
+    let n = scored(&third);
+    assert!(n > 0 && n <= 4, "only the R7 contexts of the 4 items are new: {n}");
+    // The store gained exactly the new records.
+    assert_eq!(std::fs::read_to_string(&store).unwrap().lines().count(), in_store + n);
 }

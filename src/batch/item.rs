@@ -13,6 +13,7 @@ use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
 use crate::store::rows::{letter_map_json, score_key};
+use crate::store::shared::{context_key, SharedScores};
 use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 
 /// A scorer that consults the score cache before the engine; new scores are collected in
@@ -20,11 +21,18 @@ use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 pub struct CachedScorer<'a> {
     pub engine: &'a Engine,
     pub cache: &'a ScoreCache,
+    /// The store shared by every run (`None` = not used).
+    pub shared: Option<&'a SharedScores>,
     pub model_key: String,
     pub model_sha256: String,
     /// Numeric provenance of new scores (part of the cache key).
     pub provenance: String,
+    /// How the model's prompts are formatted (part of the context key).
+    pub prompt_format: String,
+    /// Scores the engine computed for this item, to be stored.
     pub pending: Vec<ScoreRow>,
+    /// Scores found in the shared store, to be copied into the run's cache.
+    pub imported: Vec<ScoreRow>,
     pub hits: usize,
     pub misses: usize,
     /// Rows used for each prompt hash in this item (cache hits and new scores).
@@ -38,10 +46,13 @@ impl<'a> CachedScorer<'a> {
         Self {
             engine,
             cache,
+            shared: None,
             model_key: model.key.clone(),
             model_sha256: sha.to_string(),
             provenance: provenance.to_string(),
+            prompt_format: model.prompt_format(),
             pending: Vec::new(),
+            imported: Vec::new(),
             hits: 0,
             misses: 0,
             used: BTreeMap::new(),
@@ -57,9 +68,20 @@ impl<'a> CachedScorer<'a> {
         let hash = crate::engine::worker::hash_tokens(&prepared.tokens);
         let letters_s: String = letters.iter().collect();
         let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
-        if let Some(r) = self.cache.get(&key).or_else(|| self.pending.iter().find(|r| r.key == key)) {
+        let here = self
+            .cache
+            .get(&key)
+            .or_else(|| self.pending.iter().find(|r| r.key == key))
+            .or_else(|| self.imported.iter().find(|r| r.key == key))
+            .cloned();
+        if let Some(r) = here {
             self.hits += 1;
-            let r = r.clone();
+            self.used.insert(key, r.clone());
+            return Ok(r);
+        }
+        if let Some(r) = self.shared.and_then(|s| s.get(&key)) {
+            self.hits += 1;
+            self.imported.push(r.clone());
             self.used.insert(key, r.clone());
             return Ok(r);
         }
@@ -69,7 +91,8 @@ impl<'a> CachedScorer<'a> {
         if let (Some(rec), Some(t)) = (&mut self.record_tokens, tokens) {
             rec.push(t);
         }
-        let row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
+        let mut row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
+        row.context_key = context_key(&self.model_sha256, &self.prompt_format, messages, &letters_s, &self.provenance);
         debug_assert_eq!(row.key, key);
         self.pending.push(row.clone());
         self.used.insert(key, row.clone());

@@ -22,6 +22,7 @@ use crate::data::{load_selection, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::Builder;
 use crate::engine::Engine;
 use crate::store::lock::RunLock;
+use crate::store::shared::SharedScores;
 use crate::store::run_dir::load_item_rows;
 use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache};
 use crate::tables::{write_tables, TableOptions};
@@ -151,6 +152,17 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance) {
         bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
+    let mut shared = match &plan.shared_store {
+        Some(p) => {
+            let s = SharedScores::open(p)?;
+            if let Some(msg) = s.report.describe(p) {
+                tracing::warn!("{msg}");
+                observer.event(BatchEvent::Notice { message: &msg });
+            }
+            Some(s)
+        }
+        None => None,
+    };
     let total: usize = selections.iter().map(Vec::len).sum::<usize>() * cfg.models.len();
     let mut manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
     manifest.write(out)?;
@@ -181,6 +193,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                     item_id: &s.item.id,
                 });
                 let mut scorer = CachedScorer::new(&engine, &cache, model, &sha, &cfg.provenance);
+                scorer.shared = shared.as_ref();
                 let item_rows = score_item(&mut scorer, &b, s, model, &conds, &controls, &cfg.prompts_fingerprint)
                     .with_context(|| format!("item {}", s.item.id))?;
                 for r in &scorer.pending {
@@ -191,8 +204,14 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 totals.scored += scored;
                 totals.from_store += from_store;
                 let pending = std::mem::take(&mut scorer.pending);
+                let imported = std::mem::take(&mut scorer.imported);
                 drop(scorer);
-                cache.append(&pending).with_context(|| format!("cannot append to {}", cache.path().display()))?;
+                let mut new_rows = imported;
+                new_rows.extend(pending.iter().cloned());
+                cache.append(&new_rows).with_context(|| format!("cannot append to {}", cache.path().display()))?;
+                if let Some(s) = shared.as_mut() {
+                    s.append(&pending).with_context(|| format!("cannot append to the shared score store {}", s.path().display()))?;
+                }
                 rows.extend(item_rows);
                 done += 1;
                 observer.event(BatchEvent::ContextsScored { scored, from_store, totals: &totals });

@@ -51,6 +51,8 @@ pub struct BatchRequest {
     /// At most this many items per dataset (after selection and sharding).
     pub limit: Option<usize>,
     pub shard: Option<Shard>,
+    /// The shared score store: a file, `off`, or `None` for `$HYST_SCORE_STORE` / the default.
+    pub score_store: Option<String>,
 }
 
 /// A validated batch run.
@@ -62,6 +64,8 @@ pub struct BatchPlan {
     pub prompts: PromptSet,
     pub engine: EngineOptions,
     pub command_line: String,
+    /// The score store shared by every run (`store::shared`); `None` = do not use one.
+    pub shared_store: Option<PathBuf>,
 }
 
 /// Checks a request against the models config and resolves its defaults.
@@ -111,6 +115,7 @@ pub fn plan(
         prompts,
         engine,
         command_line,
+        shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),
     })
 }
 

@@ -13,7 +13,7 @@ use crate::cli::BatchArgs;
 use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest};
 
 /// The library's batch request for these arguments.
-pub fn request(a: &BatchArgs) -> BatchRequest {
+pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
     BatchRequest {
         models: a.models.clone(),
         datasets: a.datasets.clone(),
@@ -22,11 +22,12 @@ pub fn request(a: &BatchArgs) -> BatchRequest {
         out: a.out.clone(),
         limit: a.limit,
         shard: a.shard,
+        score_store: score_store.map(str::to_string),
     }
 }
 
 pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
-    batch::plan(&ctx.config, &request(a), ctx.prompts()?, ctx.engine_options(), command_line())
+    batch::plan(&ctx.config, &request(a, ctx.global.score_store.as_deref()), ctx.prompts()?, ctx.engine_options(), command_line())
 }
 
 /// Progress on stderr: an indicatif bar on a terminal; otherwise a plain line every 5 seconds.

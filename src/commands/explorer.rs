@@ -15,7 +15,7 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
         model,
         dataset,
         run,
-        batch: request(b),
+        batch: request(b, ctx.global.score_store.as_deref()),
         command_line: command_line(),
         ..AppConfig::new(ctx.config.clone())
     })

@@ -150,6 +150,18 @@ impl ModelEntry {
             _ => models_dir.join(&self.file),
         }
     }
+
+    /// How this entry turns messages into a prompt, beyond what the GGUF itself holds: the
+    /// template choice (with the source text of a named or inline template) and the system
+    /// policy. Together with the model file's sha256 it fixes the tokens of any conversation.
+    pub fn prompt_format(&self) -> String {
+        let template = match &self.template {
+            TemplateSpec::Embedded => "embedded".to_string(),
+            TemplateSpec::Named { name } => format!("named {name}: {}", named_template(name).unwrap_or("")),
+            TemplateSpec::Inline { jinja } => format!("inline: {jinja}"),
+        };
+        format!("{template}\u{0}system {:?}", self.system)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

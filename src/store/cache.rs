@@ -102,13 +102,13 @@ fn checksum(json: &str) -> String {
 }
 
 /// One cache line for a row.
-fn line_of(r: &ScoreRow) -> String {
+pub(crate) fn line_of(r: &ScoreRow) -> String {
     let json = serde_json::to_string(r).expect("a score row serialises");
     format!("{}\t{json}\n", checksum(&json))
 }
 
 /// Reads one complete line (without its newline): the row, or why it is unreadable.
-fn parse_line(path: &Path, n: usize, bytes: &[u8]) -> Result<Result<ScoreRow, String>, CacheError> {
+pub(crate) fn parse_line(path: &Path, n: usize, bytes: &[u8]) -> Result<Result<ScoreRow, String>, CacheError> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(Err("not valid UTF-8".into()));
     };
@@ -132,67 +132,91 @@ fn parse_line(path: &Path, n: usize, bytes: &[u8]) -> Result<Result<ScoreRow, St
     Ok(serde_json::from_str::<ScoreRow>(json).map_err(|e| format!("not a score record: {e}")))
 }
 
+/// A valid record found when a cache file was opened, and where its line is.
+pub(crate) struct Scanned {
+    pub(crate) row: ScoreRow,
+    /// Byte offset of the line (after any repair) and its length without the newline.
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
+}
+
+/// Reads a cache file, repairs it (cuts a torn tail, moves unreadable lines to the quarantine
+/// file and rewrites the file with the valid lines) and returns the valid records in file order.
+/// The caller holds whatever lock keeps other writers out.
+pub(crate) fn scan_and_repair(path: &Path) -> Result<(Vec<Scanned>, OpenReport), CacheError> {
+    let io = |source| CacheError::Io { path: path.to_path_buf(), source };
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(io)?;
+    }
+    let mut file = OpenOptions::new().create(true).read(true).append(true).open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io)?;
+
+    let mut rows = Vec::new();
+    let mut report = OpenReport::default();
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut start = 0;
+    let mut n = 0;
+    while start < bytes.len() {
+        let Some(len) = bytes[start..].iter().position(|&b| b == b'\n') else {
+            // No newline: the tail of a write that did not finish.
+            report.torn_bytes = (bytes.len() - start) as u64;
+            break;
+        };
+        n += 1;
+        let line = &bytes[start..start + len];
+        match parse_line(path, n, line)? {
+            Ok(row) => {
+                rows.push(Scanned {
+                    row,
+                    offset: kept.len() as u64,
+                    len: len as u32,
+                });
+                kept.extend_from_slice(&bytes[start..start + len + 1]);
+                report.records += 1;
+            }
+            // An empty line is dropped without ceremony.
+            Err(_) if line.iter().all(|b| b.is_ascii_whitespace()) => {}
+            Err(reason) => report.quarantined.push(Quarantined {
+                line: n,
+                reason,
+                text: String::from_utf8_lossy(line).into_owned(),
+            }),
+        }
+        start += len + 1;
+    }
+    if !report.quarantined.is_empty() {
+        // Keep the damaged lines first, then rewrite the cache with the valid ones.
+        let q = path.with_file_name(QUARANTINE_FILE);
+        let qio = |source| CacheError::Io { path: q.clone(), source };
+        let mut qf = OpenOptions::new().create(true).append(true).open(&q).map_err(qio)?;
+        let mut buf = String::new();
+        for d in &report.quarantined {
+            buf.push_str(&serde_json::to_string(d).expect("serialises"));
+            buf.push('\n');
+        }
+        qf.write_all(buf.as_bytes()).and_then(|_| qf.sync_all()).map_err(qio)?;
+        write_atomic(path, &kept).map_err(io)?;
+    } else if report.torn_bytes > 0 {
+        file.set_len(kept.len() as u64).and_then(|_| file.sync_all()).map_err(io)?;
+    }
+    Ok((rows, report))
+}
+
 impl ScoreCache {
     pub fn open(path: &Path) -> Result<Self, CacheError> {
+        let (scanned, report) = scan_and_repair(path)?;
         let io = |source| CacheError::Io { path: path.to_path_buf(), source };
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(io)?;
-        }
-        let mut file = OpenOptions::new().create(true).read(true).append(true).open(path).map_err(io)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io)?;
-
+        let mut file = OpenOptions::new().read(true).append(true).open(path).map_err(io)?;
+        file.seek(SeekFrom::End(0)).map_err(io)?;
         let mut rows = HashMap::new();
         let mut provenances: Vec<String> = Vec::new();
-        let mut report = OpenReport::default();
-        let mut kept = Vec::with_capacity(bytes.len());
-        let mut start = 0;
-        let mut n = 0;
-        while start < bytes.len() {
-            let Some(len) = bytes[start..].iter().position(|&b| b == b'\n') else {
-                // No newline: the tail of a write that did not finish.
-                report.torn_bytes = (bytes.len() - start) as u64;
-                break;
-            };
-            n += 1;
-            let line = &bytes[start..start + len];
-            match parse_line(path, n, line)? {
-                Ok(row) => {
-                    kept.extend_from_slice(&bytes[start..start + len + 1]);
-                    if !provenances.contains(&row.provenance) {
-                        provenances.push(row.provenance.clone());
-                    }
-                    rows.entry(row.key.clone()).or_insert(row);
-                    report.records += 1;
-                }
-                Err(reason) if line.iter().all(|b| b.is_ascii_whitespace()) => {
-                    // An empty line is dropped without ceremony.
-                    let _ = reason;
-                }
-                Err(reason) => report.quarantined.push(Quarantined {
-                    line: n,
-                    reason,
-                    text: String::from_utf8_lossy(line).into_owned(),
-                }),
+        for s in scanned {
+            if !provenances.contains(&s.row.provenance) {
+                provenances.push(s.row.provenance.clone());
             }
-            start += len + 1;
+            rows.entry(s.row.key.clone()).or_insert(s.row);
         }
-        if !report.quarantined.is_empty() {
-            // Keep the damaged lines first, then rewrite the cache with the valid ones.
-            let q = path.with_file_name(QUARANTINE_FILE);
-            let mut qf = OpenOptions::new().create(true).append(true).open(&q).map_err(|source| CacheError::Io { path: q.clone(), source })?;
-            let mut buf = String::new();
-            for d in &report.quarantined {
-                buf.push_str(&serde_json::to_string(d).expect("serialises"));
-                buf.push('\n');
-            }
-            qf.write_all(buf.as_bytes()).and_then(|_| qf.sync_all()).map_err(|source| CacheError::Io { path: q, source })?;
-            write_atomic(path, &kept).map_err(io)?;
-            file = OpenOptions::new().read(true).append(true).open(path).map_err(io)?;
-        } else if report.torn_bytes > 0 {
-            file.set_len(kept.len() as u64).and_then(|_| file.sync_all()).map_err(io)?;
-        }
-        file.seek(SeekFrom::End(0)).map_err(io)?;
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -279,6 +303,7 @@ mod tests {
             tokens_reused: 0,
             scoring: "x".into(),
             provenance: "cpu".into(),
+            context_key: String::new(),
         }
     }
 

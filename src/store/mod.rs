@@ -12,6 +12,7 @@ pub mod float;
 pub mod lock;
 pub mod rows;
 pub mod run_dir;
+pub mod shared;
 
 pub use cache::ScoreCache;
 pub use rows::{ItemRow, ScoreRow, SCORING_SETTINGS};

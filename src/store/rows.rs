@@ -61,6 +61,10 @@ pub struct ScoreRow {
     /// (empty in version 1 records: unknown).
     #[serde(default)]
     pub provenance: String,
+    /// The context the score belongs to, as known before tokenizing
+    /// (`store::shared::context_key`; empty when unknown).
+    #[serde(default)]
+    pub context_key: String,
 }
 
 /// The cache key of a context: everything that determines its score.
@@ -96,6 +100,7 @@ impl ScoreRow {
             tokens_reused: s.tokens_reused,
             scoring: SCORING_SETTINGS.into(),
             provenance: provenance.into(),
+            context_key: String::new(),
         }
     }
 
