@@ -144,6 +144,18 @@ pub struct BatchArgs {
     /// Run shard K of N (1-based): items with subset_index % N == K-1.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
+    /// A run plan: which suites run on which model x dataset pairs and which pairs each table
+    /// pools (a TOML file, or `paper` for the bundled plan of the paper). --datasets then
+    /// replaces the plan's dataset files by dataset key.
+    #[arg(long, value_name = "FILE|paper", conflicts_with_all = ["models", "suites"])]
+    pub plan: Option<String>,
+    /// Print the work the run implies (pairs, suites, items, contexts, estimated tokens) without
+    /// loading a model, and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: print it as one JSON object.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

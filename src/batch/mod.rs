@@ -11,6 +11,8 @@
 
 pub mod item;
 pub mod plan;
+pub mod runplan;
+pub mod dryrun;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -18,8 +20,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::config::{models_dir, ModelsConfig};
-use crate::data::{load_selection, ReleasedLists, Selected, SelectionOptions};
-use crate::dialogue::Builder;
+use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
+use crate::dialogue::{Builder, Suite};
 use crate::engine::Engine;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
@@ -28,7 +30,7 @@ use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest
 use crate::tables::{write_tables, TableOptions};
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
-pub use plan::{plan, BatchPlan, BatchRequest, Shard};
+pub use plan::{plan, BatchPlan, BatchRequest, RunPlan, Shard};
 
 /// What a running batch reports, in order: `Started`, then per model `ModelLoading`, then per
 /// item `ItemStarted`, `ContextsScored`, `ItemFinished`; `Finished` at the end (also after a
@@ -117,7 +119,10 @@ pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
     let opts = selection_of(cfg);
     let mut out = Vec::new();
     for spec in &plan.dataset_specs {
-        let mut sel = load_selection(spec, &opts)?;
+        let mut sel = load_selection(spec, &opts).with_context(|| match &cfg.plan {
+            Some(p) => format!("the plan {}'s dataset {spec} (give its file with --datasets KIND:PATH)", p.name),
+            None => format!("dataset {spec}"),
+        })?;
         if let Some((k, n)) = cfg.shard {
             sel.retain(|s| s.subset_index % n == k - 1);
         }
@@ -125,6 +130,26 @@ pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
             sel.truncate(l);
         }
         out.push(sel);
+    }
+    Ok(out)
+}
+
+/// The (model, dataset index, suites) pairs of a run in run order: every model × dataset with
+/// the run's suites, or the plan's pairs with their own suites.
+fn pair_work(cfg: &RunConfig, dataset_specs: &[String]) -> Result<Vec<(String, usize, Vec<Suite>)>> {
+    let keys: Vec<String> = dataset_specs.iter().map(|d| DatasetSpec::parse(d).map(|s| s.key())).collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for m in &cfg.models {
+        for (i, k) in keys.iter().enumerate() {
+            let suites = match &cfg.plan {
+                Some(p) => match p.suites_of(m, k) {
+                    Some(s) => s.to_vec(),
+                    None => continue,
+                },
+                None => cfg.suites.clone(),
+            };
+            out.push((m.clone(), i, suites));
+        }
     }
     Ok(out)
 }
@@ -163,26 +188,31 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         }
         None => None,
     };
-    let total: usize = selections.iter().map(Vec::len).sum::<usize>() * cfg.models.len();
+    let work = pair_work(cfg, &plan.dataset_specs)?;
+    let total: usize = work.iter().map(|(_, d, _)| selections[*d].len()).sum();
     let mut manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
     let b = Builder::new(&plan.prompts);
-    let conds = conditions_for(&cfg.suites);
-    let controls = item::controls_for(&cfg.suites);
     let mut rows: Vec<ItemRow> = Vec::new();
     let mut totals = Totals::default();
     let mut done = 0usize;
     let mut interrupted = false;
     'models: for mkey in &cfg.models {
+        let mine: Vec<&(String, usize, Vec<Suite>)> = work.iter().filter(|(m, _, _)| m == mkey).collect();
+        if mine.is_empty() {
+            continue;
+        }
         let model = models.get(mkey)?;
         let path = model.path(&models_dir());
         let sha = model_sha256(model, &path)?;
         observer.event(BatchEvent::ModelLoading { model: &model.key });
         let engine = Engine::start(model, &path, plan.engine.clone()).with_context(|| format!("model `{}`", model.key))?;
-        for sel in &selections {
-            for s in sel {
+        for (_, d, suites) in mine {
+            let conds = conditions_for(suites);
+            let controls = item::controls_for(suites);
+            for s in &selections[*d] {
                 if observer.stop_requested() {
                     interrupted = true;
                     break 'models;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 
 use crate::config::{data_dir, ModelsConfig};
@@ -14,6 +14,8 @@ use crate::dialogue::Suite;
 use crate::engine::EngineOptions;
 use crate::prompts::PromptSet;
 use crate::store::{RunConfig, SCORING_SETTINGS};
+
+pub use super::runplan::RunPlan;
 
 /// Shard `k` of `n` (1-based): a run holds the items with `subset_index % n == k - 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +55,9 @@ pub struct BatchRequest {
     pub shard: Option<Shard>,
     /// The shared score store: a file, `off`, or `None` for `$HYST_SCORE_STORE` / the default.
     pub score_store: Option<String>,
+    /// A run plan (`--plan`): it sets the models, datasets and per-pair suites, and which pairs
+    /// each table pools; `datasets` then only replaces the plan's dataset specs by key.
+    pub plan: Option<RunPlan>,
 }
 
 /// A validated batch run.
@@ -76,24 +81,44 @@ pub fn plan(
     engine: EngineOptions,
     command_line: String,
 ) -> Result<BatchPlan> {
-    let model_keys = if req.models.is_empty() { vec![models.default_model.clone()] } else { req.models.clone() };
+    let mut run_plan = req.plan.clone();
+    let (model_keys, datasets, mut suites, n, seed) = match &mut run_plan {
+        Some(p) => {
+            if !req.models.is_empty() || !req.suites.is_empty() {
+                bail!("--plan {} sets the models and suites; drop --models/--suites", p.name);
+            }
+            p.override_datasets(&req.datasets)?;
+            let used: Vec<String> = p
+                .datasets
+                .iter()
+                .filter(|(k, _)| p.pairs.iter().any(|x| x.dataset == *k))
+                .map(|(_, spec)| spec.clone())
+                .collect();
+            (p.models(), used, p.suites(), req.selection.n.or(p.n), p.seed.unwrap_or(req.selection.seed))
+        }
+        None => (
+            if req.models.is_empty() { vec![models.default_model.clone()] } else { req.models.clone() },
+            if req.datasets.is_empty() { vec!["sample".to_string()] } else { req.datasets.clone() },
+            if req.suites.is_empty() { vec![Suite::Hierarchy] } else { req.suites.clone() },
+            req.selection.n,
+            req.selection.seed,
+        ),
+    };
     for m in &model_keys {
         models.get(m)?;
     }
-    let datasets = if req.datasets.is_empty() { vec!["sample".to_string()] } else { req.datasets.clone() };
     let mut dataset_keys = Vec::new();
     for d in &datasets {
         dataset_keys.push(DatasetSpec::parse(d)?.key());
     }
-    let mut suites = if req.suites.is_empty() { vec![Suite::Hierarchy] } else { req.suites.clone() };
     suites.sort();
     suites.dedup();
     let sel = &req.selection;
     let config = RunConfig {
         models: model_keys,
         datasets: datasets.clone(),
-        n: sel.n,
-        seed: sel.seed,
+        n,
+        seed,
         subset_csv: sel.released.as_ref().map(|r| r.subset.display().to_string()),
         advocated_csv: sel.released.as_ref().map(|r| r.advocated.display().to_string()),
         suites,
@@ -103,6 +128,7 @@ pub fn plan(
         prompts_fingerprint: prompts.fingerprint(),
         scoring_settings: SCORING_SETTINGS.into(),
         provenance: crate::engine::provenance::provenance(engine.gpu_layers),
+        plan: run_plan,
     };
     let out = match &req.out {
         Some(o) => o.clone(),

@@ -10,11 +10,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{command_line, interrupted, Ctx};
 use crate::cli::BatchArgs;
-use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest};
+use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest, RunPlan};
 
 /// The library's batch request for these arguments.
 pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
     BatchRequest {
+        plan: None,
         models: a.models.clone(),
         datasets: a.datasets.clone(),
         suites: a.suites(),
@@ -27,7 +28,50 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
 }
 
 pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
-    batch::plan(&ctx.config, &request(a, ctx.global.score_store.as_deref()), ctx.prompts()?, ctx.engine_options(), command_line())
+    let mut req = request(a, ctx.global.score_store.as_deref());
+    if let Some(p) = &a.plan {
+        req.plan = Some(RunPlan::load(p, &ctx.config)?);
+    }
+    batch::plan(&ctx.config, &req, ctx.prompts()?, ctx.engine_options(), command_line())
+}
+
+/// `--dry-run`: the work of the run, as a table or (`--json`) one JSON object.
+fn dry_run(p: &BatchPlan, json: bool) -> Result<()> {
+    let d = batch::dryrun::dry_run(p)?;
+    if json {
+        println!("{}", serde_json::to_string(&d)?);
+        return Ok(());
+    }
+    if let Some(plan) = &p.config.plan {
+        println!("plan: {} — {}", plan.name, plan.description);
+    }
+    println!("run directory: {}", d.out);
+    println!(
+        "{:<18} {:<14} {:<40} {:>6} {:>9} {:>14} {:>14}",
+        "MODEL", "DATASET", "SUITES", "ITEMS", "CONTEXTS", "TOKENS (reuse)", "(no reuse)"
+    );
+    for x in &d.pairs {
+        println!(
+            "{:<18} {:<14} {:<40} {:>6} {:>9} {:>14} {:>14}",
+            x.model,
+            x.dataset,
+            x.suites.join(","),
+            x.items,
+            x.contexts,
+            x.tokens_estimate,
+            x.tokens_estimate_without_reuse
+        );
+    }
+    println!(
+        "{:<18} {:<14} {:<40} {:>6} {:>9} {:>14} {:>14}",
+        "total", "", "", d.items, d.contexts, d.tokens_estimate, d.tokens_estimate_without_reuse
+    );
+    println!("(tokens estimated at {} characters per token, no model loaded)", batch::dryrun::CHARS_PER_TOKEN);
+    for (t, pairs) in &d.tables {
+        let list: Vec<String> = pairs.iter().map(|(m, ds)| format!("{m}/{ds}")).collect();
+        println!("{t} pools {} pairs: {}", pairs.len(), list.join(", "));
+    }
+    Ok(())
 }
 
 /// Progress on stderr: an indicatif bar on a terminal; otherwise a plain line every 5 seconds.
@@ -119,6 +163,9 @@ impl BatchObserver for CliProgress {
 
 pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     let p = plan(ctx, a)?;
+    if a.dry_run {
+        return dry_run(&p, a.json);
+    }
     let s = batch::run(&ctx.config, &p, &mut CliProgress::new())?;
     let t = &s.totals;
     eprintln!(

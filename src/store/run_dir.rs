@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -58,6 +60,9 @@ pub struct RunConfig {
     /// settings); empty in manifests written before it was recorded.
     #[serde(default)]
     pub provenance: String,
+    /// The run plan (`--plan`), when the run has one: per-pair suites and table scopes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<RunPlan>,
 }
 
 impl RunConfig {
@@ -68,6 +73,32 @@ impl RunConfig {
             ..self.clone()
         }
     }
+}
+
+/// One model × dataset pair of a plan and the suites it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedPair {
+    pub model: String,
+    /// Dataset key (`DatasetSpec::key`).
+    pub dataset: String,
+    pub suites: Vec<Suite>,
+}
+
+/// A resolved run plan (`--plan`, read by `batch::runplan`), as recorded in a run's manifest
+/// (so `tables --from`, shards and `merge` see the same scopes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// `paper`, or the plan file's path.
+    pub name: String,
+    pub description: String,
+    /// Pairs in run order: models in the order they first appear, datasets in plan order.
+    pub pairs: Vec<PlannedPair>,
+    /// Table id (`Table 2`, `Aux`) → the (model key, dataset key) pairs it pools.
+    pub table_scopes: BTreeMap<String, BTreeSet<(String, String)>>,
+    /// Dataset key → spec, in plan order.
+    pub datasets: Vec<(String, String)>,
+    pub n: Option<usize>,
+    pub seed: Option<u64>,
 }
 
 /// `manifest.json`: the configuration, the command line and progress (the only file of a run

@@ -1,0 +1,161 @@
+//! `--dry-run`: the work a batch (or a run plan) implies, without loading a model. Per pair: the
+//! suites, the items, the distinct contexts to score, and an estimate of the prompt tokens to
+//! evaluate with and without prefix reuse.
+//!
+//! The token estimate needs no tokenizer: every context's messages are written out as
+//! `role\ncontent\n` and counted in characters, at four characters per token (a typical rate of
+//! the paper models' tokenizers on English text; chat-template tokens add a little). Prefix
+//! reuse is estimated at message granularity: a message shared by two contexts after the same
+//! earlier messages is counted once, as the engine's prefix cache would evaluate it once. The
+//! model's own letters in the ramp are not known before scoring; a placeholder letter stands in,
+//! which changes no count.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use anyhow::Result;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::item::{conditions_for, control_of, controls_for, scoring_group};
+use super::plan::BatchPlan;
+use super::{pair_work, plan_items};
+use crate::dialogue::conditions::build;
+use crate::dialogue::{Builder, DialogueItem, CURVE};
+use crate::protocol::ChatMessage;
+
+/// Characters per token of the estimate.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DryPair {
+    pub model: String,
+    pub dataset: String,
+    pub suites: Vec<String>,
+    pub items: usize,
+    pub contexts: usize,
+    /// Estimated prompt tokens to evaluate with prefix reuse.
+    pub tokens_estimate: usize,
+    pub tokens_estimate_without_reuse: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DryRun {
+    /// The run plan's name, if any.
+    pub plan: Option<String>,
+    pub out: String,
+    pub pairs: Vec<DryPair>,
+    pub items: usize,
+    pub contexts: usize,
+    pub tokens_estimate: usize,
+    pub tokens_estimate_without_reuse: usize,
+    /// Table id → the (model, dataset) pairs it pools (tables not listed pool every pair).
+    pub tables: BTreeMap<String, BTreeSet<(String, String)>>,
+}
+
+fn message_hash(m: &ChatMessage) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(m.role.as_bytes());
+    h.update([0u8]);
+    h.update(m.content.as_bytes());
+    h.finalize().into()
+}
+
+fn chars(m: &ChatMessage) -> usize {
+    m.role.chars().count() + m.content.chars().count() + 2
+}
+
+/// Counts of one item: (contexts, characters with message-level prefix reuse, characters without).
+fn item_counts(contexts: &[Vec<ChatMessage>]) -> (usize, usize, usize) {
+    let mut seen: HashSet<Vec<[u8; 32]>> = HashSet::new();
+    // Trie of messages: (parent node, message hash) -> node.
+    let mut trie: HashMap<(usize, [u8; 32]), usize> = HashMap::new();
+    let (mut n, mut with, mut without) = (0, 0, 0);
+    for ctx in contexts {
+        let hashes: Vec<[u8; 32]> = ctx.iter().map(message_hash).collect();
+        if !seen.insert(hashes.clone()) {
+            continue; // an exact duplicate is scored once
+        }
+        n += 1;
+        let mut node = 0;
+        for (m, h) in ctx.iter().zip(hashes) {
+            let c = chars(m);
+            without += c;
+            let next = trie.len() + 1;
+            node = *trie.entry((node, h)).or_insert_with(|| {
+                with += c;
+                next
+            });
+        }
+    }
+    (n, with, without)
+}
+
+/// The work of a batch plan, without loading any model.
+pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
+    let cfg = &plan.config;
+    let selections = plan_items(plan)?;
+    let work = pair_work(cfg, &plan.dataset_specs)?;
+    let b = Builder::new(&plan.prompts);
+    let placeholder = ['A'; 4];
+    let mut pairs = Vec::new();
+    for (model, d, suites) in &work {
+        let conds = conditions_for(suites);
+        let controls = controls_for(suites);
+        let (mut contexts, mut with, mut without) = (0, 0, 0);
+        for s in &selections[*d] {
+            let di = DialogueItem::from(s);
+            let mut ctxs: Vec<Vec<ChatMessage>> = Vec::new();
+            for &control in &controls {
+                for point in CURVE {
+                    ctxs.push(b.curve_messages(&di, control, point, &placeholder));
+                }
+                let mut mine: Vec<_> = conds.iter().filter(|c| control_of(c) == control).collect();
+                mine.sort_by_key(|c| scoring_group(c));
+                for c in mine {
+                    ctxs.push(build(c, &b, &di, &placeholder).messages);
+                }
+            }
+            let (n, w, wo) = item_counts(&ctxs);
+            contexts += n;
+            with += w;
+            without += wo;
+        }
+        let dataset = crate::data::DatasetSpec::parse(&plan.dataset_specs[*d])?.key();
+        pairs.push(DryPair {
+            model: model.clone(),
+            dataset,
+            suites: suites.iter().map(|s| s.key().to_string()).collect(),
+            items: selections[*d].len(),
+            contexts,
+            tokens_estimate: with.div_ceil(CHARS_PER_TOKEN),
+            tokens_estimate_without_reuse: without.div_ceil(CHARS_PER_TOKEN),
+        });
+    }
+    Ok(DryRun {
+        plan: cfg.plan.as_ref().map(|p| p.name.clone()),
+        out: plan.out.display().to_string(),
+        items: pairs.iter().map(|p| p.items).sum(),
+        contexts: pairs.iter().map(|p| p.contexts).sum(),
+        tokens_estimate: pairs.iter().map(|p| p.tokens_estimate).sum(),
+        tokens_estimate_without_reuse: pairs.iter().map(|p| p.tokens_estimate_without_reuse).sum(),
+        tables: cfg.plan.as_ref().map(|p| p.table_scopes.clone()).unwrap_or_default(),
+        pairs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_messages_are_counted_once_and_duplicates_not_at_all() {
+        let sys = ChatMessage::system("S");
+        let a = vec![sys.clone(), ChatMessage::user("Q1")];
+        let b = vec![sys.clone(), ChatMessage::user("Q1"), ChatMessage::assistant("B"), ChatMessage::user("Q2")];
+        let (n, with, without) = item_counts(&[a.clone(), b.clone(), a.clone()]);
+        assert_eq!(n, 2);
+        let c = |m: &ChatMessage| chars(m);
+        assert_eq!(without, c(&a[0]) + c(&a[1]) + b.iter().map(c).sum::<usize>());
+        assert_eq!(with, b.iter().map(c).sum::<usize>());
+    }
+}
