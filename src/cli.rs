@@ -149,6 +149,15 @@ pub struct BatchArgs {
     /// replaces the plan's dataset files by dataset key.
     #[arg(long, value_name = "FILE|paper", conflicts_with_all = ["models", "suites"])]
     pub plan: Option<String>,
+    /// Scoring contexts over one loaded model, each scoring its own items (default: one per 8
+    /// CPU cores, 4 with a GPU back-end). --threads is divided between them. Results do not
+    /// depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: Option<u16>,
+    /// Host memory for KV-cache snapshots (prefix reuse), in MB (default: an eighth of the
+    /// available memory, at most 4096).
+    #[arg(long, value_name = "MB")]
+    pub snapshot_mem: Option<u64>,
     /// Print the work the run implies (pairs, suites, items, contexts, estimated tokens) without
     /// loading a model, and exit.
     #[arg(long)]

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::RwLock;
 
 use anyhow::{Context, Result};
 
@@ -20,9 +21,9 @@ use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 /// `pending` until the item is committed.
 pub struct CachedScorer<'a> {
     pub engine: &'a Engine,
-    pub cache: &'a ScoreCache,
+    pub cache: &'a RwLock<ScoreCache>,
     /// The store shared by every run (`None` = not used).
-    pub shared: Option<&'a SharedScores>,
+    pub shared: Option<&'a RwLock<SharedScores>>,
     pub model_key: String,
     pub model_sha256: String,
     /// Numeric provenance of new scores (part of the cache key).
@@ -42,7 +43,7 @@ pub struct CachedScorer<'a> {
 }
 
 impl<'a> CachedScorer<'a> {
-    pub fn new(engine: &'a Engine, cache: &'a ScoreCache, model: &ModelEntry, sha: &str, provenance: &str) -> Self {
+    pub fn new(engine: &'a Engine, cache: &'a RwLock<ScoreCache>, model: &ModelEntry, sha: &str, provenance: &str) -> Self {
         Self {
             engine,
             cache,
@@ -70,16 +71,18 @@ impl<'a> CachedScorer<'a> {
         let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
         let here = self
             .cache
+            .read()
+            .expect("cache lock")
             .get(&key)
-            .or_else(|| self.pending.iter().find(|r| r.key == key))
-            .or_else(|| self.imported.iter().find(|r| r.key == key))
-            .cloned();
+            .cloned()
+            .or_else(|| self.pending.iter().find(|r| r.key == key).cloned())
+            .or_else(|| self.imported.iter().find(|r| r.key == key).cloned());
         if let Some(r) = here {
             self.hits += 1;
             self.used.insert(key, r.clone());
             return Ok(r);
         }
-        if let Some(r) = self.shared.and_then(|s| s.get(&key)) {
+        if let Some(r) = self.shared.and_then(|s| s.read().expect("shared store lock").get(&key)) {
             self.hits += 1;
             self.imported.push(r.clone());
             self.used.insert(key, r.clone());

@@ -14,19 +14,23 @@ pub mod plan;
 pub mod runplan;
 pub mod dryrun;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, RwLock};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::config::{models_dir, ModelsConfig};
+use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
-use crate::dialogue::{Builder, Suite};
+use crate::dialogue::conditions::Condition;
+use crate::dialogue::{Builder, Control, Suite};
 use crate::engine::Engine;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::store::run_dir::load_item_rows;
-use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache};
+use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache, ScoreRow};
 use crate::tables::{write_tables, TableOptions};
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
@@ -169,7 +173,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     let _lock = RunLock::acquire(out)?;
     check_provenance(out, cfg)?;
     let cache_path = out.join("cache").join("scores.jsonl");
-    let mut cache = ScoreCache::open(&cache_path)?;
+    let cache = ScoreCache::open(&cache_path)?;
     if let Some(msg) = cache.report.describe(&cache_path) {
         tracing::warn!("{msg}");
         observer.event(BatchEvent::Notice { message: &msg });
@@ -177,7 +181,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance) {
         bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
-    let mut shared = match &plan.shared_store {
+    let shared = match &plan.shared_store {
         Some(p) => {
             let s = SharedScores::open(p)?;
             if let Some(msg) = s.report.describe(p) {
@@ -195,11 +199,18 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
     let b = Builder::new(&plan.prompts);
-    let mut rows: Vec<ItemRow> = Vec::new();
-    let mut totals = Totals::default();
-    let mut done = 0usize;
+    let cache = RwLock::new(cache);
+    let shared = shared.map(RwLock::new);
+    let mut run = Commit {
+        cache: &cache,
+        shared: shared.as_ref(),
+        rows: Vec::new(),
+        totals: Totals::default(),
+        done: 0,
+        total,
+    };
     let mut interrupted = false;
-    'models: for mkey in &cfg.models {
+    for mkey in &cfg.models {
         let mine: Vec<&(String, usize, Vec<Suite>)> = work.iter().filter(|(m, _, _)| m == mkey).collect();
         if mine.is_empty() {
             continue;
@@ -208,52 +219,33 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         let path = model.path(&models_dir());
         let sha = model_sha256(model, &path)?;
         observer.event(BatchEvent::ModelLoading { model: &model.key });
-        let engine = Engine::start(model, &path, plan.engine.clone()).with_context(|| format!("model `{}`", model.key))?;
+        let engines = Engine::start_workers(model, &path, plan.engine.clone(), plan.workers).with_context(|| format!("model `{}`", model.key))?;
         for (_, d, suites) in mine {
-            let conds = conditions_for(suites);
-            let controls = item::controls_for(suites);
-            for s in &selections[*d] {
-                if observer.stop_requested() {
-                    interrupted = true;
-                    break 'models;
-                }
-                observer.event(BatchEvent::ItemStarted {
-                    model: &model.key,
-                    dataset: &s.item.dataset,
-                    item_id: &s.item.id,
-                });
-                let mut scorer = CachedScorer::new(&engine, &cache, model, &sha, &cfg.provenance);
-                scorer.shared = shared.as_ref();
-                let item_rows = score_item(&mut scorer, &b, s, model, &conds, &controls, &cfg.prompts_fingerprint)
-                    .with_context(|| format!("item {}", s.item.id))?;
-                for r in &scorer.pending {
-                    totals.tokens_evaluated += r.tokens_evaluated as u64;
-                    totals.tokens_reused += r.tokens_reused as u64;
-                }
-                let (scored, from_store) = (scorer.misses, scorer.hits);
-                totals.scored += scored;
-                totals.from_store += from_store;
-                let pending = std::mem::take(&mut scorer.pending);
-                let imported = std::mem::take(&mut scorer.imported);
-                drop(scorer);
-                let mut new_rows = imported;
-                new_rows.extend(pending.iter().cloned());
-                cache.append(&new_rows).with_context(|| format!("cannot append to {}", cache.path().display()))?;
-                if let Some(s) = shared.as_mut() {
-                    s.append(&pending).with_context(|| format!("cannot append to the shared score store {}", s.path().display()))?;
-                }
-                rows.extend(item_rows);
-                done += 1;
-                observer.event(BatchEvent::ContextsScored { scored, from_store, totals: &totals });
-                observer.event(BatchEvent::ItemFinished {
-                    item_id: &s.item.id,
-                    items_done: done,
-                    items_total: total,
-                });
+            let job = PairJob {
+                model,
+                sha: &sha,
+                provenance: &cfg.provenance,
+                prompts_fp: &cfg.prompts_fingerprint,
+                builder: &b,
+                conds: conditions_for(suites),
+                controls: item::controls_for(suites),
+                items: &selections[*d],
+                cache: &cache,
+                shared: shared.as_ref(),
+            };
+            if run_pair(&job, &engines, &mut run, observer)? {
+                interrupted = true;
+                break;
             }
         }
-        engine.shutdown();
+        for e in engines {
+            e.shutdown();
+        }
+        if interrupted {
+            break;
+        }
     }
+    let Commit { mut rows, totals, done, .. } = run;
     manifest.items_done = done;
     let mut tables = Vec::new();
     if !interrupted {
@@ -273,6 +265,174 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     };
     observer.event(BatchEvent::Finished { summary: &summary });
     Ok(summary)
+}
+
+/// The scoring of one model × dataset pair: what every worker needs.
+struct PairJob<'a> {
+    model: &'a ModelEntry,
+    sha: &'a str,
+    provenance: &'a str,
+    prompts_fp: &'a str,
+    builder: &'a Builder<'a>,
+    conds: Vec<&'static Condition>,
+    controls: Vec<Control>,
+    items: &'a [Selected],
+    cache: &'a RwLock<ScoreCache>,
+    shared: Option<&'a RwLock<SharedScores>>,
+}
+
+/// What scoring one item produced, waiting to be committed.
+struct ItemDone {
+    rows: Vec<ItemRow>,
+    /// Scores the engine computed, and scores found in the shared store.
+    pending: Vec<ScoreRow>,
+    imported: Vec<ScoreRow>,
+    scored: usize,
+    from_store: usize,
+}
+
+/// The run's committed state: items are committed one at a time, in item order.
+struct Commit<'a> {
+    cache: &'a RwLock<ScoreCache>,
+    shared: Option<&'a RwLock<SharedScores>>,
+    rows: Vec<ItemRow>,
+    totals: Totals,
+    done: usize,
+    total: usize,
+}
+
+impl Commit<'_> {
+    /// Stores one item's new scores (one append + fsync in the run's cache, then the shared
+    /// store) and reports it.
+    fn commit(&mut self, item_id: &str, r: ItemDone, observer: &mut dyn BatchObserver) -> Result<()> {
+        for x in &r.pending {
+            self.totals.tokens_evaluated += x.tokens_evaluated as u64;
+            self.totals.tokens_reused += x.tokens_reused as u64;
+        }
+        self.totals.scored += r.scored;
+        self.totals.from_store += r.from_store;
+        let mut new_rows = r.imported;
+        new_rows.extend(r.pending.iter().cloned());
+        {
+            let mut c = self.cache.write().expect("cache lock");
+            let p = c.path().display().to_string();
+            c.append(&new_rows).with_context(|| format!("cannot append to {p}"))?;
+        }
+        if let Some(s) = self.shared {
+            let mut s = s.write().expect("shared store lock");
+            let p = s.path().display().to_string();
+            s.append(&r.pending).with_context(|| format!("cannot append to the shared score store {p}"))?;
+        }
+        self.rows.extend(r.rows);
+        self.done += 1;
+        observer.event(BatchEvent::ContextsScored {
+            scored: r.scored,
+            from_store: r.from_store,
+            totals: &self.totals,
+        });
+        observer.event(BatchEvent::ItemFinished {
+            item_id,
+            items_done: self.done,
+            items_total: self.total,
+        });
+        Ok(())
+    }
+}
+
+/// A worker's message to the coordinator.
+enum WorkerMsg {
+    Started(usize),
+    Done(usize, Result<ItemDone>),
+}
+
+fn score_one(job: &PairJob, engine: &Engine, s: &Selected) -> Result<ItemDone> {
+    let mut scorer = CachedScorer::new(engine, job.cache, job.model, job.sha, job.provenance);
+    scorer.shared = job.shared;
+    let rows = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp)
+        .with_context(|| format!("item {}", s.item.id))?;
+    Ok(ItemDone {
+        rows,
+        pending: std::mem::take(&mut scorer.pending),
+        imported: std::mem::take(&mut scorer.imported),
+        scored: scorer.misses,
+        from_store: scorer.hits,
+    })
+}
+
+/// Scores the items of one pair on the workers (one engine each, items handed out in order)
+/// and commits them strictly in item order. A stop request lets every item in flight finish.
+/// Returns whether the run was stopped.
+fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, observer: &mut dyn BatchObserver) -> Result<bool> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    std::thread::scope(|scope| {
+        for engine in engines {
+            let (tx, next, stop) = (tx.clone(), &next, &stop);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(s) = job.items.get(i) else { break };
+                let _ = tx.send(WorkerMsg::Started(i));
+                let r = score_one(job, engine, s);
+                if r.is_err() {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                let _ = tx.send(WorkerMsg::Done(i, r));
+            });
+        }
+        drop(tx);
+        let mut finished: BTreeMap<usize, ItemDone> = BTreeMap::new();
+        let mut next_commit = 0usize;
+        let mut failed: Option<(usize, anyhow::Error)> = None;
+        let mut stopped = false;
+        loop {
+            if !stopped && observer.stop_requested() {
+                stopped = true;
+                stop.store(true, Ordering::SeqCst);
+            }
+            let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match msg {
+                WorkerMsg::Started(i) => {
+                    let s = &job.items[i];
+                    observer.event(BatchEvent::ItemStarted {
+                        model: &job.model.key,
+                        dataset: &s.item.dataset,
+                        item_id: &s.item.id,
+                    });
+                }
+                WorkerMsg::Done(i, Ok(r)) => {
+                    finished.insert(i, r);
+                }
+                WorkerMsg::Done(i, Err(e)) => {
+                    if failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                        failed = Some((i, e));
+                    }
+                }
+            }
+            // Commit in item order, never past a failed item.
+            while let Some(r) = finished.remove(&next_commit) {
+                if failed.as_ref().is_some_and(|(j, _)| *j <= next_commit) {
+                    break;
+                }
+                if let Err(e) = run.commit(&job.items[next_commit].item.id, r, observer) {
+                    stop.store(true, Ordering::SeqCst);
+                    return Err(e);
+                }
+                next_commit += 1;
+            }
+        }
+        if let Some((_, e)) = failed {
+            return Err(e);
+        }
+        Ok(stopped && next_commit < job.items.len())
+    })
 }
 
 /// The error for scores of another numeric provenance in a run directory.

@@ -58,6 +58,8 @@ pub struct BatchRequest {
     /// A run plan (`--plan`): it sets the models, datasets and per-pair suites, and which pairs
     /// each table pools; `datasets` then only replaces the plan's dataset specs by key.
     pub plan: Option<RunPlan>,
+    /// Scoring contexts (`None`: [`default_workers`]).
+    pub workers: Option<usize>,
 }
 
 /// A validated batch run.
@@ -71,6 +73,21 @@ pub struct BatchPlan {
     pub command_line: String,
     /// The score store shared by every run (`store::shared`); `None` = do not use one.
     pub shared_store: Option<PathBuf>,
+    /// Scoring contexts over one loaded model, each on its own items (results do not depend
+    /// on it).
+    pub workers: usize,
+}
+
+/// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
+/// scaling long before many cores run out); with a GPU back-end, 4 (one small model's single
+/// sequence leaves most of a GPU idle).
+pub fn default_workers() -> usize {
+    if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
+        4
+    } else {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores / 8).max(1)
+    }
 }
 
 /// Checks a request against the models config and resolves its defaults.
@@ -142,6 +159,7 @@ pub fn plan(
         engine,
         command_line,
         shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),
+        workers: req.workers.unwrap_or_else(default_workers).max(1),
     })
 }
 

@@ -16,6 +16,7 @@ use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest, 
 pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
     BatchRequest {
         plan: None,
+        workers: a.workers.map(usize::from),
         models: a.models.clone(),
         datasets: a.datasets.clone(),
         suites: a.suites(),
@@ -32,7 +33,11 @@ pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
     if let Some(p) = &a.plan {
         req.plan = Some(RunPlan::load(p, &ctx.config)?);
     }
-    batch::plan(&ctx.config, &req, ctx.prompts()?, ctx.engine_options(), command_line())
+    let mut engine = ctx.engine_options();
+    if let Some(mb) = a.snapshot_mem {
+        engine.snapshot_mem = Some(mb * 1024 * 1024);
+    }
+    batch::plan(&ctx.config, &req, ctx.prompts()?, engine, command_line())
 }
 
 /// `--dry-run`: the work of the run, as a table or (`--json`) one JSON object.

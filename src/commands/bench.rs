@@ -47,7 +47,7 @@ fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &Promp
     let b = Builder::new(prompts);
     let tmp = std::env::temp_dir().join(format!("hyst-bench-{}-{}", std::process::id(), engine.info().cache));
     let _ = std::fs::remove_dir_all(&tmp);
-    let cache = ScoreCache::open(&tmp.join("scores.jsonl"))?;
+    let cache = std::sync::RwLock::new(ScoreCache::open(&tmp.join("scores.jsonl"))?);
     let conds = conditions_for(&[Suite::Hierarchy]);
     engine.clear_cache()?;
     let (mut evaluated, mut reused, mut bits, mut contexts) = (0, 0, Vec::new(), Vec::new());

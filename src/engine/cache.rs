@@ -30,6 +30,8 @@ pub const MIN_TAIL: usize = 32;
 pub struct SnapshotMeta {
     pub tokens: Vec<i32>,
     pub last_used: u64,
+    /// Host memory the snapshot takes.
+    pub bytes: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -37,6 +39,10 @@ pub struct PrefixCache {
     pub live: Vec<i32>,
     pub snapshots: Vec<SnapshotMeta>,
     pub max_snapshots: usize,
+    /// Budget for the snapshots' host memory, in bytes.
+    pub max_bytes: usize,
+    /// The most snapshot memory ever held at once.
+    pub peak_bytes: usize,
     clock: u64,
 }
 
@@ -56,11 +62,22 @@ pub fn common_prefix(a: &[i32], b: &[i32]) -> usize {
 }
 
 impl PrefixCache {
-    pub fn new(max_snapshots: usize) -> Self {
+    pub fn new(max_snapshots: usize, max_bytes: usize) -> Self {
         Self {
             max_snapshots,
+            max_bytes,
             ..Default::default()
         }
+    }
+
+    /// Host memory the snapshots take now.
+    pub fn bytes(&self) -> usize {
+        self.snapshots.iter().map(|s| s.bytes).sum()
+    }
+
+    /// Whether a snapshot of `bytes` can be kept at all (it fits the budget on its own).
+    pub fn fits(&self, bytes: usize) -> bool {
+        bytes <= self.max_bytes
     }
 
     /// Plans the evaluation of `tokens` (non-empty). At least the last `min_tail` tokens (and
@@ -95,10 +112,11 @@ impl PrefixCache {
             .any(|s| s.tokens.len() >= tokens.len() && s.tokens[..tokens.len()] == *tokens)
     }
 
-    /// Records a saved snapshot of the live sequence; returns the indices of snapshots dropped
-    /// (superseded, or the least recently used one other than `protect`), already removed from
-    /// the metadata.
-    pub fn push_snapshot(&mut self, protect: Option<&[i32]>) -> Vec<usize> {
+    /// Records a saved snapshot of the live sequence taking `bytes` of host memory; returns the
+    /// indices of snapshots dropped (superseded, or the least recently used ones other than
+    /// `protect`, until both the count and the byte budget hold), already removed from the
+    /// metadata. The caller only saves snapshots that [`fits`](Self::fits) the budget.
+    pub fn push_snapshot(&mut self, protect: Option<&[i32]>, bytes: usize) -> Vec<usize> {
         self.clock += 1;
         let tokens = self.live.clone();
         // Snapshots that are prefixes of the new one are superseded.
@@ -108,14 +126,19 @@ impl PrefixCache {
                 s.len() <= tokens.len() && tokens[..s.len()] == **s
             })
             .collect();
-        let keep_after = self.snapshots.len() - dropped.len() + 1;
-        if keep_after > self.max_snapshots {
-            let lru = (0..self.snapshots.len())
-                .filter(|i| !dropped.contains(i))
+        loop {
+            let kept: Vec<usize> = (0..self.snapshots.len()).filter(|i| !dropped.contains(i)).collect();
+            let kept_bytes: usize = kept.iter().map(|&i| self.snapshots[i].bytes).sum();
+            if kept.len() < self.max_snapshots && kept_bytes + bytes <= self.max_bytes {
+                break;
+            }
+            let lru = kept
+                .into_iter()
                 .filter(|&i| protect != Some(self.snapshots[i].tokens.as_slice()))
                 .min_by_key(|&i| self.snapshots[i].last_used);
-            if let Some(i) = lru {
-                dropped.push(i);
+            match lru {
+                Some(i) => dropped.push(i),
+                None => break,
             }
         }
         dropped.sort_unstable();
@@ -125,7 +148,9 @@ impl PrefixCache {
         self.snapshots.push(SnapshotMeta {
             tokens,
             last_used: self.clock,
+            bytes,
         });
+        self.peak_bytes = self.peak_bytes.max(self.bytes());
         dropped
     }
 
@@ -152,7 +177,7 @@ mod tests {
 
     #[test]
     fn min_tail_cuts_reuse_back() {
-        let mut c = PrefixCache::new(3);
+        let mut c = PrefixCache::new(3, usize::MAX);
         c.live = (0..100).collect();
         let t: Vec<i32> = (0..110).collect();
         assert_eq!(c.plan(&t, 32).reuse, 78);
@@ -161,14 +186,14 @@ mod tests {
 
     #[test]
     fn extends_the_live_sequence() {
-        let mut c = PrefixCache::new(3);
+        let mut c = PrefixCache::new(3, usize::MAX);
         c.live = vec![1, 2, 3];
         assert_eq!(c.plan_t(&[1, 2, 3, 4]), Plan { save_live: false, restore: None, reuse: 3 });
     }
 
     #[test]
     fn identical_prompt_still_decodes_its_last_token() {
-        let mut c = PrefixCache::new(3);
+        let mut c = PrefixCache::new(3, usize::MAX);
         c.live = vec![1, 2, 3];
         let p = c.plan_t(&[1, 2, 3]);
         assert_eq!(p.reuse, 2);
@@ -178,11 +203,11 @@ mod tests {
 
     #[test]
     fn branch_saves_history_and_later_restores_it() {
-        let mut c = PrefixCache::new(3);
+        let mut c = PrefixCache::new(3, usize::MAX);
         c.live = vec![1, 2, 3, 4, 5]; // a ramp history
         let p = c.plan_t(&[1, 2, 9]);
         assert_eq!(p, Plan { save_live: true, restore: None, reuse: 2 });
-        assert!(c.push_snapshot(None).is_empty());
+        assert!(c.push_snapshot(None, 1).is_empty());
         c.live = vec![1, 2, 9];
         // The next branch off the history restores the snapshot (longer prefix than live).
         let p = c.plan_t(&[1, 2, 3, 4, 7]);
@@ -193,31 +218,52 @@ mod tests {
 
     #[test]
     fn no_save_when_already_remembered_or_disabled() {
-        let mut c = PrefixCache::new(3);
+        let mut c = PrefixCache::new(3, usize::MAX);
         c.live = vec![1, 2, 3];
-        c.push_snapshot(None);
+        c.push_snapshot(None, 1);
         assert!(!c.plan_t(&[1, 9]).save_live);
-        let mut d = PrefixCache::new(0);
+        let mut d = PrefixCache::new(0, usize::MAX);
         d.live = vec![1, 2, 3];
         assert!(!d.plan_t(&[1, 9]).save_live);
     }
 
     #[test]
-    fn snapshots_are_bounded_and_superseded() {
-        let mut c = PrefixCache::new(2);
+    fn the_byte_budget_evicts_the_least_recently_used() {
+        let mut c = PrefixCache::new(10, 100);
         c.live = vec![1];
-        c.push_snapshot(None);
+        c.push_snapshot(None, 40);
+        c.live = vec![2];
+        c.push_snapshot(None, 40);
+        assert_eq!(c.bytes(), 80);
+        c.live = vec![3];
+        // 80 + 40 > 100: the oldest goes.
+        assert_eq!(c.push_snapshot(None, 40), vec![0]);
+        assert_eq!(c.bytes(), 80);
+        assert!(c.fits(100) && !c.fits(101));
+        // A protected snapshot stays even when the budget would want it gone.
+        c.live = vec![4];
+        c.push_snapshot(Some(&[2]), 40);
+        assert!(c.snapshots.iter().any(|s| s.tokens == vec![2]));
+        assert!(c.bytes() <= 100);
+        assert_eq!(c.peak_bytes, 80);
+    }
+
+    #[test]
+    fn snapshots_are_bounded_and_superseded() {
+        let mut c = PrefixCache::new(2, usize::MAX);
+        c.live = vec![1];
+        c.push_snapshot(None, 1);
         c.live = vec![1, 2]; // supersedes [1]
-        assert_eq!(c.push_snapshot(None), vec![0]);
+        assert_eq!(c.push_snapshot(None, 1), vec![0]);
         c.live = vec![5];
-        assert!(c.push_snapshot(None).is_empty());
+        assert!(c.push_snapshot(None, 1).is_empty());
         c.live = vec![7];
         // over capacity: the least recently used ([1, 2]) goes
-        assert_eq!(c.push_snapshot(None), vec![0]);
+        assert_eq!(c.push_snapshot(None, 1), vec![0]);
         assert_eq!(c.snapshots.iter().map(|s| s.tokens.clone()).collect::<Vec<_>>(), vec![vec![5], vec![7]]);
         // a protected snapshot is never the one evicted
         c.live = vec![9];
-        assert_eq!(c.push_snapshot(Some(&[5])), vec![1]);
+        assert_eq!(c.push_snapshot(Some(&[5]), 1), vec![1]);
         assert!(c.snapshots.iter().any(|s| s.tokens == vec![5]));
     }
 }

@@ -14,6 +14,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use llama_cpp_2::model::LlamaModel;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -73,6 +74,35 @@ pub struct EngineOptions {
     pub top_k: usize,
     /// Layers to offload to a GPU (only with the `cuda`/`metal`/`vulkan` features).
     pub gpu_layers: u32,
+    /// Host memory for KV snapshots, in bytes (`None`: an eighth of the available memory,
+    /// at most 4 GiB). A model whose single snapshot exceeds it reuses prefixes from the live
+    /// sequence only.
+    pub snapshot_mem: Option<u64>,
+}
+
+impl EngineOptions {
+    /// The snapshot memory budget in bytes.
+    pub fn snapshot_bytes(&self) -> usize {
+        match self.snapshot_mem {
+            Some(b) => b as usize,
+            None => default_snapshot_budget() as usize,
+        }
+    }
+}
+
+/// An eighth of the memory available now (Linux: `MemAvailable` in /proc/meminfo; elsewhere
+/// 8 GiB is assumed), at most 4 GiB.
+pub fn default_snapshot_budget() -> u64 {
+    const GIB: u64 = 1 << 30;
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(8 * GIB);
+    (available / 8).min(4 * GIB)
 }
 
 impl Default for EngineOptions {
@@ -90,6 +120,7 @@ impl Default for EngineOptions {
             } else {
                 0
             },
+            snapshot_mem: None,
         }
     }
 }
@@ -182,6 +213,9 @@ pub struct EngineStats {
     /// Microseconds spent in scoring jobs.
     pub busy_micros: AtomicU64,
     pub jobs_done: AtomicU64,
+    /// Host memory held by KV snapshots now, and the most ever held.
+    pub snapshot_bytes: AtomicU64,
+    pub snapshot_peak_bytes: AtomicU64,
 }
 
 /// Handle to the engine worker thread.
@@ -199,6 +233,28 @@ impl Engine {
     /// Loads the model of `entry` from `path` on a new worker thread; returns when it is ready
     /// (or failed to load).
     pub fn start(entry: &ModelEntry, path: &Path, opts: EngineOptions) -> Result<Self, EngineError> {
+        Self::spawn(entry, path, opts, None, "hyst-engine".into())
+    }
+
+    /// `n` engines over one loaded model (the weights are loaded once): each has its own
+    /// worker thread and llama.cpp context, with the same exactness rules, and `opts.threads`
+    /// CPU threads are divided between them.
+    pub fn start_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: usize) -> Result<Vec<Self>, EngineError> {
+        let n = n.max(1);
+        if n == 1 {
+            return Ok(vec![Self::start(entry, path, opts)?]);
+        }
+        let model = Arc::new(worker::load_model(path, &opts)?);
+        (0..n)
+            .map(|i| {
+                let mut o = opts.clone();
+                o.threads = (opts.threads / n + usize::from(i < opts.threads % n)).max(1);
+                Self::spawn(entry, path, o, Some(model.clone()), format!("hyst-engine-{i}"))
+            })
+            .collect()
+    }
+
+    fn spawn(entry: &ModelEntry, path: &Path, opts: EngineOptions, model: Option<Arc<LlamaModel>>, name: String) -> Result<Self, EngineError> {
         let (tx, rx) = mpsc::channel::<Request>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<ModelInfo, EngineError>>();
         let cancel_below = Arc::new(AtomicU64::new(0));
@@ -207,8 +263,20 @@ impl Engine {
         let path: PathBuf = path.to_path_buf();
         let (cb, st) = (cancel_below.clone(), stats.clone());
         let handle = std::thread::Builder::new()
-            .name("hyst-engine".into())
-            .spawn(move || worker_main(entry, path, opts, rx, ready_tx, cb, st))
+            .name(name)
+            .spawn(move || {
+                let model = match model {
+                    Some(m) => m,
+                    None => match worker::load_model(&path, &opts) {
+                        Ok(m) => Arc::new(m),
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    },
+                };
+                worker_main(&model, entry, path, opts, rx, ready_tx, cb, st)
+            })
             .map_err(|e| EngineError::Backend(format!("cannot spawn the engine thread: {e}")))?;
         let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
         Ok(Self {
@@ -363,7 +431,9 @@ pub enum OpenError {
     },
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker_main(
+    model: &LlamaModel,
     entry: ModelEntry,
     path: PathBuf,
     opts: EngineOptions,
@@ -372,14 +442,7 @@ fn worker_main(
     cancel_below: Arc<AtomicU64>,
     stats: Arc<EngineStats>,
 ) {
-    let model = match worker::load_model(&path, &opts) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
-    };
-    let mut prompter = match worker::Prompter::new(&model, &entry) {
+    let mut prompter = match worker::Prompter::new(model, &entry) {
         Ok(p) => p,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -387,7 +450,7 @@ fn worker_main(
         }
     };
     let n_ctx = opts.n_ctx.unwrap_or(entry.context);
-    let mut session = match worker::Session::new(&model, &opts, n_ctx) {
+    let mut session = match worker::Session::new(model, &opts, n_ctx) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -423,6 +486,8 @@ fn worker_main(
             .busy_micros
             .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
         stats.jobs_done.fetch_add(1, Ordering::Relaxed);
+        stats.snapshot_bytes.store(session.cache.bytes() as u64, Ordering::Relaxed);
+        stats.snapshot_peak_bytes.fetch_max(session.cache.peak_bytes as u64, Ordering::Relaxed);
         stats.busy.store(false, Ordering::SeqCst);
         let _ = reply.send(JobResult { id, output });
     }

@@ -213,6 +213,8 @@ pub struct Session<'m> {
     n_batch: usize,
     batch: LlamaBatch<'static>,
     use_cache: bool,
+    /// A snapshot too large for the byte budget was skipped (logged once).
+    warned_budget: bool,
     pub n_ctx: u32,
 }
 
@@ -251,7 +253,8 @@ impl<'m> Session<'m> {
         Ok(Self {
             n_ctx: ctx.n_ctx(),
             ctx,
-            cache: PrefixCache::new(max_snapshots),
+            cache: PrefixCache::new(max_snapshots, opts.snapshot_bytes()),
+            warned_budget: false,
             snapshots: Vec::new(),
             n_batch: n_batch as usize,
             batch: LlamaBatch::new(n_batch as usize, 1),
@@ -322,15 +325,25 @@ impl<'m> Session<'m> {
         // Snapshot indices shift when saving drops superseded ones: remember the tokens.
         let restore_tokens = plan.restore.map(|i| self.cache.snapshots[i].tokens.clone());
         if plan.save_live {
-            let state = self
-                .ctx
-                .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
-                .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
-            let dropped = self.cache.push_snapshot(restore_tokens.as_deref());
-            for &i in dropped.iter().rev() {
-                self.snapshots.remove(i);
+            let size = self.ctx.state_seq_get_size_ext(SEQ, LlamaStateSeqFlags::empty());
+            if self.cache.fits(size) {
+                let state = self
+                    .ctx
+                    .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
+                    .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
+                let dropped = self.cache.push_snapshot(restore_tokens.as_deref(), size);
+                for &i in dropped.iter().rev() {
+                    self.snapshots.remove(i);
+                }
+                self.snapshots.push(state);
+            } else if !self.warned_budget {
+                self.warned_budget = true;
+                tracing::info!(
+                    "a KV snapshot takes {} bytes, over the snapshot memory budget of {} bytes: prefix reuse continues from the live sequence only",
+                    size,
+                    self.cache.max_bytes
+                );
             }
-            self.snapshots.push(state);
         }
         if let Some(want) = restore_tokens {
             let i = self
