@@ -4,6 +4,9 @@ use super::format::{boolc, int, num, txt, uint, Cell, Table};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
+/// Criterion family of the tables that use no clean-context-like criterion.
+pub const NO_CRITERION: &str = "none";
+
 /// Columns of the long `*_with_ci.csv` format (§8.1, Table 2 and the appendix CI files).
 pub const LONG_COLUMNS: [&str; 15] = [
     "table_name",

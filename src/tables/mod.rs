@@ -13,14 +13,20 @@
 mod boot;
 mod cctp;
 mod common;
+mod controls;
+mod decomposition;
 mod definitions;
+mod examples;
+mod expanded_family;
 mod false_context;
 pub mod format;
 mod hierarchy;
 pub mod index;
+mod plausibility;
+mod pressure_ramp;
 mod r7;
-mod ramp;
 mod relabel;
+mod reset_gap;
 mod summary;
 pub mod testutil;
 mod truncation;
@@ -195,8 +201,8 @@ pub fn build_tables(rows: &[ItemRow], opts: &TableOptions) -> Vec<Output> {
     type Builder<'c> = Box<dyn FnOnce() -> Vec<Output> + Send + 'c>;
     let builders: Vec<Builder> = vec![
         Box::new(definitions::table01),
-        Box::new(move || ramp::table02(ctx)),
-        Box::new(move || ramp::table03(ctx)),
+        Box::new(move || pressure_ramp::table02(ctx)),
+        Box::new(move || controls::table03(ctx)),
         Box::new(move || {
             let hier = hierarchy::Hierarchy::build(ctx);
             let mut v = hier.table04();
@@ -208,18 +214,18 @@ pub fn build_tables(rows: &[ItemRow], opts: &TableOptions) -> Vec<Output> {
         }),
         Box::new(move || truncation::tables(ctx)),
         Box::new(move || r7::table06(ctx)),
-        Box::new(move || ramp::table07(ctx)),
-        Box::new(move || ramp::table08(ctx)),
-        Box::new(move || ramp::table09(ctx)),
-        Box::new(move || ramp::table10(ctx)),
-        Box::new(move || ramp::table11(ctx)),
+        Box::new(move || controls::table07(ctx)),
+        Box::new(move || expanded_family::table08(ctx)),
+        Box::new(move || reset_gap::table09(ctx)),
+        Box::new(move || decomposition::table10(ctx)),
+        Box::new(move || plausibility::table11(ctx)),
         Box::new(move || false_context::table12(ctx)),
         Box::new(move || relabel::tables(ctx)),
         Box::new(move || r7::table19(ctx)),
         Box::new(definitions::table20),
         Box::new(move || cctp::table21(ctx)),
         Box::new(definitions::table22),
-        Box::new(move || ramp::table23(ctx)),
+        Box::new(move || examples::table23(ctx)),
     ];
     let mut out: Vec<Output> = std::thread::scope(|s| {
         let handles: Vec<_> = builders.into_iter().map(|b| s.spawn(b)).collect();

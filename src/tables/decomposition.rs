@@ -1,0 +1,165 @@
+//! Table 10 — failure decomposition on R0 (with paired CIs, and counts).
+
+use super::boot::{as_f64, paired_cis, Stat};
+use super::common::*;
+use super::format::*;
+use super::index::{dataset_display, CLEAN_REF, R0_REF};
+use super::{Ctx, Output};
+use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_DECOMPOSITION};
+use crate::metrics::{contamination_advocated_flags, failure_decomposition, DecompCell};
+
+pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
+    let samples = ctx.opts.bootstrap_samples;
+    let seed = ctx.opts.seed + SEED_OFFSET_DECOMPOSITION;
+    let mut stream = IndexStream::new(seed);
+    let mut long = Vec::new();
+    let mut counts = Table::new(&[
+        "model",
+        "model_key",
+        "dataset",
+        "n",
+        "stable_correct_count",
+        "history_contamination_count",
+        "context_correction_count",
+        "knowledge_task_failure_count",
+        "clean_correct_count",
+        "clean_correct_to_history_wrong_count",
+        "stable_correct_rate",
+        "history_contamination_rate",
+        "context_correction_rate",
+        "knowledge_task_failure_rate",
+        "clean_correct_to_history_wrong_rate",
+    ]);
+    let mut d = Table::new(&[
+        "Model",
+        "Dataset",
+        "n",
+        "Stable (%)",
+        "Hist. (%)",
+        "Corr. (%)",
+        "Fail (%)",
+        "Hist. given clean-correct (%)",
+        "95% CI (pp)",
+    ]);
+    let mut wide = Vec::new();
+    for p in &ctx.idx.pairs {
+        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
+            continue;
+        };
+        let a = p.align(&[clean, r0]);
+        let n = a.n();
+        if n == 0 {
+            continue;
+        }
+        let (c, r) = (a.obs(0), a.obs(1));
+        let dec = failure_decomposition(&c, &r);
+        let cell_flags = |cell: DecompCell| -> Vec<f64> {
+            as_f64(
+                &c.iter()
+                    .zip(&r)
+                    .map(|(x, y)| DecompCell::of(x, y) == cell)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let fl = [
+            cell_flags(DecompCell::Stable),
+            cell_flags(DecompCell::History),
+            cell_flags(DecompCell::Correction),
+            cell_flags(DecompCell::Failure),
+        ];
+        let contam = contamination_advocated_flags(&c, &r);
+        let cis = paired_cis(
+            &mut stream,
+            n,
+            samples,
+            &[
+                Stat::Mean(&fl[0]),
+                Stat::Mean(&fl[1]),
+                Stat::Mean(&fl[2]),
+                Stat::Mean(&fl[3]),
+                Stat::Ratio(&contam),
+            ],
+        );
+        let est = [
+            dec.stable_correct_rate,
+            dec.history_contamination_rate,
+            dec.context_correction_rate,
+            dec.knowledge_task_failure_rate,
+            dec.hist_given_clean_correct,
+        ];
+        let names = [
+            "stable_correct",
+            "history_contamination",
+            "context_correction",
+            "task_failure",
+            "contamination_given_clean_correct",
+        ];
+        for k in 0..5 {
+            let mut row = LongRow::new(
+                "failure_decomposition",
+                p,
+                "failure_decomposition",
+                names[k],
+                est[k],
+                cis[k],
+                n,
+            );
+            if k == 4 {
+                row = row.notes(format!(
+                    "clean_correct_denominator={}",
+                    dec.clean_correct_count
+                ));
+            }
+            long.push(row);
+        }
+        counts.push(vec![
+            txt(p.model.clone()),
+            txt(p.model_key.clone()),
+            txt(p.dataset.clone()),
+            int(dec.n),
+            int(dec.stable_correct_count),
+            int(dec.history_contamination_count),
+            int(dec.context_correction_count),
+            int(dec.knowledge_task_failure_count),
+            int(dec.clean_correct_count),
+            int(dec.clean_correct_to_history_wrong_count),
+            num(dec.stable_correct_rate),
+            num(dec.history_contamination_rate),
+            num(dec.context_correction_rate),
+            num(dec.knowledge_task_failure_rate),
+            num(dec.hist_given_clean_correct),
+        ]);
+        let mut cells = pair_cells(p);
+        cells.extend([
+            int(n),
+            pct(est[0]),
+            pct(est[1]),
+            pct(est[2]),
+            pct(est[3]),
+            pct(est[4]),
+            ci_pct(cis[4].0, cis[4].1),
+        ]);
+        wide.push(((p.model.clone(), dataset_display(&p.dataset)), cells));
+    }
+    if long.is_empty() {
+        return Vec::new();
+    }
+    wide.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, c) in wide {
+        d.push(c);
+    }
+    let notes = vec![
+        "On R0 vs clean: Stable = clean correct and R0 correct; Hist. = clean correct and R0 not correct; Corr. = clean wrong and R0 correct; Fail = clean wrong and R0 wrong (rates over all items, sum to 1).".to_string(),
+        "Hist. given clean-correct = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination).".to_string(),
+    ];
+    vec![
+        Output::new("Table 10", "table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, long_table(long, samples, seed))
+            .with_display(d)
+            .with_notes({
+                let mut n = notes.clone();
+                n.push(format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 3, one matrix per pair."));
+                n
+            }),
+        Output::new("Table 10", "table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, counts).with_notes(notes),
+    ]
+}
