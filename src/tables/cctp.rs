@@ -287,7 +287,7 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
             }
         }
     }
-    vec![Output::new("Table 21", "table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", t)
+    vec![Output::new("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", t)
         .with_display(d)
         .with_notes(vec![
             "alpha is the weight on the clean anchor (0 = full history R0, 1 = clean); alpha* = smallest grid alpha (step 0.01) whose projection passes the tube (Table 20); retention = 1 - alpha*. The Markdown/LaTeX view shows the primary variant only.".into(),

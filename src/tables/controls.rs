@@ -34,7 +34,7 @@ struct ControlsPair<'p, 'a> {
     correct_n: usize,
 }
 
-fn controls_pairs<'p, 'a>(ctx: &'p Ctx<'a>) -> Vec<ControlsPair<'p, 'a>> {
+fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
     let mut out = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
@@ -255,7 +255,6 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
     ];
     vec![
         Output::new(
-            "Table 3",
             "table03_controls",
             "Behavioural controls summary (all pairs)",
             NO_CRITERION,
@@ -264,7 +263,6 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         .with_display(d)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 3",
             "table03_controls_by_dataset",
             "Behavioural controls by dataset",
             NO_CRITERION,
@@ -272,7 +270,6 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         )
         .with_notes(notes.clone()),
         Output::new(
-            "Table 3",
             "table03_controls_by_pair",
             "Behavioural controls by model and dataset",
             NO_CRITERION,
@@ -389,7 +386,7 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
     for (_, c) in wide {
         d.push(c);
     }
-    vec![Output::new("Table 7", "table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, long_table(long, samples, seed))
+    vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, long_table(long, samples, seed))
         .with_display(d)
         .with_notes(vec![
             "pressure_gap = mean(R0 p(w) - clean p(w)); neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),

@@ -2,7 +2,7 @@
 //! the condition registry), Table 20 (CCTP tube) and Table 22 (criterion families).
 
 use super::format::*;
-use super::Output;
+use super::{Ctx, Output};
 use crate::dialogue::conditions::{all, Suite};
 use crate::metrics::cctp::{
     Path, Tube, TubeSpec, ALPHA_GRID_STEP, BINDING_PRIORITY, KL_CHECK_EPS, VARIANTS,
@@ -11,7 +11,7 @@ use crate::metrics::criteria::{Family, MAIN_OPS};
 
 const DEF: &str = "definition";
 
-pub(super) fn table01() -> Vec<Output> {
+pub(super) fn table01(_ctx: &Ctx) -> Vec<Output> {
     let mut t = Table::new(&[
         "level",
         "condition",
@@ -53,7 +53,7 @@ pub(super) fn table01() -> Vec<Output> {
             r[7].clone(),
         ]);
     }
-    vec![Output::new("Table 1", "table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, t)
+    vec![Output::new("table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, t)
         .with_display(d)
         .with_notes(vec![
             "Generated from the condition registry (src/dialogue/conditions.rs). is_main_condition marks the eight operations of the minimal-recovery scan; the two appendix operations and R7 are not main.".into(),
@@ -72,7 +72,7 @@ fn tube_name(t: &Tube) -> &'static str {
     }
 }
 
-pub(super) fn table20() -> Vec<Output> {
+pub(super) fn table20(_ctx: &Ctx) -> Vec<Output> {
     let mut t = Table::new(&[
         "tube",
         "top_clean_probability_slack",
@@ -129,18 +129,18 @@ pub(super) fn table20() -> Vec<Output> {
         v.push(vec![txt(var.name), txt(path), txt(test)]);
     }
     vec![
-        Output::new("Table 20", "table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", DEF, t)
+        Output::new("table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", DEF, t)
             .with_display(d)
             .with_notes(vec![
                 format!("A projected distribution Q passes the tube around the clean distribution P when all five checks hold: {checks}. Entropy in nats with probabilities clamped to 1e-12 and renormalised."),
                 "alpha* = the smallest alpha on the grid 0, 0.01, ..., 1 (alpha = weight on the clean anchor) whose projection passes; alpha = 1 returns P exactly (implementation guarantee). The main tube on the logit-linear path is the primary CCTP condition.".into(),
                 format!("Binding constraint priority: {}.", BINDING_PRIORITY.join(", ")),
             ]),
-        Output::new("Table 20", "table20_cctp_variants", "CCTP conditions (path and tube)", DEF, v),
+        Output::new("table20_cctp_variants", "CCTP conditions (path and tube)", DEF, v),
     ]
 }
 
-pub(super) fn table22() -> Vec<Output> {
+pub(super) fn table22(_ctx: &Ctx) -> Vec<Output> {
     let mut t = Table::new(&[
         "family",
         "wrong_gap",
@@ -179,7 +179,7 @@ pub(super) fn table22() -> Vec<Output> {
     for r in &t.rows {
         d.push(r.clone());
     }
-    vec![Output::new("Table 22", "table22_criterion_families", "Clean-restoration tolerance families (definition)", DEF, t)
+    vec![Output::new("table22_criterion_families", "Clean-restoration tolerance families (definition)", DEF, t)
         .with_display(d)
         .with_notes(vec![
             "An operation X of a pair is clean-context-like when, on pair means: |mean p_X(w) - mean p_clean(w)| <= wrong_gap, acc_X >= acc_clean - accuracy_slack, p_X(c) >= p_clean(c) - p_correct_slack, H_X <= H_clean + entropy_slack (nats), maxp_X >= maxp_clean - max_prob_slack (all inclusive).".into(),

@@ -105,9 +105,16 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
         "Items answered correctly in the clean context whose R0 prediction is the advocated wrong option; the first {EXAMPLES_PER_PAIR} per pair by subset_index (deterministic). Texts are shortened in the Markdown/LaTeX view only."
     )];
     if t.is_empty() {
-        notes.push("No item of this run is clean-correct and history-wrong, so the table is empty.".into());
+        notes.push(
+            "No item of this run is clean-correct and history-wrong, so the table is empty.".into(),
+        );
     }
-    vec![Output::new("Table 23", "table23_examples", "Representative clean-correct / history-wrong examples", NO_CRITERION, t)
-        .with_display(d)
-        .with_notes(notes)]
+    vec![Output::new(
+        "table23_examples",
+        "Representative clean-correct / history-wrong examples",
+        NO_CRITERION,
+        t,
+    )
+    .with_display(d)
+    .with_notes(notes)]
 }

@@ -4,9 +4,7 @@ use super::common::*;
 use super::format::*;
 use super::index::dataset_display;
 use super::{Ctx, Output};
-use crate::metrics::{
-    hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in,
-};
+use crate::metrics::{hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in};
 
 pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
     let mut t = Table::new(&[
@@ -93,7 +91,7 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
     if t.is_empty() {
         return Vec::new();
     }
-    vec![Output::new("Table 8", "table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, t)
+    vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, t)
         .with_display(d)
         .with_notes(vec![
             "Reset = full_history_reset (else R0); Fresh = fresh_context (else the clean probe); Gap = mean over items of p_reset(w) - p_fresh(w); Pos. = share of items with gap > 0.".into(),

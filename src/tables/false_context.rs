@@ -266,7 +266,6 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     }
     vec![
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context",
             "Pressure vs false context (pooled)",
             "none",
@@ -275,7 +274,6 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         .with_display(da)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context_by_dataset",
             "Pressure vs false context by dataset",
             "none",
@@ -284,7 +282,6 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         .with_display(dd)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context_by_pair",
             "Pressure vs false context by pair",
             "none",

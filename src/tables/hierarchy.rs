@@ -6,8 +6,8 @@
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::*;
-use super::index::{condition_label, PairData, CLEAN_REF, R0_REF};
-use super::{Ctx, Output};
+use super::index::{condition_label, PairData, RunIndex, CLEAN_REF, R0_REF};
+use super::{Output, TableOptions};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RECOVERY_OPS};
 use crate::metrics::criteria::{
     classify_repair, main_op, minimal_recovery_level, minimal_recovery_operation, pass_flags,
@@ -109,9 +109,9 @@ fn all_ops() -> Vec<&'static str> {
 }
 
 impl<'p, 'a> Hierarchy<'p, 'a> {
-    pub fn build(ctx: &'p Ctx<'a>) -> Hierarchy<'p, 'a> {
+    pub fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
         let mut pairs = Vec::new();
-        for p in &ctx.idx.pairs {
+        for p in &idx.pairs {
             let Some(clean) = p.resolve(&CLEAN_REF) else {
                 continue;
             };
@@ -168,8 +168,8 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 pairs.push(HierPair { p, ops });
             }
         }
-        let samples = ctx.opts.bootstrap_samples;
-        let seed = ctx.opts.seed + SEED_OFFSET_RECOVERY_OPS;
+        let samples = opts.bootstrap_samples;
+        let seed = opts.seed + SEED_OFFSET_RECOVERY_OPS;
         let mut h = Hierarchy {
             pairs,
             long: Vec::new(),
@@ -356,7 +356,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 int(self.n_pairs()),
             ]);
         }
-        vec![Output::new("Table 4", "table04_recovery_counts", "Recovered pairs per operation (clean-restoration diagnostic)", MAIN_FAMILY, t)
+        vec![Output::new("table04_recovery_counts", "Recovered pairs per operation (clean-restoration diagnostic)", MAIN_FAMILY, t)
             .with_display(d)
             .with_notes(vec![
                 "computed_value = number of pairs where the operation passes the MAIN clean-context-like criterion (as the artifact's table4 CSV); strict_computed_value / loose_computed_value use the strict / loose families.".into(),
@@ -445,7 +445,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             int(nr[1]),
             int(nr[2]),
         ]);
-        vec![Output::new("Table 16", "table16_strict_vs_mro", "Recovery counts: strict family vs MRO rule", "strict vs main (the MRO rule: mro_success = main criterion); loose for reference", t)
+        vec![Output::new("table16_strict_vs_mro", "Recovery counts: strict family vs MRO rule", "strict vs main (the MRO rule: mro_success = main criterion); loose for reference", t)
             .with_display(d)
             .with_notes(vec![
                 "*_recovered = pairs where the operation passes the family's clean-context-like criterion; *_minimal_count = pairs whose minimal recovery operation (first passing in the order R0, R1, R2, R3a, R3b, R4, R5, R6) is this operation.".into(),
@@ -457,7 +457,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
     // Table 17
     // -----------------------------------------------------------------------------------------
 
-    pub fn table17(&self, _ctx: &Ctx) -> Vec<Output> {
+    pub fn table17(&self) -> Vec<Output> {
         if self.pairs.is_empty() {
             return Vec::new();
         }
@@ -567,7 +567,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             t.push(row);
             d.push(drow);
         }
-        let mut out = vec![Output::new("Table 17", "table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", t)
+        let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", t)
             .with_display(d)
             .with_notes(vec![
                 "MRO = first operation in the order R0, R1, R2, R3a, R3b, R4, R5, R6 that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored.".into(),
@@ -575,7 +575,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             ])];
         if !long.is_empty() {
             out.push(
-                Output::new("Table 17", "table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", long_table(long, self.samples, self.seed))
+                Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", long_table(long, self.samples, self.seed))
                     .with_notes(vec![format!(
                         "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
                         self.seed
@@ -728,24 +728,25 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 d.push(drow);
             }
         }
-        let mut out = vec![Output::new("Aux", "aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", MAIN_FAMILY, t)
+        vec![Output::new("aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", MAIN_FAMILY, t)
             .with_display(d)
             .with_notes(vec![
                 "Pair means over the items present in clean, R0 and the operation; clean = clean probe; intervention_hysteresis_gap = mean p_X(w) - mean p_clean(w).".into(),
                 "mro_success and repair_classification use the MAIN criterion; clean_context_like_strict / _loose are the other families. restoration_ratio is the raw ratio (CSV) with restoration_ratio_informative; the Markdown/LaTeX view prints NA when not informative.".into(),
                 "lock_in_rate is the unconditional lock-in (strong pressure and the operation both follow w); contamination rates are the advocated-wrong version among clean-correct items.".into(),
                 "source_condition names the rows used (R0 falls back to the ramp's identical strong_reset capture step when ordinary_strong_reset rows are absent).".into(),
-            ])];
-        if !self.long.is_empty() {
-            out.push(
-                Output::new("Aux", "aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", long_table(self.long.clone(), self.samples, self.seed))
-                    .with_notes(vec![
-                        format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations R0..R6; shared by all metrics of the operation.", self.seed),
-                        "restoration_ratio replicates are NaN where |den| <= 1e-12; the estimate and interval are blank when the full-sample |R0 gap| < 0.05. clean_context_like_* are deterministic (1 = pass, no interval).".into(),
-                    ]),
-            );
+            ])]
+    }
+
+    pub fn aux_operations_with_ci(&self) -> Vec<Output> {
+        if self.long.is_empty() {
+            return Vec::new();
         }
-        out
+        vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", long_table(self.long.clone(), self.samples, self.seed))
+                .with_notes(vec![
+                    format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations R0..R6; shared by all metrics of the operation.", self.seed),
+                    "restoration_ratio replicates are NaN where |den| <= 1e-12; the estimate and interval are blank when the full-sample |R0 gap| < 0.05. clean_context_like_* are deterministic (1 = pass, no interval).".into(),
+                ]),]
     }
 
     // -----------------------------------------------------------------------------------------
@@ -846,7 +847,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             ]);
             d.push(drow);
         }
-        vec![Output::new("Aux", "aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", "strict / main / loose, then main x lambda", t)
+        vec![Output::new("aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", "strict / main / loose, then main x lambda", t)
             .with_display(d)
             .with_notes(vec![
                 "Rows strict/main/loose are the three families; main_lambda_L multiplies every main threshold by L (configs/threshold_sweep.yaml lambdas).".into(),

@@ -115,7 +115,6 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
     ];
     vec![
         Output::new(
-            "Table 11",
             "table11_plausibility_tertiles",
             "Wrong-answer plausibility tertiles (pooled)",
             NO_CRITERION,
@@ -124,7 +123,6 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         .with_display(dagg)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 11",
             "table11_plausibility_by_pair",
             "Wrong-answer plausibility tertiles by pair",
             NO_CRITERION,

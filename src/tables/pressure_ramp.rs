@@ -6,9 +6,7 @@ use super::format::*;
 use super::index::{dataset_display, CLEAN_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
-use crate::metrics::{
-    conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate,
-};
+use crate::metrics::{conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate};
 
 pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     let samples = ctx.opts.bootstrap_samples;
@@ -120,7 +118,7 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     for (_, c) in wide {
         d.push(c);
     }
-    vec![Output::new("Table 2", "table02_pressure_ramp", "Pressure ramp", NO_CRITERION, long_table(long, samples, seed))
+    vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, long_table(long, samples, seed))
         .with_display(d)
         .with_notes(vec![
             "Gap = mean over items of p_strong_reset(w) - p_clean_probe(w); Pos. = share of items with gap > 0 (strict, no tolerance).".into(),

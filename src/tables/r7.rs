@@ -37,7 +37,7 @@ fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
     ]
 }
 
-fn r7_pairs<'p, 'a>(ctx: &'p Ctx<'a>) -> Vec<&'p PairData<'a>> {
+fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
     ctx.idx
         .pairs
         .iter()
@@ -199,7 +199,6 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     ];
     vec![
         Output::new(
-            "Table 6",
             "table06_r7_evidence",
             "R0 vs R7 trusted-evidence recovery (pooled)",
             "main (clean_context_like_pass)",
@@ -208,7 +207,6 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         .with_display(d)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 6",
             "table06_r7_evidence_by_pair",
             "R0 vs R7 trusted-evidence recovery by pair",
             "main (clean_context_like_pass)",
@@ -310,7 +308,7 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
             ]);
         }
     }
-    vec![Output::new("Table 19", "table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", t)
+    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", t)
         .with_display(d)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0.".into(),

@@ -38,8 +38,8 @@ fn relabel_obs(rows: &[&ItemRow]) -> (Vec<RelabelObs>, Vec<usize>) {
     (obs, n_opts)
 }
 
-pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
-    let mut out = Vec::new();
+/// Tables 13 and 14, pooled per dataset × relabel condition: (t13, d13, t14, d14).
+fn pooled_tables(ctx: &Ctx) -> [Table; 4] {
     let datasets = ctx.idx.datasets();
     let pairs_of =
         |ds: &str| -> Vec<&PairData> { ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect() };
@@ -149,37 +149,55 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
             ]);
         }
     }
-    let common_notes = vec![
+    [t13, d13, t14, d14]
+}
+
+fn common_notes() -> Vec<String> {
+    vec![
         "Pooled over the pairs of each dataset that have relabel rows; every condition is paired with the baseline strong reset (history kept) on the same items.".to_string(),
         "For the shuffle condition, p_w / wrong follow refer to the advocated wrong TEXT under its new letter (semantic following).".to_string(),
         "The relabel prompts and the permutation rule are hyst-tui's (runner unreleased, protocol §1.9).".to_string(),
-    ];
-    if !t13.is_empty() {
-        let mut n13 = common_notes.clone();
-        n13.push("Rest. = (mean p_base(w) - mean p_X(w)) / (mean p_base(w) - mean p_clean(w)), NA when |base - clean| < 0.05 or clean rows are absent; Wrong red. = mean(p_base(w) - p_X(w)); p_c gain = mean(p_X(c) - p_base(c)).".into());
-        out.push(
-            Output::new(
-                "Table 13",
-                "table13_relabel_restoration",
-                "Relabel restoration metrics",
-                NONE,
-                t13,
-            )
-            .with_display(d13)
-            .with_notes(n13),
-        );
-        out.push(
-            Output::new(
-                "Table 14",
-                "table14_relabel_outcome",
-                "Relabel outcome metrics",
-                NONE,
-                t14,
-            )
-            .with_display(d14)
-            .with_notes(common_notes.clone()),
-        );
+    ]
+}
+
+pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
+    let [t13, d13, _, _] = pooled_tables(ctx);
+    if t13.is_empty() {
+        return Vec::new();
     }
+    let mut n13 = common_notes();
+    n13.push("Rest. = (mean p_base(w) - mean p_X(w)) / (mean p_base(w) - mean p_clean(w)), NA when |base - clean| < 0.05 or clean rows are absent; Wrong red. = mean(p_base(w) - p_X(w)); p_c gain = mean(p_X(c) - p_base(c)).".into());
+    vec![Output::new(
+        "table13_relabel_restoration",
+        "Relabel restoration metrics",
+        NONE,
+        t13,
+    )
+    .with_display(d13)
+    .with_notes(n13)]
+}
+
+pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
+    let [_, _, t14, d14] = pooled_tables(ctx);
+    if t14.is_empty() {
+        return Vec::new();
+    }
+    vec![Output::new(
+        "table14_relabel_outcome",
+        "Relabel outcome metrics",
+        NONE,
+        t14,
+    )
+    .with_display(d14)
+    .with_notes(common_notes())]
+}
+
+/// Table 15: semantic vs letter following (pooled per dataset) and the per-pair paired CIs.
+pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
+    let mut out = Vec::new();
+    let datasets = ctx.idx.datasets();
+    let pairs_of =
+        |ds: &str| -> Vec<&PairData> { ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect() };
 
     // Table 15
     let mut t15 = Table::new(&[
@@ -228,7 +246,7 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     if !t15.is_empty() {
         out.push(
-            Output::new("Table 15", "table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, t15)
+            Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, t15)
                 .with_display(d15)
                 .with_notes(vec![
                     "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
@@ -344,7 +362,7 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     if !long.is_empty() {
         out.push(
-            Output::new("Table 15", "table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, long_table(long, samples, seed))
+            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, long_table(long, samples, seed))
                 .with_notes(vec![
                     format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
                     "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),

@@ -81,7 +81,7 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
     if t.is_empty() {
         return Vec::new();
     }
-    vec![Output::new("Table 9", "table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, t)
+    vec![Output::new("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, t)
         .with_display(d)
         .with_notes(vec![
             "Gap = mean over items of p_R0(w) - p_clean(w) (clean = clean probe).".into(),

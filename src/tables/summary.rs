@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use super::format::{md_escape, Cell, Table};
 use super::index::{dataset_display, RunIndex};
-use super::{Output, TableOptions, SPECS};
+use super::registry::TABLES;
+use super::{Output, TableOptions};
 use crate::metrics::bootstrap::{
     SEED_OFFSET_CONTROLS, SEED_OFFSET_DECOMPOSITION, SEED_OFFSET_PRESSURE_RAMP,
     SEED_OFFSET_RECOVERY_OPS, SEED_OFFSET_RELABEL,
@@ -124,17 +125,12 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
 
     // not written
     let mut missing = Table::new(&["Table", "Content", "Needs"]);
-    for (id, title, needs) in SPECS {
-        let present = outputs
-            .iter()
-            .any(|o| o.id == *id && (o.id != "Aux" || o.title.starts_with(title)));
-        if !present {
-            missing.push(vec![
-                Cell::Text((*id).into()),
-                Cell::Text((*title).into()),
-                Cell::Text((*needs).into()),
-            ]);
-        }
+    for spec in TABLES.iter().filter(|t| !t.written(outputs)) {
+        missing.push(vec![
+            Cell::Text(spec.id.into()),
+            Cell::Text(spec.title.into()),
+            Cell::Text(spec.needs.into()),
+        ]);
     }
     s.push_str("## Not written (conditions missing from this run)\n\n");
     if missing.is_empty() {

@@ -128,7 +128,8 @@ fn collect(ctx: &Ctx) -> Vec<TruncPair> {
     out
 }
 
-pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
+/// Table 5: the summary per pair and condition, and the paper's boundary table.
+pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
     let pairs = collect(ctx);
     if pairs.is_empty() {
         return Vec::new();
@@ -230,7 +231,6 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     out.push(
         Output::new(
-            "Table 5",
             "table05_truncation_summary",
             "Truncation boundary: summary per pair and condition",
             "main (clean_context_like_recovery)",
@@ -323,7 +323,6 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     out.push(
         Output::new(
-            "Table 5",
             "table05_truncation_boundary",
             "Truncation boundary: mean gap and 95% CI",
             "none (gap only)",
@@ -333,6 +332,16 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
         .with_notes(bnotes),
     );
 
+    out
+}
+
+/// Table 18: the full truncation boundary per pair.
+pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
+    let pairs = collect(ctx);
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
     // Table 18
     let mut t18 = Table::new(&[
         "model",
@@ -405,7 +414,7 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
         d18.push(drow);
     }
     out.push(
-        Output::new("Table 18", "table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", t18)
+        Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", t18)
             .with_display(d18)
             .with_notes(vec![
                 "Gaps are mean p_X(w) - p_clean(w) per pair; best_nonfresh_condition = the non-fresh condition with the smallest |gap| (ties: earlier in the order full, drop strongest, drop medium+strong, drop all pressure, reset only).".into(),
