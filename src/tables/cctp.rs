@@ -287,8 +287,8 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
             }
         }
     }
-    vec![Output::new("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", t)
-        .with_display(d)
+    vec![Output::from_table("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", t)
+        .with_display_table(d)
         .with_notes(vec![
             "alpha is the weight on the clean anchor (0 = full history R0, 1 = clean); alpha* = smallest grid alpha (step 0.01) whose projection passes the tube (Table 20); retention = 1 - alpha*. The Markdown/LaTeX view shows the primary variant only.".into(),
             "pressure_type wrong = clean vs R0; correct = clean vs the correct-pressure control's strong reset (advocated_correct_suppressed_rate = share with p_proj(c) < p_clean(c) - 0.05).".into(),

@@ -1,44 +1,34 @@
 //! Helpers shared by the table builders: the long CI format of §8.1 and small reductions.
 
-use super::format::{boolc, int, num, txt, uint, Cell, Table};
+use serde::Serialize;
+
+use super::format::{txt, Cell, Num, PyBool};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
 /// Criterion family of the tables that use no clean-context-like criterion.
 pub const NO_CRITERION: &str = "none";
 
-/// Columns of the long `*_with_ci.csv` format (§8.1, Table 2 and the appendix CI files).
-pub const LONG_COLUMNS: [&str; 15] = [
-    "table_name",
-    "model",
-    "model_key",
-    "dataset",
-    "dataset_key",
-    "condition_or_operation",
-    "metric",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "n_items",
-    "bootstrap_samples",
-    "seed",
-    "informative",
-    "notes",
-];
-
-/// One row of the long CI format.
-#[derive(Clone, Debug)]
+/// One row of the long CI format (§8.1: Table 2 and the appendix `*_with_ci.csv` files).
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct LongRow {
     pub table_name: String,
     pub model: String,
     pub model_key: String,
+    /// Display name of `dataset_key`.
+    pub dataset: String,
     pub dataset_key: String,
-    pub condition: String,
+    pub condition_or_operation: String,
     pub metric: String,
-    pub estimate: f64,
-    pub ci: (f64, f64),
+    pub estimate: Num,
+    pub ci_low: Num,
+    pub ci_high: Num,
     pub n_items: usize,
-    pub informative: bool,
+    /// Set by [`long_table`].
+    pub bootstrap_samples: usize,
+    /// Set by [`long_table`].
+    pub seed: u64,
+    pub informative: PyBool,
     pub notes: String,
 }
 
@@ -56,13 +46,17 @@ impl LongRow {
             table_name: table_name.into(),
             model: p.model.clone(),
             model_key: p.model_key.clone(),
+            dataset: dataset_display(&p.dataset),
             dataset_key: p.dataset.clone(),
-            condition: condition.into(),
+            condition_or_operation: condition.into(),
             metric: metric.into(),
-            estimate,
-            informative: !estimate.is_nan() && !ci.0.is_nan() && !ci.1.is_nan(),
-            ci,
+            estimate: Num(estimate),
+            ci_low: Num(ci.0),
+            ci_high: Num(ci.1),
             n_items: n,
+            bootstrap_samples: 0,
+            seed: 0,
+            informative: PyBool(!estimate.is_nan() && !ci.0.is_nan() && !ci.1.is_nan()),
             notes: String::new(),
         }
     }
@@ -72,52 +66,38 @@ impl LongRow {
     }
     /// A deterministic quantity (classification, count): no interval, `informative=False`.
     pub fn deterministic(mut self) -> LongRow {
-        self.ci = (f64::NAN, f64::NAN);
-        self.informative = false;
+        self.ci_low = Num(f64::NAN);
+        self.ci_high = Num(f64::NAN);
+        self.informative = PyBool(false);
         self
     }
 }
 
-/// The long table, sorted by its first five columns (stable: metric order is kept).
-pub fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Table {
+/// The long table, sorted by its first five columns (stable: metric order is kept), with the
+/// bootstrap settings filled in.
+pub fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Vec<LongRow> {
     rows.sort_by(|a, b| {
         let ka = (
             &a.table_name,
             &a.model,
             &a.model_key,
-            dataset_display(&a.dataset_key),
+            &a.dataset,
             &a.dataset_key,
         );
         let kb = (
             &b.table_name,
             &b.model,
             &b.model_key,
-            dataset_display(&b.dataset_key),
+            &b.dataset,
             &b.dataset_key,
         );
         ka.cmp(&kb)
     });
-    let mut t = Table::new(&LONG_COLUMNS);
-    for r in rows {
-        t.push(vec![
-            txt(r.table_name),
-            txt(r.model),
-            txt(r.model_key),
-            txt(dataset_display(&r.dataset_key)),
-            txt(r.dataset_key),
-            txt(r.condition),
-            txt(r.metric),
-            num(r.estimate),
-            num(r.ci.0),
-            num(r.ci.1),
-            int(r.n_items),
-            int(samples),
-            uint(seed),
-            boolc(r.informative),
-            txt(r.notes),
-        ]);
+    for r in &mut rows {
+        r.bootstrap_samples = samples;
+        r.seed = seed;
     }
-    t
+    rows
 }
 
 pub fn pw(o: &[Obs]) -> Vec<f64> {

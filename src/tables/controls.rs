@@ -254,28 +254,28 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         "The paper's Table 3 also summarises plausibility (Table 11), false mention (Table 12) and label inertia (Table 15); see those tables.".to_string(),
     ];
     vec![
-        Output::new(
+        Output::from_table(
             "table03_controls",
             "Behavioural controls summary (all pairs)",
             NO_CRITERION,
             t,
         )
-        .with_display(d)
+        .with_display_table(d)
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table03_controls_by_dataset",
             "Behavioural controls by dataset",
             NO_CRITERION,
             td,
         )
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table03_controls_by_pair",
             "Behavioural controls by model and dataset",
             NO_CRITERION,
             tp,
         )
-        .with_display(dp)
+        .with_display_table(dp)
         .with_notes(notes),
     ]
 }
@@ -386,8 +386,8 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
     for (_, c) in wide {
         d.push(c);
     }
-    vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, long_table(long, samples, seed))
-        .with_display(d)
+    vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
+        .with_display_table(d)
         .with_notes(vec![
             "pressure_gap = mean(R0 p(w) - clean p(w)); neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
             format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 2, one matrix per pair over the items present in every condition used."),

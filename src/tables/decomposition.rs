@@ -153,13 +153,13 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
         "Hist. given clean-correct = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination).".to_string(),
     ];
     vec![
-        Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, long_table(long, samples, seed))
-            .with_display(d)
+        Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, &long_table(long, samples, seed))
+            .with_display_table(d)
             .with_notes({
                 let mut n = notes.clone();
                 n.push(format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 3, one matrix per pair."));
                 n
             }),
-        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, counts).with_notes(notes),
+        Output::from_table("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, counts).with_notes(notes),
     ]
 }

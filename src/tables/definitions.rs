@@ -53,8 +53,8 @@ pub(super) fn table01(_ctx: &Ctx) -> Vec<Output> {
             r[7].clone(),
         ]);
     }
-    vec![Output::new("table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, t)
-        .with_display(d)
+    vec![Output::from_table("table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, t)
+        .with_display_table(d)
         .with_notes(vec![
             "Generated from the condition registry (src/dialogue/conditions.rs). is_main_condition marks the eight operations of the minimal-recovery scan; the two appendix operations and R7 are not main.".into(),
         ])]
@@ -129,14 +129,14 @@ pub(super) fn table20(_ctx: &Ctx) -> Vec<Output> {
         v.push(vec![txt(var.name), txt(path), txt(test)]);
     }
     vec![
-        Output::new("table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", DEF, t)
-            .with_display(d)
+        Output::from_table("table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", DEF, t)
+            .with_display_table(d)
             .with_notes(vec![
                 format!("A projected distribution Q passes the tube around the clean distribution P when all five checks hold: {checks}. Entropy in nats with probabilities clamped to 1e-12 and renormalised."),
                 "alpha* = the smallest alpha on the grid 0, 0.01, ..., 1 (alpha = weight on the clean anchor) whose projection passes; alpha = 1 returns P exactly (implementation guarantee). The main tube on the logit-linear path is the primary CCTP condition.".into(),
                 format!("Binding constraint priority: {}.", BINDING_PRIORITY.join(", ")),
             ]),
-        Output::new("table20_cctp_variants", "CCTP conditions (path and tube)", DEF, v),
+        Output::from_table("table20_cctp_variants", "CCTP conditions (path and tube)", DEF, v),
     ]
 }
 
@@ -179,8 +179,8 @@ pub(super) fn table22(_ctx: &Ctx) -> Vec<Output> {
     for r in &t.rows {
         d.push(r.clone());
     }
-    vec![Output::new("table22_criterion_families", "Clean-restoration tolerance families (definition)", DEF, t)
-        .with_display(d)
+    vec![Output::from_table("table22_criterion_families", "Clean-restoration tolerance families (definition)", DEF, t)
+        .with_display_table(d)
         .with_notes(vec![
             "An operation X of a pair is clean-context-like when, on pair means: |mean p_X(w) - mean p_clean(w)| <= wrong_gap, acc_X >= acc_clean - accuracy_slack, p_X(c) >= p_clean(c) - p_correct_slack, H_X <= H_clean + entropy_slack (nats), maxp_X >= maxp_clean - max_prob_slack (all inclusive).".into(),
             format!("Minimal recovery operation scan order: {}.", MAIN_OPS.iter().map(|o| o.short).collect::<Vec<_>>().join(", ")),

@@ -109,12 +109,12 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
             "No item of this run is clean-correct and history-wrong, so the table is empty.".into(),
         );
     }
-    vec![Output::new(
+    vec![Output::from_table(
         "table23_examples",
         "Representative clean-correct / history-wrong examples",
         NO_CRITERION,
         t,
     )
-    .with_display(d)
+    .with_display_table(d)
     .with_notes(notes)]
 }

@@ -91,8 +91,8 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
     if t.is_empty() {
         return Vec::new();
     }
-    vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, t)
-        .with_display(d)
+    vec![Output::from_table("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, t)
+        .with_display_table(d)
         .with_notes(vec![
             "Reset = full_history_reset (else R0); Fresh = fresh_context (else the clean probe); Gap = mean over items of p_reset(w) - p_fresh(w); Pos. = share of items with gap > 0.".into(),
             "As in the artifact's auxiliary table, full_history_reset_conditional_lock_in holds the UNCONDITIONAL lock-in rate (share of all items following w at strong pressure and at reset).".into(),

@@ -265,29 +265,29 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         ));
     }
     vec![
-        Output::new(
+        Output::from_table(
             "table12_pressure_vs_false_context",
             "Pressure vs false context (pooled)",
             "none",
             ta,
         )
-        .with_display(da)
+        .with_display_table(da)
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table12_pressure_vs_false_context_by_dataset",
             "Pressure vs false context by dataset",
             "none",
             td,
         )
-        .with_display(dd)
+        .with_display_table(dd)
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table12_pressure_vs_false_context_by_pair",
             "Pressure vs false context by pair",
             "none",
             tp,
         )
-        .with_display(dp)
+        .with_display_table(dp)
         .with_notes(notes),
     ]
 }

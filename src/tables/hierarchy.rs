@@ -356,8 +356,8 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 int(self.n_pairs()),
             ]);
         }
-        vec![Output::new("table04_recovery_counts", "Recovered pairs per operation (clean-restoration diagnostic)", MAIN_FAMILY, t)
-            .with_display(d)
+        vec![Output::from_table("table04_recovery_counts", "Recovered pairs per operation (clean-restoration diagnostic)", MAIN_FAMILY, t)
+            .with_display_table(d)
             .with_notes(vec![
                 "computed_value = number of pairs where the operation passes the MAIN clean-context-like criterion (as the artifact's table4 CSV); strict_computed_value / loose_computed_value use the strict / loose families.".into(),
                 "The paper's text says Table 4 uses the STRICT family while the artifact's CSV uses MAIN; both are reported (Table 22 lists the thresholds).".into(),
@@ -445,8 +445,8 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             int(nr[1]),
             int(nr[2]),
         ]);
-        vec![Output::new("table16_strict_vs_mro", "Recovery counts: strict family vs MRO rule", "strict vs main (the MRO rule: mro_success = main criterion); loose for reference", t)
-            .with_display(d)
+        vec![Output::from_table("table16_strict_vs_mro", "Recovery counts: strict family vs MRO rule", "strict vs main (the MRO rule: mro_success = main criterion); loose for reference", t)
+            .with_display_table(d)
             .with_notes(vec![
                 "*_recovered = pairs where the operation passes the family's clean-context-like criterion; *_minimal_count = pairs whose minimal recovery operation (first passing in the order R0, R1, R2, R3a, R3b, R4, R5, R6) is this operation.".into(),
                 "The MRO rule of the released tables is the main criterion (not recovery_criteria.mro_success >= 0.95, protocol §5.2).".into(),
@@ -567,15 +567,15 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             t.push(row);
             d.push(drow);
         }
-        let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", t)
-            .with_display(d)
+        let mut out = vec![Output::from_table("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", t)
+            .with_display_table(d)
             .with_notes(vec![
                 "MRO = first operation in the order R0, R1, R2, R3a, R3b, R4, R5, R6 that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored.".into(),
                 "restoration_ratio is blank when not informative (|R0 gap| < 0.05).".into(),
             ])];
         if !long.is_empty() {
             out.push(
-                Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", long_table(long, self.samples, self.seed))
+                Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", &long_table(long, self.samples, self.seed))
                     .with_notes(vec![format!(
                         "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
                         self.seed
@@ -728,8 +728,8 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 d.push(drow);
             }
         }
-        vec![Output::new("aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", MAIN_FAMILY, t)
-            .with_display(d)
+        vec![Output::from_table("aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", MAIN_FAMILY, t)
+            .with_display_table(d)
             .with_notes(vec![
                 "Pair means over the items present in clean, R0 and the operation; clean = clean probe; intervention_hysteresis_gap = mean p_X(w) - mean p_clean(w).".into(),
                 "mro_success and repair_classification use the MAIN criterion; clean_context_like_strict / _loose are the other families. restoration_ratio is the raw ratio (CSV) with restoration_ratio_informative; the Markdown/LaTeX view prints NA when not informative.".into(),
@@ -742,7 +742,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
         if self.long.is_empty() {
             return Vec::new();
         }
-        vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", long_table(self.long.clone(), self.samples, self.seed))
+        vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", &long_table(self.long.clone(), self.samples, self.seed))
                 .with_notes(vec![
                     format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations R0..R6; shared by all metrics of the operation.", self.seed),
                     "restoration_ratio replicates are NaN where |den| <= 1e-12; the estimate and interval are blank when the full-sample |R0 gap| < 0.05. clean_context_like_* are deterministic (1 = pass, no interval).".into(),
@@ -847,8 +847,8 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             ]);
             d.push(drow);
         }
-        vec![Output::new("aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", "strict / main / loose, then main x lambda", t)
-            .with_display(d)
+        vec![Output::from_table("aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", "strict / main / loose, then main x lambda", t)
+            .with_display_table(d)
             .with_notes(vec![
                 "Rows strict/main/loose are the three families; main_lambda_L multiplies every main threshold by L (configs/threshold_sweep.yaml lambdas).".into(),
                 "qualitative_ordering_stable = max(R3a, R3b, R5) >= max(R4, R5) >= max(R1, R2); instruction_best_recovered = max(R0, R1, R2), dialogue_state_best_recovered = max(R3a, R3b, R4, R5) [inferred]; qualitative_conclusion_holds = dialogue_state_best_recovered >= instruction_best_recovered (decision: the released aggregator's rule is not available).".into(),

@@ -151,7 +151,7 @@ pub fn write_tables(
     let mut written = Vec::new();
     for o in &outputs {
         for (ext, content) in [
-            ("csv", o.csv.to_csv()),
+            ("csv", o.csv.clone()),
             ("md", o.markdown()),
             ("tex", o.latex()),
         ] {

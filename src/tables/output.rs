@@ -1,6 +1,6 @@
 //! One generated table and its Markdown and LaTeX files.
 
-use super::format::{tex_escape, Table};
+use super::format::{csv_text, table_of, tex_escape, Row, Table};
 
 /// One generated table (three files).
 #[derive(Clone, Debug)]
@@ -12,26 +12,47 @@ pub struct Output {
     pub title: String,
     /// Which clean-context-like criterion family (or CCTP tube) the table uses.
     pub family: String,
-    /// CSV content (artifact schema).
-    pub csv: Table,
+    /// The CSV file (artifact schema), written by `csv::Writer` from the typed rows.
+    pub csv: String,
+    /// The CSV rows as cells (the Markdown/LaTeX view unless `display` is set).
+    pub table: Table,
     /// Markdown/LaTeX view when it differs from the CSV (e.g. a wide view of a long table).
     pub display: Option<Table>,
     pub notes: Vec<String>,
 }
 
 impl Output {
-    pub(super) fn new(stem: &str, title: &str, family: &str, csv: Table) -> Output {
+    /// A table of typed rows (see `format::rows`).
+    pub(super) fn new<R: Row>(stem: &str, title: &str, family: &str, rows: &[R]) -> Output {
         Output {
             id: "",
             stem: stem.to_string(),
             title: title.to_string(),
             family: family.to_string(),
-            csv,
+            csv: csv_text(rows),
+            table: table_of(rows),
             display: None,
             notes: Vec::new(),
         }
     }
-    pub(super) fn with_display(mut self, t: Table) -> Output {
+    pub(super) fn from_table(stem: &str, title: &str, family: &str, csv: Table) -> Output {
+        Output {
+            id: "",
+            stem: stem.to_string(),
+            title: title.to_string(),
+            family: family.to_string(),
+            csv: csv.to_csv(),
+            table: csv,
+            display: None,
+            notes: Vec::new(),
+        }
+    }
+    /// The Markdown/LaTeX view, when it differs from the CSV.
+    pub(super) fn with_display<R: Row>(mut self, rows: &[R]) -> Output {
+        self.display = Some(table_of(rows));
+        self
+    }
+    pub(super) fn with_display_table(mut self, t: Table) -> Output {
         self.display = Some(t);
         self
     }
@@ -40,7 +61,7 @@ impl Output {
         self
     }
     fn shown(&self) -> &Table {
-        self.display.as_ref().unwrap_or(&self.csv)
+        self.display.as_ref().unwrap_or(&self.table)
     }
     fn heading(&self) -> String {
         if self.id == "Aux" {

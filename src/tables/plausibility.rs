@@ -114,21 +114,21 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         "p_reset(w), Gap and WF refer to R0 (ordinary strong reset).".to_string(),
     ];
     vec![
-        Output::new(
+        Output::from_table(
             "table11_plausibility_tertiles",
             "Wrong-answer plausibility tertiles (pooled)",
             NO_CRITERION,
             agg,
         )
-        .with_display(dagg)
+        .with_display_table(dagg)
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table11_plausibility_by_pair",
             "Wrong-answer plausibility tertiles by pair",
             NO_CRITERION,
             bp,
         )
-        .with_display(dbp)
+        .with_display_table(dbp)
         .with_notes(notes),
     ]
 }

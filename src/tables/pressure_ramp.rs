@@ -118,8 +118,8 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     for (_, c) in wide {
         d.push(c);
     }
-    vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, long_table(long, samples, seed))
-        .with_display(d)
+    vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, &long_table(long, samples, seed))
+        .with_display_table(d)
         .with_notes(vec![
             "Gap = mean over items of p_strong_reset(w) - p_clean_probe(w); Pos. = share of items with gap > 0 (strict, no tolerance).".into(),
             "lock_in is conditional: #(strong pressure follows w and reset follows w) / #(strong pressure follows w); the denominator is in notes (pressure_wrong_denominator).".into(),

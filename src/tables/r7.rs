@@ -198,21 +198,21 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         "R7's evidence block placement and wording are hyst-tui's (runner unreleased, protocol §1.4). fresh_context_deletion is hierarchy R3a (the clean prompt).".to_string(),
     ];
     vec![
-        Output::new(
+        Output::from_table(
             "table06_r7_evidence",
             "R0 vs R7 trusted-evidence recovery (pooled)",
             "main (clean_context_like_pass)",
             t,
         )
-        .with_display(d)
+        .with_display_table(d)
         .with_notes(notes.clone()),
-        Output::new(
+        Output::from_table(
             "table06_r7_evidence_by_pair",
             "R0 vs R7 trusted-evidence recovery by pair",
             "main (clean_context_like_pass)",
             bp,
         )
-        .with_display(dbp)
+        .with_display_table(dbp)
         .with_notes(notes),
     ]
 }
@@ -308,8 +308,8 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
             ]);
         }
     }
-    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", t)
-        .with_display(d)
+    vec![Output::from_table("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", t)
+        .with_display_table(d)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0.".into(),
             "mean_hysteresis_gap = mean over items of p_X(w) - p_clean(w); history_contamination_rate_clean_correct = #(clean correct and X follows w) / #(clean correct).".into(),

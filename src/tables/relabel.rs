@@ -167,13 +167,13 @@ pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
     }
     let mut n13 = common_notes();
     n13.push("Rest. = (mean p_base(w) - mean p_X(w)) / (mean p_base(w) - mean p_clean(w)), NA when |base - clean| < 0.05 or clean rows are absent; Wrong red. = mean(p_base(w) - p_X(w)); p_c gain = mean(p_X(c) - p_base(c)).".into());
-    vec![Output::new(
+    vec![Output::from_table(
         "table13_relabel_restoration",
         "Relabel restoration metrics",
         NONE,
         t13,
     )
-    .with_display(d13)
+    .with_display_table(d13)
     .with_notes(n13)]
 }
 
@@ -182,13 +182,13 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     if t14.is_empty() {
         return Vec::new();
     }
-    vec![Output::new(
+    vec![Output::from_table(
         "table14_relabel_outcome",
         "Relabel outcome metrics",
         NONE,
         t14,
     )
-    .with_display(d14)
+    .with_display_table(d14)
     .with_notes(common_notes())]
 }
 
@@ -246,8 +246,8 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
     }
     if !t15.is_empty() {
         out.push(
-            Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, t15)
-                .with_display(d15)
+            Output::from_table("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, t15)
+                .with_display_table(d15)
                 .with_notes(vec![
                     "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
                     "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
@@ -362,7 +362,7 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
     }
     if !long.is_empty() {
         out.push(
-            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, long_table(long, samples, seed))
+            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
                 .with_notes(vec![
                     format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
                     "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),

@@ -81,8 +81,8 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
     if t.is_empty() {
         return Vec::new();
     }
-    vec![Output::new("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, t)
-        .with_display(d)
+    vec![Output::from_table("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, t)
+        .with_display_table(d)
         .with_notes(vec![
             "Gap = mean over items of p_R0(w) - p_clean(w) (clean = clean probe).".into(),
             format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) (the pressure-ramp stream, base seed + 1), pairs in the fixed order; with the same items as Table 2 the interval equals Table 2's hysteresis_gap interval. The artifact's mapping for this table is not recoverable (protocol §12.15)."),

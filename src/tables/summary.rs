@@ -70,14 +70,14 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
     s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, while the artifact's `table4_recovery_counts.csv` uses the *main* family (and Table 16 prints both \"Strict\" and \"MRO\"). `table04_recovery_counts.csv` therefore reports the main count in `computed_value` and the strict and loose counts in `strict_computed_value` / `loose_computed_value`.\n");
     if let Some(t4) = outputs.iter().find(|o| o.stem == "table04_recovery_counts") {
         let (lab, st, mn, lo) = (
-            t4.csv.col("condition_label"),
-            t4.csv.col("strict_computed_value"),
-            t4.csv.col("computed_value"),
-            t4.csv.col("loose_computed_value"),
+            t4.table.col("condition_label"),
+            t4.table.col("strict_computed_value"),
+            t4.table.col("computed_value"),
+            t4.table.col("loose_computed_value"),
         );
         if let (Some(lab), Some(st), Some(mn), Some(lo)) = (lab, st, mn, lo) {
             let mut c = Table::new(&["Operation", "Strict", "Main", "Loose"]);
-            for r in &t4.csv.rows {
+            for r in &t4.table.rows {
                 c.push(vec![
                     r[lab].clone(),
                     r[st].clone(),
@@ -116,7 +116,7 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
             "- **{}** {}: [md](tables/{stem}.md) · [csv](tables/{stem}.csv) · [tex](tables/{stem}.tex) ({} rows; criterion: {})\n",
             o.id,
             md_escape(&o.title),
-            o.csv.rows.len(),
+            o.table.rows.len(),
             md_escape(&o.family),
             stem = o.stem
         ));

@@ -363,7 +363,7 @@ fn single_pair_truncation_ci_is_flagged_degenerate() {
         .iter()
         .find(|o| o.stem == "table05_truncation_boundary")
         .expect("table 5");
-    let csv = t.csv.to_csv();
+    let csv = t.csv.clone();
     let r = csv_row(&csv, &["full_history_reset"]);
     assert_eq!(field(&csv, &r, "ci_low"), field(&csv, &r, "ci_high"));
     assert!(field(&csv, &r, "notes").contains("degenerate"));
@@ -405,7 +405,7 @@ fn zero_replicates_give_blank_intervals() {
         .find(|o| o.stem == "table02_pressure_ramp")
         .unwrap()
         .csv
-        .to_csv();
+        .clone();
     let r = csv_row(&t2, &["toy_a", "hysteresis_gap"]);
     assert_eq!(field(&t2, &r, "ci_low"), "");
     assert_eq!(field(&t2, &r, "informative"), "False");

@@ -230,13 +230,13 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         ));
     }
     out.push(
-        Output::new(
+        Output::from_table(
             "table05_truncation_summary",
             "Truncation boundary: summary per pair and condition",
             "main (clean_context_like_recovery)",
             t,
         )
-        .with_display(d)
+        .with_display_table(d)
         .with_notes(notes),
     );
 
@@ -322,13 +322,13 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         bnotes.push("With a single model x dataset pair the aggregate-row interval is degenerate (lower = upper = the pair mean); use the item-bootstrap interval.".into());
     }
     out.push(
-        Output::new(
+        Output::from_table(
             "table05_truncation_boundary",
             "Truncation boundary: mean gap and 95% CI",
             "none (gap only)",
             b,
         )
-        .with_display(bd)
+        .with_display_table(bd)
         .with_notes(bnotes),
     );
 
@@ -414,8 +414,8 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
         d18.push(drow);
     }
     out.push(
-        Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", t18)
-            .with_display(d18)
+        Output::from_table("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", t18)
+            .with_display_table(d18)
             .with_notes(vec![
                 "Gaps are mean p_X(w) - p_clean(w) per pair; best_nonfresh_condition = the non-fresh condition with the smallest |gap| (ties: earlier in the order full, drop strongest, drop medium+strong, drop all pressure, reset only).".into(),
                 "first_condition_with_clean_context_like_recovery scans that order (then fresh_context) with the MAIN criterion; none if no condition passes.".into(),

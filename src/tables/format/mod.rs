@@ -5,6 +5,15 @@
 //!   (pandas style), RFC 4180 quoting.
 //! - Markdown / LaTeX: floats with 3 decimals, percentages with 1 decimal, NaN as `NA`.
 //! - A value that rounds to zero is printed without a sign (never `-0.000`).
+//!
+//! Tables are typed rows ([`rows`]) of the cell types of [`cells`]; [`Table`] holds their cells
+//! for the Markdown and LaTeX renderers.
+
+mod cells;
+mod rows;
+
+pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
+pub(crate) use rows::{csv_text, table_of, Row};
 
 /// One table cell.
 #[derive(Clone, Debug, PartialEq)]
