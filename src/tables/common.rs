@@ -135,6 +135,17 @@ pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     }
 }
 
+/// Display names of a pair's model and dataset (the `Model` and `Dataset` columns of the
+/// Markdown/LaTeX views).
+pub fn model_dataset(p: &PairData) -> (String, String) {
+    (p.model.clone(), dataset_display(&p.dataset))
+}
+
+/// Sorts display rows by model, then dataset display name (stable).
+pub fn sort_by_model_dataset<R>(rows: &mut [R], key: impl Fn(&R) -> (&String, &String)) {
+    rows.sort_by(|a, b| key(a).cmp(&key(b)));
+}
+
 /// `Model` and `Dataset` display cells of a pair.
 pub fn pair_cells(p: &PairData) -> Vec<Cell> {
     vec![txt(p.model.clone()), txt(dataset_display(&p.dataset))]

@@ -1,9 +1,11 @@
 //! Behavioural controls: Table 3 (pooled, by dataset, by pair) and Table 7 (per pair with
 //! paired CIs) — pressure vs neutral history vs correct pressure.
 
+use serde::Serialize;
+
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::*;
+use super::format::{Ci, Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_CONTROLS};
@@ -22,16 +24,10 @@ struct ControlsPair<'p, 'a> {
     n: usize,
     pressure_clean_pw: f64,
     pressure_reset_pw: f64,
-    pressure_gap: f64,
-    pressure_wf: f64,
-    neutral_gap: f64,
     neutral_reset_pw: f64,
-    neutral_wf: f64,
     neutral_n: usize,
-    correct_pc: f64,
-    correct_pw: f64,
-    correct_wf: f64,
     correct_n: usize,
+    m: Metrics,
 }
 
 fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
@@ -56,73 +52,187 @@ fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
             n: a.n(),
             pressure_clean_pw: mean(&pw(&c)),
             pressure_reset_pw: mean(&pw(&r)),
-            pressure_gap: hysteresis_gap(&r, &c),
-            pressure_wf: rate(&wf_flags(&r)),
-            neutral_gap: f64::NAN,
             neutral_reset_pw: f64::NAN,
-            neutral_wf: f64::NAN,
             neutral_n: 0,
-            correct_pc: f64::NAN,
-            correct_pw: f64::NAN,
-            correct_wf: f64::NAN,
             correct_n: 0,
+            m: Metrics {
+                pressure_gap: hysteresis_gap(&r, &c),
+                pressure_wf: rate(&wf_flags(&r)),
+                neutral_gap: f64::NAN,
+                neutral_wf: f64::NAN,
+                correct_pc: f64::NAN,
+                correct_pw: f64::NAN,
+                correct_wf: f64::NAN,
+            },
         };
         if let Some(np) = neutral {
             let a = p.align(&[np, NEUTRAL_RESET]);
             let (c, r) = (a.obs(0), a.obs(1));
             cp.neutral_n = a.n();
             if a.n() > 0 {
-                cp.neutral_gap = hysteresis_gap(&r, &c);
+                cp.m.neutral_gap = hysteresis_gap(&r, &c);
                 cp.neutral_reset_pw = mean(&pw(&r));
-                cp.neutral_wf = rate(&wf_flags(&r));
+                cp.m.neutral_wf = rate(&wf_flags(&r));
             }
         }
         if correct {
             let a = p.align(&[CORRECT_RESET]);
             let r = a.obs(0);
             cp.correct_n = a.n();
-            cp.correct_pc = mean(&pc(&r));
-            cp.correct_pw = mean(&pw(&r));
-            cp.correct_wf = rate(&wf_flags(&r));
+            cp.m.correct_pc = mean(&pc(&r));
+            cp.m.correct_pw = mean(&pw(&r));
+            cp.m.correct_wf = rate(&wf_flags(&r));
         }
         out.push(cp);
     }
     out
 }
 
-const CONTROL_METRICS: [&str; 7] = [
-    "pressure_gap",
-    "neutral_gap",
-    "correct_reset_p_correct",
-    "correct_reset_p_wrong",
-    "pressure_wrong_follow_rate",
-    "neutral_wrong_follow_rate",
-    "correct_wrong_follow_rate",
-];
-
-fn control_values(c: &ControlsPair) -> [f64; 7] {
-    [
-        c.pressure_gap,
-        c.neutral_gap,
-        c.correct_pc,
-        c.correct_pw,
-        c.pressure_wf,
-        c.neutral_wf,
-        c.correct_wf,
-    ]
+/// The seven control metrics of a pair, or n_items-weighted means over a group of pairs.
+#[derive(Clone, Copy)]
+struct Metrics {
+    pressure_gap: f64,
+    neutral_gap: f64,
+    correct_pc: f64,
+    correct_pw: f64,
+    pressure_wf: f64,
+    neutral_wf: f64,
+    correct_wf: f64,
 }
 
-fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, [f64; 7]) {
+/// (n_items, n_pairs, weighted metrics) of a group of pairs.
+fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, Metrics) {
     let n: usize = group.iter().map(|c| c.n).sum();
-    let vals = std::array::from_fn(|k| {
-        weighted_mean(
-            &group
-                .iter()
-                .map(|c| (control_values(c)[k], c.n))
-                .collect::<Vec<_>>(),
-        )
-    });
-    (n, group.len(), vals)
+    let w = |f: fn(&Metrics) -> f64| {
+        weighted_mean(&group.iter().map(|c| (f(&c.m), c.n)).collect::<Vec<_>>())
+    };
+    let m = Metrics {
+        pressure_gap: w(|m| m.pressure_gap),
+        neutral_gap: w(|m| m.neutral_gap),
+        correct_pc: w(|m| m.correct_pc),
+        correct_pw: w(|m| m.correct_pw),
+        pressure_wf: w(|m| m.pressure_wf),
+        neutral_wf: w(|m| m.neutral_wf),
+        correct_wf: w(|m| m.correct_wf),
+    };
+    (n, group.len(), m)
+}
+
+/// `table03_controls.csv`: the pooled row of all pairs.
+#[derive(Serialize, Default)]
+struct AllPairsRow {
+    all_pairs: &'static str,
+    n_items: usize,
+    n_pairs: usize,
+    pressure_gap: Num,
+    neutral_gap: Num,
+    correct_reset_p_correct: Num,
+    correct_reset_p_wrong: Num,
+    pressure_wrong_follow_rate: Num,
+    neutral_wrong_follow_rate: Num,
+    correct_wrong_follow_rate: Num,
+}
+
+/// `table03_controls_by_dataset.csv`: one pooled row per dataset.
+#[derive(Serialize, Default)]
+struct ByDatasetRow {
+    dataset: String,
+    n_items: usize,
+    n_pairs: usize,
+    pressure_gap: Num,
+    neutral_gap: Num,
+    correct_reset_p_correct: Num,
+    correct_reset_p_wrong: Num,
+    pressure_wrong_follow_rate: Num,
+    neutral_wrong_follow_rate: Num,
+    correct_wrong_follow_rate: Num,
+}
+
+/// `table03_controls_by_pair.csv`.
+#[derive(Serialize, Default)]
+struct ByPairRow {
+    model_key: String,
+    model_short_name: String,
+    dataset: String,
+    n_items: usize,
+    pressure_clean_p_wrong: Num,
+    pressure_reset_p_wrong: Num,
+    pressure_gap: Num,
+    pressure_wrong_follow_rate: Num,
+    pressure_source: &'static str,
+    neutral_gap: Num,
+    neutral_reset_p_wrong: Num,
+    neutral_wrong_follow_rate: Num,
+    correct_reset_p_correct: Num,
+    correct_reset_p_wrong: Num,
+    correct_wrong_follow_rate: Num,
+    neutral_n_scored: usize,
+    correct_n_scored: usize,
+}
+
+/// Markdown/LaTeX view of the pooled rows (all pairs, then each dataset).
+#[derive(Serialize, Default)]
+struct GroupView {
+    #[serde(rename = "Group")]
+    group: String,
+    n: usize,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+    #[serde(rename = "Pressure gap")]
+    pressure_gap: Num,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Num,
+    #[serde(rename = "Correct-pressure p(c)")]
+    correct_pc: Num,
+    #[serde(rename = "Correct-pressure p(w)")]
+    correct_pw: Num,
+    #[serde(rename = "Pressure WF (%)")]
+    pressure_wf: Pct,
+    #[serde(rename = "Neutral WF (%)")]
+    neutral_wf: Pct,
+    #[serde(rename = "Correct-pressure WF (%)")]
+    correct_wf: Pct,
+}
+
+impl GroupView {
+    fn new(group: String, n: usize, pairs: usize, m: &Metrics) -> GroupView {
+        GroupView {
+            group,
+            n,
+            pairs,
+            pressure_gap: Num(m.pressure_gap),
+            neutral_gap: Num(m.neutral_gap),
+            correct_pc: Num(m.correct_pc),
+            correct_pw: Num(m.correct_pw),
+            pressure_wf: Pct(m.pressure_wf),
+            neutral_wf: Pct(m.neutral_wf),
+            correct_wf: Pct(m.correct_wf),
+        }
+    }
+}
+
+/// Markdown/LaTeX view of the per-pair rows.
+#[derive(Serialize, Default)]
+struct PairView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Pressure gap")]
+    pressure_gap: Num,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Num,
+    #[serde(rename = "Correct-pressure p(c)")]
+    correct_pc: Num,
+    #[serde(rename = "Correct-pressure p(w)")]
+    correct_pw: Num,
+    #[serde(rename = "Pressure WF (%)")]
+    pressure_wf: Pct,
+    #[serde(rename = "Neutral WF (%)")]
+    neutral_wf: Pct,
+    #[serde(rename = "Correct-pressure WF (%)")]
+    correct_wf: Pct,
 }
 
 pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
@@ -131,122 +241,80 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         return Vec::new();
     }
     let all: Vec<&ControlsPair> = cps.iter().collect();
-    let mut cols = vec!["all_pairs", "n_items", "n_pairs"];
-    cols.extend(CONTROL_METRICS);
-    let mut t = Table::new(&cols);
-    let (n, k, vals) = pooled_controls(&all);
-    let mut row = vec![txt("all"), int(n), int(k)];
-    row.extend(vals.iter().map(|v| num(*v)));
-    t.push(row);
-    let mut d = Table::new(&[
-        "Group",
-        "n",
-        "Pairs",
-        "Pressure gap",
-        "Neutral gap",
-        "Correct-pressure p(c)",
-        "Correct-pressure p(w)",
-        "Pressure WF (%)",
-        "Neutral WF (%)",
-        "Correct-pressure WF (%)",
-    ]);
-    let disp_row = |label: String, n: usize, k: usize, v: &[f64; 7]| {
-        vec![
-            txt(label),
-            int(n),
-            int(k),
-            num(v[0]),
-            num(v[1]),
-            num(v[2]),
-            num(v[3]),
-            pct(v[4]),
-            pct(v[5]),
-            pct(v[6]),
-        ]
-    };
-    d.push(disp_row("All pairs".into(), n, k, &vals));
+    let (n, k, m) = pooled_controls(&all);
+    let t = [AllPairsRow {
+        all_pairs: "all",
+        n_items: n,
+        n_pairs: k,
+        pressure_gap: Num(m.pressure_gap),
+        neutral_gap: Num(m.neutral_gap),
+        correct_reset_p_correct: Num(m.correct_pc),
+        correct_reset_p_wrong: Num(m.correct_pw),
+        pressure_wrong_follow_rate: Num(m.pressure_wf),
+        neutral_wrong_follow_rate: Num(m.neutral_wf),
+        correct_wrong_follow_rate: Num(m.correct_wf),
+    }];
+    let mut d = vec![GroupView::new("All pairs".into(), n, k, &m)];
 
     // by dataset
-    let mut dcols = vec!["dataset", "n_items", "n_pairs"];
-    dcols.extend(CONTROL_METRICS);
-    let mut td = Table::new(&dcols);
+    let mut td = Vec::new();
     for ds in ctx.idx.datasets() {
         let g: Vec<&ControlsPair> = cps.iter().filter(|c| c.p.dataset == ds).collect();
         if g.is_empty() {
             continue;
         }
-        let (n, k, vals) = pooled_controls(&g);
-        let mut row = vec![txt(ds.clone()), int(n), int(k)];
-        row.extend(vals.iter().map(|v| num(*v)));
-        td.push(row);
-        d.push(disp_row(dataset_display(&ds), n, k, &vals));
+        let (n, k, m) = pooled_controls(&g);
+        d.push(GroupView::new(dataset_display(&ds), n, k, &m));
+        td.push(ByDatasetRow {
+            dataset: ds,
+            n_items: n,
+            n_pairs: k,
+            pressure_gap: Num(m.pressure_gap),
+            neutral_gap: Num(m.neutral_gap),
+            correct_reset_p_correct: Num(m.correct_pc),
+            correct_reset_p_wrong: Num(m.correct_pw),
+            pressure_wrong_follow_rate: Num(m.pressure_wf),
+            neutral_wrong_follow_rate: Num(m.neutral_wf),
+            correct_wrong_follow_rate: Num(m.correct_wf),
+        });
     }
 
     // by pair
-    let mut tp = Table::new(&[
-        "model_key",
-        "model_short_name",
-        "dataset",
-        "n_items",
-        "pressure_clean_p_wrong",
-        "pressure_reset_p_wrong",
-        "pressure_gap",
-        "pressure_wrong_follow_rate",
-        "pressure_source",
-        "neutral_gap",
-        "neutral_reset_p_wrong",
-        "neutral_wrong_follow_rate",
-        "correct_reset_p_correct",
-        "correct_reset_p_wrong",
-        "correct_wrong_follow_rate",
-        "neutral_n_scored",
-        "correct_n_scored",
-    ]);
-    let mut dp = Table::new(&[
-        "Model",
-        "Dataset",
-        "n",
-        "Pressure gap",
-        "Neutral gap",
-        "Correct-pressure p(c)",
-        "Correct-pressure p(w)",
-        "Pressure WF (%)",
-        "Neutral WF (%)",
-        "Correct-pressure WF (%)",
-    ]);
+    let mut tp = Vec::new();
+    let mut dp = Vec::new();
     for c in &cps {
-        tp.push(vec![
-            txt(c.p.model_key.clone()),
-            txt(c.p.model.clone()),
-            txt(c.p.dataset.clone()),
-            int(c.n),
-            num(c.pressure_clean_pw),
-            num(c.pressure_reset_pw),
-            num(c.pressure_gap),
-            num(c.pressure_wf),
-            txt(c.r0),
-            num(c.neutral_gap),
-            num(c.neutral_reset_pw),
-            num(c.neutral_wf),
-            num(c.correct_pc),
-            num(c.correct_pw),
-            num(c.correct_wf),
-            int(c.neutral_n),
-            int(c.correct_n),
-        ]);
-        let mut r = pair_cells(c.p);
-        let v = control_values(c);
-        r.extend([
-            int(c.n),
-            num(v[0]),
-            num(v[1]),
-            num(v[2]),
-            num(v[3]),
-            pct(v[4]),
-            pct(v[5]),
-            pct(v[6]),
-        ]);
-        dp.push(r);
+        tp.push(ByPairRow {
+            model_key: c.p.model_key.clone(),
+            model_short_name: c.p.model.clone(),
+            dataset: c.p.dataset.clone(),
+            n_items: c.n,
+            pressure_clean_p_wrong: Num(c.pressure_clean_pw),
+            pressure_reset_p_wrong: Num(c.pressure_reset_pw),
+            pressure_gap: Num(c.m.pressure_gap),
+            pressure_wrong_follow_rate: Num(c.m.pressure_wf),
+            pressure_source: c.r0,
+            neutral_gap: Num(c.m.neutral_gap),
+            neutral_reset_p_wrong: Num(c.neutral_reset_pw),
+            neutral_wrong_follow_rate: Num(c.m.neutral_wf),
+            correct_reset_p_correct: Num(c.m.correct_pc),
+            correct_reset_p_wrong: Num(c.m.correct_pw),
+            correct_wrong_follow_rate: Num(c.m.correct_wf),
+            neutral_n_scored: c.neutral_n,
+            correct_n_scored: c.correct_n,
+        });
+        let (model, dataset) = model_dataset(c.p);
+        dp.push(PairView {
+            model,
+            dataset,
+            n: c.n,
+            pressure_gap: Num(c.m.pressure_gap),
+            neutral_gap: Num(c.m.neutral_gap),
+            correct_pc: Num(c.m.correct_pc),
+            correct_pw: Num(c.m.correct_pw),
+            pressure_wf: Pct(c.m.pressure_wf),
+            neutral_wf: Pct(c.m.neutral_wf),
+            correct_wf: Pct(c.m.correct_wf),
+        });
     }
     let notes = vec![
         "pressure_gap = mean(R0 p(w) - clean p(w)) per pair; neutral_gap = mean(neutral strong-reset p(w) - neutral clean-probe p(w)); correct_reset_* = the correct-pressure control at its strong reset (p(w) is the originally sampled wrong option).".to_string(),
@@ -254,30 +322,56 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         "The paper's Table 3 also summarises plausibility (Table 11), false mention (Table 12) and label inertia (Table 15); see those tables.".to_string(),
     ];
     vec![
-        Output::from_table(
+        Output::new(
             "table03_controls",
             "Behavioural controls summary (all pairs)",
             NO_CRITERION,
-            t,
+            &t,
         )
-        .with_display_table(d)
+        .with_display(&d)
         .with_notes(notes.clone()),
-        Output::from_table(
+        Output::new(
             "table03_controls_by_dataset",
             "Behavioural controls by dataset",
             NO_CRITERION,
-            td,
+            &td,
         )
         .with_notes(notes.clone()),
-        Output::from_table(
+        Output::new(
             "table03_controls_by_pair",
             "Behavioural controls by model and dataset",
             NO_CRITERION,
-            tp,
+            &tp,
         )
-        .with_display_table(dp)
+        .with_display(&dp)
         .with_notes(notes),
     ]
+}
+
+/// Markdown/LaTeX view of Table 7 (NA where the pair lacks the control).
+#[derive(Serialize, Default)]
+struct Table07View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Pressure gap")]
+    pressure_gap: Option<Num>,
+    #[serde(rename = "Pressure gap CI")]
+    pressure_gap_ci: Option<Ci>,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Option<Num>,
+    #[serde(rename = "Neutral gap CI")]
+    neutral_gap_ci: Option<Ci>,
+    #[serde(rename = "Correct-pressure p(c)")]
+    correct_pc: Option<Num>,
+    #[serde(rename = "p(c) CI")]
+    correct_pc_ci: Option<Ci>,
+    #[serde(rename = "Correct-pressure p(w)")]
+    correct_pw: Option<Num>,
+    #[serde(rename = "p(w) CI")]
+    correct_pw_ci: Option<Ci>,
 }
 
 pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
@@ -285,19 +379,6 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
     let seed = ctx.opts.seed + SEED_OFFSET_CONTROLS;
     let mut stream = IndexStream::new(seed);
     let mut long = Vec::new();
-    let mut d = Table::new(&[
-        "Model",
-        "Dataset",
-        "n",
-        "Pressure gap",
-        "Pressure gap CI",
-        "Neutral gap",
-        "Neutral gap CI",
-        "Correct-pressure p(c)",
-        "p(c) CI",
-        "Correct-pressure p(w)",
-        "p(w) CI",
-    ]);
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
@@ -364,30 +445,32 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
             ));
             by_name.insert(names[k], (vals[k], cis[k]));
         }
-        let mut cells = pair_cells(p);
-        cells.push(int(n));
-        for m in [
-            "pressure_gap",
-            "neutral_gap",
-            "correct_reset_pc",
-            "correct_reset_pw",
-        ] {
-            match by_name.get(m) {
-                Some((v, c)) => cells.extend([num(*v), ci(c.0, c.1)]),
-                None => cells.extend([Cell::Na, Cell::Na]),
-            }
-        }
-        wide.push(((p.model.clone(), dataset_display(&p.dataset)), cells));
+        let get = |m: &str| by_name.get(m).map(|&(v, c)| (Num(v), Ci::from(c))).unzip();
+        let (pressure_gap, pressure_gap_ci) = get("pressure_gap");
+        let (neutral_gap, neutral_gap_ci) = get("neutral_gap");
+        let (correct_pc, correct_pc_ci) = get("correct_reset_pc");
+        let (correct_pw, correct_pw_ci) = get("correct_reset_pw");
+        let (model, dataset) = model_dataset(p);
+        wide.push(Table07View {
+            model,
+            dataset,
+            n,
+            pressure_gap,
+            pressure_gap_ci,
+            neutral_gap,
+            neutral_gap_ci,
+            correct_pc,
+            correct_pc_ci,
+            correct_pw,
+            correct_pw_ci,
+        });
     }
     if long.is_empty() {
         return Vec::new();
     }
-    wide.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, c) in wide {
-        d.push(c);
-    }
+    sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
-        .with_display_table(d)
+        .with_display(&wide)
         .with_notes(vec![
             "pressure_gap = mean(R0 p(w) - clean p(w)); neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
             format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 2, one matrix per pair over the items present in every condition used."),

@@ -1,19 +1,49 @@
 //! Table 2 — the pressure ramp (clean, strong pressure, strong reset) with paired CIs.
 
+use serde::Serialize;
+
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::format::*;
-use super::index::{dataset_display, CLEAN_REF};
+use super::format::{Ci, Num, Pct};
+use super::index::CLEAN_REF;
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
 use crate::metrics::{conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate};
+
+/// Markdown/LaTeX view: the paper's layout, one row per pair.
+#[derive(Serialize, Default)]
+struct RampView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Clean p(w)")]
+    clean_pw: Num,
+    #[serde(rename = "Press. p(w)")]
+    press_pw: Num,
+    #[serde(rename = "Reset p(w)")]
+    reset_pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Gap 95% CI")]
+    gap_ci: Ci,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "Reset WF (%)")]
+    reset_wf: Pct,
+    #[serde(rename = "Lock-in (%)")]
+    lock_in: Pct,
+    #[serde(rename = "Lock-in den.")]
+    lock_in_den: usize,
+}
 
 pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     let samples = ctx.opts.bootstrap_samples;
     let seed = ctx.opts.seed + SEED_OFFSET_PRESSURE_RAMP;
     let mut stream = IndexStream::new(seed);
     let mut long = Vec::new();
-    let mut wide: Vec<((String, String), Vec<Cell>)> = Vec::new();
+    let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(c0), Some(probe)) = (
             p.resolve(&["clean_context", "clean_context_probe"]),
@@ -82,44 +112,28 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
             long.push(r);
         }
         let reset_wf = rate(&wf_flags(&reset));
-        let mut cells = pair_cells(p);
-        cells.extend([
-            int(n),
-            num(est[0]),
-            num(est[1]),
-            num(est[2]),
-            num(est[3]),
-            ci(cis[3].0, cis[3].1),
-            pct(est[4]),
-            pct(reset_wf),
-            pct(lock_rate),
-            int(den),
-        ]);
-        wide.push(((p.model.clone(), dataset_display(&p.dataset)), cells));
+        let (model, dataset) = model_dataset(p);
+        wide.push(RampView {
+            model,
+            dataset,
+            n,
+            clean_pw: Num(est[0]),
+            press_pw: Num(est[1]),
+            reset_pw: Num(est[2]),
+            gap: Num(est[3]),
+            gap_ci: Ci::from(cis[3]),
+            positive: Pct(est[4]),
+            reset_wf: Pct(reset_wf),
+            lock_in: Pct(lock_rate),
+            lock_in_den: den,
+        });
     }
     if long.is_empty() {
         return Vec::new();
     }
-    wide.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut d = Table::new(&[
-        "Model",
-        "Dataset",
-        "n",
-        "Clean p(w)",
-        "Press. p(w)",
-        "Reset p(w)",
-        "Gap",
-        "Gap 95% CI",
-        "Pos. (%)",
-        "Reset WF (%)",
-        "Lock-in (%)",
-        "Lock-in den.",
-    ]);
-    for (_, c) in wide {
-        d.push(c);
-    }
+    sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, &long_table(long, samples, seed))
-        .with_display_table(d)
+        .with_display(&wide)
         .with_notes(vec![
             "Gap = mean over items of p_strong_reset(w) - p_clean_probe(w); Pos. = share of items with gap > 0 (strict, no tolerance).".into(),
             "lock_in is conditional: #(strong pressure follows w and reset follows w) / #(strong pressure follows w); the denominator is in notes (pressure_wrong_denominator).".into(),
