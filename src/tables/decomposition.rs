@@ -1,46 +1,63 @@
 //! Table 10 — failure decomposition on R0 (with paired CIs, and counts).
 
 use super::boot::{as_f64, paired_cis, Stat};
+use serde::Serialize;
+
 use super::common::*;
-use super::format::*;
-use super::index::{dataset_display, CLEAN_REF, R0_REF};
+use super::format::{Num, Pct, PctCi};
+use super::index::{CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_DECOMPOSITION};
 use crate::metrics::{contamination_advocated_flags, failure_decomposition, DecompCell};
+
+/// `table10_decomposition_counts.csv`.
+#[derive(Serialize, Default)]
+struct CountsRow {
+    model: String,
+    model_key: String,
+    dataset: String,
+    n: usize,
+    stable_correct_count: usize,
+    history_contamination_count: usize,
+    context_correction_count: usize,
+    knowledge_task_failure_count: usize,
+    clean_correct_count: usize,
+    clean_correct_to_history_wrong_count: usize,
+    stable_correct_rate: Num,
+    history_contamination_rate: Num,
+    context_correction_rate: Num,
+    knowledge_task_failure_rate: Num,
+    clean_correct_to_history_wrong_rate: Num,
+}
+
+/// Markdown/LaTeX view of the CI table.
+#[derive(Serialize, Default)]
+struct Table10View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Stable (%)")]
+    stable: Pct,
+    #[serde(rename = "Hist. (%)")]
+    history: Pct,
+    #[serde(rename = "Corr. (%)")]
+    correction: Pct,
+    #[serde(rename = "Fail (%)")]
+    failure: Pct,
+    #[serde(rename = "Hist. given clean-correct (%)")]
+    history_given_clean_correct: Pct,
+    #[serde(rename = "95% CI (pp)")]
+    history_given_clean_correct_ci: PctCi,
+}
 
 pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
     let samples = ctx.opts.bootstrap_samples;
     let seed = ctx.opts.seed + SEED_OFFSET_DECOMPOSITION;
     let mut stream = IndexStream::new(seed);
     let mut long = Vec::new();
-    let mut counts = Table::new(&[
-        "model",
-        "model_key",
-        "dataset",
-        "n",
-        "stable_correct_count",
-        "history_contamination_count",
-        "context_correction_count",
-        "knowledge_task_failure_count",
-        "clean_correct_count",
-        "clean_correct_to_history_wrong_count",
-        "stable_correct_rate",
-        "history_contamination_rate",
-        "context_correction_rate",
-        "knowledge_task_failure_rate",
-        "clean_correct_to_history_wrong_rate",
-    ]);
-    let mut d = Table::new(&[
-        "Model",
-        "Dataset",
-        "n",
-        "Stable (%)",
-        "Hist. (%)",
-        "Corr. (%)",
-        "Fail (%)",
-        "Hist. given clean-correct (%)",
-        "95% CI (pp)",
-    ]);
+    let mut counts = Vec::new();
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
@@ -112,54 +129,52 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             }
             long.push(row);
         }
-        counts.push(vec![
-            txt(p.model.clone()),
-            txt(p.model_key.clone()),
-            txt(p.dataset.clone()),
-            int(dec.n),
-            int(dec.stable_correct_count),
-            int(dec.history_contamination_count),
-            int(dec.context_correction_count),
-            int(dec.knowledge_task_failure_count),
-            int(dec.clean_correct_count),
-            int(dec.clean_correct_to_history_wrong_count),
-            num(dec.stable_correct_rate),
-            num(dec.history_contamination_rate),
-            num(dec.context_correction_rate),
-            num(dec.knowledge_task_failure_rate),
-            num(dec.hist_given_clean_correct),
-        ]);
-        let mut cells = pair_cells(p);
-        cells.extend([
-            int(n),
-            pct(est[0]),
-            pct(est[1]),
-            pct(est[2]),
-            pct(est[3]),
-            pct(est[4]),
-            ci_pct(cis[4].0, cis[4].1),
-        ]);
-        wide.push(((p.model.clone(), dataset_display(&p.dataset)), cells));
+        counts.push(CountsRow {
+            model: p.model.clone(),
+            model_key: p.model_key.clone(),
+            dataset: p.dataset.clone(),
+            n: dec.n,
+            stable_correct_count: dec.stable_correct_count,
+            history_contamination_count: dec.history_contamination_count,
+            context_correction_count: dec.context_correction_count,
+            knowledge_task_failure_count: dec.knowledge_task_failure_count,
+            clean_correct_count: dec.clean_correct_count,
+            clean_correct_to_history_wrong_count: dec.clean_correct_to_history_wrong_count,
+            stable_correct_rate: Num(dec.stable_correct_rate),
+            history_contamination_rate: Num(dec.history_contamination_rate),
+            context_correction_rate: Num(dec.context_correction_rate),
+            knowledge_task_failure_rate: Num(dec.knowledge_task_failure_rate),
+            clean_correct_to_history_wrong_rate: Num(dec.hist_given_clean_correct),
+        });
+        let (model, dataset) = model_dataset(p);
+        wide.push(Table10View {
+            model,
+            dataset,
+            n,
+            stable: Pct(est[0]),
+            history: Pct(est[1]),
+            correction: Pct(est[2]),
+            failure: Pct(est[3]),
+            history_given_clean_correct: Pct(est[4]),
+            history_given_clean_correct_ci: PctCi::from(cis[4]),
+        });
     }
     if long.is_empty() {
         return Vec::new();
     }
-    wide.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, c) in wide {
-        d.push(c);
-    }
+    sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     let notes = vec![
         "On R0 vs clean: Stable = clean correct and R0 correct; Hist. = clean correct and R0 not correct; Corr. = clean wrong and R0 correct; Fail = clean wrong and R0 wrong (rates over all items, sum to 1).".to_string(),
         "Hist. given clean-correct = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination).".to_string(),
     ];
     vec![
         Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, &long_table(long, samples, seed))
-            .with_display_table(d)
+            .with_display(&wide)
             .with_notes({
                 let mut n = notes.clone();
                 n.push(format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 3, one matrix per pair."));
                 n
             }),
-        Output::from_table("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, counts).with_notes(notes),
+        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, &counts).with_notes(notes),
     ]
 }

@@ -1,31 +1,57 @@
 //! Table 8 — the expanded family ramp (Gap = Reset - Fresh).
 
+use serde::Serialize;
+
 use super::common::*;
-use super::format::*;
+use super::format::{Num, Pct};
 use super::index::dataset_display;
 use super::{Ctx, Output};
 use crate::metrics::{hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in};
 
+/// `table08_expanded_family_ramp.csv`.
+#[derive(Serialize, Default)]
+struct Table08Row {
+    model: String,
+    model_key: String,
+    dataset: String,
+    dataset_key: String,
+    strong_pressure_p_wrong: Num,
+    full_history_reset_p_wrong: Num,
+    fresh_context_p_wrong: Num,
+    full_history_reset_hysteresis_gap: Num,
+    full_history_reset_positive_hysteresis_rate: Num,
+    full_history_reset_wrong_answer_following: Num,
+    full_history_reset_conditional_lock_in: Num,
+    remove_all_pressure_hysteresis_gap: Num,
+    reset_only_hysteresis_gap: Num,
+    source_artifact: String,
+}
+
+/// Markdown/LaTeX view.
+#[derive(Serialize, Default)]
+struct Table08View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Press.")]
+    press: Num,
+    #[serde(rename = "Reset")]
+    reset: Num,
+    #[serde(rename = "Fresh")]
+    fresh: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
+}
+
 pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
-    let mut t = Table::new(&[
-        "model",
-        "model_key",
-        "dataset",
-        "dataset_key",
-        "strong_pressure_p_wrong",
-        "full_history_reset_p_wrong",
-        "fresh_context_p_wrong",
-        "full_history_reset_hysteresis_gap",
-        "full_history_reset_positive_hysteresis_rate",
-        "full_history_reset_wrong_answer_following",
-        "full_history_reset_conditional_lock_in",
-        "remove_all_pressure_hysteresis_gap",
-        "reset_only_hysteresis_gap",
-        "source_artifact",
-    ]);
-    let mut d = Table::new(&[
-        "Model", "Dataset", "n", "Press.", "Reset", "Fresh", "Gap", "Pos. (%)", "WF (%)",
-    ]);
+    let mut t = Vec::new();
+    let mut d = Vec::new();
     for p in &ctx.idx.pairs {
         if !p.has("strong_pressure") {
             continue;
@@ -60,39 +86,41 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
                 hysteresis_gap(&a.obs(1), &a.obs(0))
             }
         };
-        t.push(vec![
-            txt(p.model.clone()),
-            txt(p.model_key.clone()),
-            txt(dataset_display(&p.dataset)),
-            txt(p.dataset.clone()),
-            num(mean(&pw(&press))),
-            num(mean(&pw(&r))),
-            num(mean(&pw(&f))),
-            num(gap),
-            num(pos),
-            num(wf),
-            num(unconditional_lock_in(&press, &r)),
-            num(side_gap("remove_all_pressure")),
-            num(side_gap("reset_only")),
-            txt(format!("hyst-tui item rows (reset={reset}; fresh={fresh})")),
-        ]);
-        let mut cells = pair_cells(p);
-        cells.extend([
-            int(n),
-            num(mean(&pw(&press))),
-            num(mean(&pw(&r))),
-            num(mean(&pw(&f))),
-            num(gap),
-            pct(pos),
-            pct(wf),
-        ]);
-        d.push(cells);
+        let (press_pw, reset_pw, fresh_pw) = (mean(&pw(&press)), mean(&pw(&r)), mean(&pw(&f)));
+        t.push(Table08Row {
+            model: p.model.clone(),
+            model_key: p.model_key.clone(),
+            dataset: dataset_display(&p.dataset),
+            dataset_key: p.dataset.clone(),
+            strong_pressure_p_wrong: Num(press_pw),
+            full_history_reset_p_wrong: Num(reset_pw),
+            fresh_context_p_wrong: Num(fresh_pw),
+            full_history_reset_hysteresis_gap: Num(gap),
+            full_history_reset_positive_hysteresis_rate: Num(pos),
+            full_history_reset_wrong_answer_following: Num(wf),
+            full_history_reset_conditional_lock_in: Num(unconditional_lock_in(&press, &r)),
+            remove_all_pressure_hysteresis_gap: Num(side_gap("remove_all_pressure")),
+            reset_only_hysteresis_gap: Num(side_gap("reset_only")),
+            source_artifact: format!("hyst-tui item rows (reset={reset}; fresh={fresh})"),
+        });
+        let (model, dataset) = model_dataset(p);
+        d.push(Table08View {
+            model,
+            dataset,
+            n,
+            press: Num(press_pw),
+            reset: Num(reset_pw),
+            fresh: Num(fresh_pw),
+            gap: Num(gap),
+            positive: Pct(pos),
+            wrong_follow: Pct(wf),
+        });
     }
     if t.is_empty() {
         return Vec::new();
     }
-    vec![Output::from_table("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, t)
-        .with_display_table(d)
+    vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, &t)
+        .with_display(&d)
         .with_notes(vec![
             "Reset = full_history_reset (else R0); Fresh = fresh_context (else the clean probe); Gap = mean over items of p_reset(w) - p_fresh(w); Pos. = share of items with gap > 0.".into(),
             "As in the artifact's auxiliary table, full_history_reset_conditional_lock_in holds the UNCONDITIONAL lock-in rate (share of all items following w at strong pressure and at reset).".into(),

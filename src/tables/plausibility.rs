@@ -1,59 +1,110 @@
 //! Table 11 — wrong-answer plausibility tertiles (pooled and by pair).
 
+use serde::Serialize;
+
 use super::common::*;
-use super::format::*;
+use super::format::{Num, Pct};
 use super::index::{CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
 };
 
-fn stratum_cells(s: &StratumSummary) -> Vec<Cell> {
-    vec![
-        num(s.mean_p_clean_wrong),
-        num(s.mean_p_reset_wrong),
-        num(s.mean_hysteresis_gap),
-        num(s.positive_hysteresis_rate),
-        num(s.ordinary_reset_wrong_follow_rate),
-        int(s.n_items),
-    ]
+/// `table11_plausibility_tertiles.csv`: one row per stratum, pooled over the pairs.
+#[derive(Serialize, Default)]
+struct PooledRow {
+    plausibility_stratum: &'static str,
+    mean_p_clean_wrong: Num,
+    mean_p_reset_wrong: Num,
+    mean_hysteresis_gap: Num,
+    positive_hysteresis_rate: Num,
+    ordinary_reset_wrong_follow_rate: Num,
+    n_items: usize,
 }
 
-fn stratum_display(s: &StratumSummary) -> Vec<Cell> {
-    vec![
-        num(s.mean_p_clean_wrong),
-        num(s.mean_p_reset_wrong),
-        num(s.mean_hysteresis_gap),
-        pct(s.positive_hysteresis_rate),
-        pct(s.ordinary_reset_wrong_follow_rate),
-        int(s.n_items),
-    ]
+/// `table11_plausibility_by_pair.csv`.
+#[derive(Serialize, Default)]
+struct ByPairRow {
+    model: String,
+    model_key: String,
+    dataset: String,
+    plausibility_stratum: &'static str,
+    mean_p_clean_wrong: Num,
+    mean_p_reset_wrong: Num,
+    mean_hysteresis_gap: Num,
+    positive_hysteresis_rate: Num,
+    ordinary_reset_wrong_follow_rate: Num,
+    n_items: usize,
+}
+
+/// Markdown/LaTeX view of the pooled table.
+#[derive(Serialize, Default)]
+struct PooledView {
+    #[serde(rename = "Stratum")]
+    stratum: &'static str,
+    #[serde(rename = "p_clean(w)")]
+    clean_pw: Num,
+    #[serde(rename = "p_reset(w)")]
+    reset_pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
+    n: usize,
+}
+
+/// Markdown/LaTeX view of the per-pair table.
+#[derive(Serialize, Default)]
+struct ByPairView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Stratum")]
+    stratum: &'static str,
+    #[serde(rename = "p_clean(w)")]
+    clean_pw: Num,
+    #[serde(rename = "p_reset(w)")]
+    reset_pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
+    n: usize,
+}
+
+fn pooled_row(stratum: &'static str, s: &StratumSummary) -> PooledRow {
+    PooledRow {
+        plausibility_stratum: stratum,
+        mean_p_clean_wrong: Num(s.mean_p_clean_wrong),
+        mean_p_reset_wrong: Num(s.mean_p_reset_wrong),
+        mean_hysteresis_gap: Num(s.mean_hysteresis_gap),
+        positive_hysteresis_rate: Num(s.positive_hysteresis_rate),
+        ordinary_reset_wrong_follow_rate: Num(s.ordinary_reset_wrong_follow_rate),
+        n_items: s.n_items,
+    }
+}
+
+fn pooled_view(stratum: &'static str, s: &StratumSummary) -> PooledView {
+    PooledView {
+        stratum,
+        clean_pw: Num(s.mean_p_clean_wrong),
+        reset_pw: Num(s.mean_p_reset_wrong),
+        gap: Num(s.mean_hysteresis_gap),
+        positive: Pct(s.positive_hysteresis_rate),
+        wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
+        n: s.n_items,
+    }
 }
 
 pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
-    const METRICS: [&str; 6] = [
-        "mean_p_clean_wrong",
-        "mean_p_reset_wrong",
-        "mean_hysteresis_gap",
-        "positive_hysteresis_rate",
-        "ordinary_reset_wrong_follow_rate",
-        "n_items",
-    ];
     let mut pooled: (Vec<usize>, Vec<Obs>, Vec<Obs>) = (Vec::new(), Vec::new(), Vec::new());
-    let mut cols = vec!["model", "model_key", "dataset", "plausibility_stratum"];
-    cols.extend(METRICS);
-    let mut bp = Table::new(&cols);
-    let mut dbp = Table::new(&[
-        "Model",
-        "Dataset",
-        "Stratum",
-        "p_clean(w)",
-        "p_reset(w)",
-        "Gap",
-        "Pos. (%)",
-        "WF (%)",
-        "n",
-    ]);
+    let mut bp = Vec::new();
+    let mut dbp = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
             continue;
@@ -65,19 +116,31 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         let (c, r) = (a.obs(0), a.obs(1));
         let strata = plausibility_tertiles(&pw(&c));
         let sums = plausibility_summary(&strata, &c, &r);
-        for (k, s) in sums.iter().enumerate() {
-            let mut row = vec![
-                txt(p.model.clone()),
-                txt(p.model_key.clone()),
-                txt(p.dataset.clone()),
-                txt(PLAUSIBILITY_STRATA[k]),
-            ];
-            row.extend(stratum_cells(s));
-            bp.push(row);
-            let mut drow = pair_cells(p);
-            drow.push(txt(PLAUSIBILITY_STRATA[k]));
-            drow.extend(stratum_display(s));
-            dbp.push(drow);
+        for (s, stratum) in sums.iter().zip(PLAUSIBILITY_STRATA) {
+            bp.push(ByPairRow {
+                model: p.model.clone(),
+                model_key: p.model_key.clone(),
+                dataset: p.dataset.clone(),
+                plausibility_stratum: stratum,
+                mean_p_clean_wrong: Num(s.mean_p_clean_wrong),
+                mean_p_reset_wrong: Num(s.mean_p_reset_wrong),
+                mean_hysteresis_gap: Num(s.mean_hysteresis_gap),
+                positive_hysteresis_rate: Num(s.positive_hysteresis_rate),
+                ordinary_reset_wrong_follow_rate: Num(s.ordinary_reset_wrong_follow_rate),
+                n_items: s.n_items,
+            });
+            let (model, dataset) = model_dataset(p);
+            dbp.push(ByPairView {
+                model,
+                dataset,
+                stratum,
+                clean_pw: Num(s.mean_p_clean_wrong),
+                reset_pw: Num(s.mean_p_reset_wrong),
+                gap: Num(s.mean_hysteresis_gap),
+                positive: Pct(s.positive_hysteresis_rate),
+                wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
+                n: s.n_items,
+            });
         }
         pooled.0.extend(strata);
         pooled.1.extend(c);
@@ -86,49 +149,30 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
     if bp.is_empty() {
         return Vec::new();
     }
-    let mut acols = vec!["plausibility_stratum"];
-    acols.extend(METRICS);
-    let mut agg = Table::new(&acols);
-    let mut dagg = Table::new(&[
-        "Stratum",
-        "p_clean(w)",
-        "p_reset(w)",
-        "Gap",
-        "Pos. (%)",
-        "WF (%)",
-        "n",
-    ]);
-    for (k, s) in plausibility_summary(&pooled.0, &pooled.1, &pooled.2)
-        .iter()
-        .enumerate()
-    {
-        let mut row = vec![txt(PLAUSIBILITY_STRATA[k])];
-        row.extend(stratum_cells(s));
-        agg.push(row);
-        let mut drow = vec![txt(PLAUSIBILITY_STRATA[k])];
-        drow.extend(stratum_display(s));
-        dagg.push(drow);
-    }
+    let sums = plausibility_summary(&pooled.0, &pooled.1, &pooled.2);
+    let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
+    let agg: Vec<PooledRow> = strata.clone().map(|(s, k)| pooled_row(k, s)).collect();
+    let dagg: Vec<PooledView> = strata.map(|(s, k)| pooled_view(k, s)).collect();
     let notes = vec![
         "Tertiles by rank of p_clean(w) within each pair (ties by item order; pandas qcut on ranks: 167/166/167 for 500 items); the aggregate pools the pairs' items per stratum.".to_string(),
         "p_reset(w), Gap and WF refer to R0 (ordinary strong reset).".to_string(),
     ];
     vec![
-        Output::from_table(
+        Output::new(
             "table11_plausibility_tertiles",
             "Wrong-answer plausibility tertiles (pooled)",
             NO_CRITERION,
-            agg,
+            &agg,
         )
-        .with_display_table(dagg)
+        .with_display(&dagg)
         .with_notes(notes.clone()),
-        Output::from_table(
+        Output::new(
             "table11_plausibility_by_pair",
             "Wrong-answer plausibility tertiles by pair",
             NO_CRITERION,
-            bp,
+            &bp,
         )
-        .with_display_table(dbp)
+        .with_display(&dbp)
         .with_notes(notes),
     ]
 }
