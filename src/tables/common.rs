@@ -135,6 +135,24 @@ pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     }
 }
 
+/// The `Model` and `Dataset` columns of a pair in the Markdown/LaTeX views (display names).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ModelDataset {
+    #[serde(rename = "Model")]
+    pub model: String,
+    #[serde(rename = "Dataset")]
+    pub dataset: String,
+}
+
+impl ModelDataset {
+    pub fn of(p: &PairData) -> ModelDataset {
+        ModelDataset {
+            model: p.model.clone(),
+            dataset: dataset_display(&p.dataset),
+        }
+    }
+}
+
 /// Display names of a pair's model and dataset (the `Model` and `Dataset` columns of the
 /// Markdown/LaTeX views).
 pub fn model_dataset(p: &PairData) -> (String, String) {

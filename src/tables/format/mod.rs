@@ -10,9 +10,11 @@
 //! for the Markdown and LaTeX renderers.
 
 mod cells;
+mod join;
 mod rows;
 
 pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
+pub(crate) use join::Join;
 pub(crate) use rows::{csv_text, table_of, Row};
 
 /// One table cell.

@@ -1,0 +1,167 @@
+//! [`Join`]: the columns of one row struct followed by those of another, as one struct (serde's
+//! `flatten` would serialise a map, which `csv` does not write).
+
+use serde::ser::{self, Impossible, Serialize, SerializeStruct, Serializer};
+
+/// A row made of the fields of `A`, then the fields of `B` (both structs). E.g. the key columns
+/// of a by-pair table followed by the metric columns it shares with the pooled table.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Join<A, B>(pub(crate) A, pub(crate) B);
+
+impl<A: Serialize, B: Serialize> Serialize for Join<A, B> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Join", 0)?;
+        self.0.serialize(Fields(&mut st))?;
+        self.1.serialize(Fields(&mut st))?;
+        st.end()
+    }
+}
+
+/// Forwards the fields of a struct to an enclosing struct serializer.
+struct Fields<'a, S>(&'a mut S);
+
+impl<S: SerializeStruct> SerializeStruct for Fields<'_, S> {
+    type Ok = ();
+    type Error = S::Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), S::Error> {
+        self.0.serialize_field(key, value)
+    }
+    fn end(self) -> Result<(), S::Error> {
+        Ok(())
+    }
+}
+
+fn not_a_struct<E: ser::Error>() -> E {
+    E::custom("Join joins two structs")
+}
+
+/// Methods of [`Fields`] as a serializer that reject anything but a struct.
+macro_rules! reject {
+    ($($method:ident($($ty:ty),*)),* $(,)?) => {
+        $(
+            fn $method(self, $(_: $ty),*) -> Result<(), S::Error> {
+                Err(not_a_struct())
+            }
+        )*
+    };
+}
+
+impl<'a, S: SerializeStruct> Serializer for Fields<'a, S> {
+    type Ok = ();
+    type Error = S::Error;
+    type SerializeSeq = Impossible<(), S::Error>;
+    type SerializeTuple = Impossible<(), S::Error>;
+    type SerializeTupleStruct = Impossible<(), S::Error>;
+    type SerializeTupleVariant = Impossible<(), S::Error>;
+    type SerializeMap = Impossible<(), S::Error>;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Impossible<(), S::Error>;
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, S::Error> {
+        Ok(self)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), S::Error> {
+        value.serialize(self)
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<(), S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        Err(not_a_struct())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, S::Error> {
+        Err(not_a_struct())
+    }
+    reject!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_char(char),
+        serialize_str(&str),
+        serialize_bytes(&[u8]),
+        serialize_none(),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    use super::super::{csv_text, table_of, Num};
+    use super::Join;
+
+    #[derive(Serialize, Default)]
+    struct Key {
+        model: String,
+    }
+    #[derive(Serialize, Default)]
+    struct Metrics {
+        #[serde(rename = "p(w)")]
+        pw: Num,
+    }
+
+    #[test]
+    fn joins_columns_in_order() {
+        let rows = [Join(Key { model: "m".into() }, Metrics { pw: Num(0.5) })];
+        assert_eq!(csv_text(&rows), "model,p(w)\nm,0.500000\n");
+        assert_eq!(table_of(&rows).columns, vec!["model", "p(w)"]);
+        let empty: [Join<Key, Metrics>; 0] = [];
+        assert_eq!(csv_text(&empty), "model,p(w)\n");
+    }
+}
