@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use super::format::{md_escape, Cell, Table};
+use super::definitions::FamilyView;
+use super::format::{md_escape, table_of, Cell, Table};
 use super::index::{dataset_display, RunIndex};
 use super::registry::TABLES;
 use super::{Output, TableOptions};
@@ -47,26 +48,8 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
     // criterion families
     s.push_str("## Criterion families\n\n");
     s.push_str("All three clean-context-like families are computed (thresholds in Table 22). Each table below says which one it uses. The MRO rule (`mro_success`, minimal recovery operation, repair classification) is the **main** family.\n\n");
-    let mut f = Table::new(&[
-        "Family",
-        "|Gap| <=",
-        "Acc. slack",
-        "p(c) slack",
-        "Entropy slack",
-        "Max-prob slack",
-    ]);
-    for fam in Family::ALL {
-        let c = fam.criterion();
-        f.push(vec![
-            Cell::Text(fam.name().into()),
-            Cell::Num(c.wrong_gap),
-            Cell::Num(c.accuracy_slack),
-            Cell::Num(c.p_correct_slack),
-            Cell::Num(c.entropy_slack),
-            Cell::Num(c.max_prob_slack),
-        ]);
-    }
-    s.push_str(&f.to_markdown());
+    let f: Vec<FamilyView> = Family::ALL.into_iter().map(FamilyView::of).collect();
+    s.push_str(&table_of(&f).to_markdown());
     s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, while the artifact's `table4_recovery_counts.csv` uses the *main* family (and Table 16 prints both \"Strict\" and \"MRO\"). `table04_recovery_counts.csv` therefore reports the main count in `computed_value` and the strict and loose counts in `strict_computed_value` / `loose_computed_value`.\n");
     if let Some(t4) = outputs.iter().find(|o| o.stem == "table04_recovery_counts") {
         let (lab, st, mn, lo) = (
