@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::format::{txt, Cell, Num, PyBool};
+use super::format::{Num, PyBool};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
@@ -162,9 +162,4 @@ pub fn model_dataset(p: &PairData) -> (String, String) {
 /// Sorts display rows by model, then dataset display name (stable).
 pub fn sort_by_model_dataset<R>(rows: &mut [R], key: impl Fn(&R) -> (&String, &String)) {
     rows.sort_by(|a, b| key(a).cmp(&key(b)));
-}
-
-/// `Model` and `Dataset` display cells of a pair.
-pub fn pair_cells(p: &PairData) -> Vec<Cell> {
-    vec![txt(p.model.clone()), txt(dataset_display(&p.dataset))]
 }

@@ -35,25 +35,9 @@ impl Output {
             notes: Vec::new(),
         }
     }
-    pub(super) fn from_table(stem: &str, title: &str, family: &str, csv: Table) -> Output {
-        Output {
-            id: "",
-            stem: stem.to_string(),
-            title: title.to_string(),
-            family: family.to_string(),
-            csv: csv.to_csv(),
-            table: csv,
-            display: None,
-            notes: Vec::new(),
-        }
-    }
     /// The Markdown/LaTeX view, when it differs from the CSV.
     pub(super) fn with_display<R: Row>(mut self, rows: &[R]) -> Output {
         self.display = Some(table_of(rows));
-        self
-    }
-    pub(super) fn with_display_table(mut self, t: Table) -> Output {
-        self.display = Some(t);
         self
     }
     pub(super) fn with_notes(mut self, notes: Vec<String>) -> Output {

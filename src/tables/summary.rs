@@ -3,8 +3,10 @@
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
+
 use super::definitions::FamilyView;
-use super::format::{md_escape, table_of, Cell, Table};
+use super::format::{md_escape, table_of, Table};
 use super::index::{dataset_display, RunIndex};
 use super::registry::TABLES;
 use super::{Output, TableOptions};
@@ -13,6 +15,32 @@ use crate::metrics::bootstrap::{
     SEED_OFFSET_RECOVERY_OPS, SEED_OFFSET_RELABEL,
 };
 use crate::metrics::criteria::Family;
+
+/// A row of the `Pairs` section.
+#[derive(Serialize, Default)]
+struct PairView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Model key")]
+    model_key: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Items")]
+    items: usize,
+    #[serde(rename = "Conditions")]
+    conditions: usize,
+}
+
+/// A row of the `Not written` section.
+#[derive(Serialize, Default)]
+struct MissingView {
+    #[serde(rename = "Table")]
+    table: &'static str,
+    #[serde(rename = "Content")]
+    content: &'static str,
+    #[serde(rename = "Needs")]
+    needs: &'static str,
+}
 
 pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -> String {
     let mut s = String::from("# hyst-tui results summary\n\n");
@@ -27,21 +55,25 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
 
     // pairs
     s.push_str("## Pairs\n\n");
-    let mut t = Table::new(&["Model", "Model key", "Dataset", "Items", "Conditions"]);
-    for p in &idx.pairs {
-        let items: BTreeSet<&(usize, String)> = p.conds.values().flat_map(|m| m.keys()).collect();
-        t.push(vec![
-            Cell::Text(p.model.clone()),
-            Cell::Text(p.model_key.clone()),
-            Cell::Text(dataset_display(&p.dataset)),
-            Cell::Int(items.len() as i64),
-            Cell::Int(p.conds.len() as i64),
-        ]);
-    }
-    if t.is_empty() {
+    let pairs: Vec<PairView> = idx
+        .pairs
+        .iter()
+        .map(|p| {
+            let items: BTreeSet<&(usize, String)> =
+                p.conds.values().flat_map(|m| m.keys()).collect();
+            PairView {
+                model: p.model.clone(),
+                model_key: p.model_key.clone(),
+                dataset: dataset_display(&p.dataset),
+                items: items.len(),
+                conditions: p.conds.len(),
+            }
+        })
+        .collect();
+    if pairs.is_empty() {
         s.push_str("No rows.\n\n");
     } else {
-        s.push_str(&t.to_markdown());
+        s.push_str(&table_of(&pairs).to_markdown());
         s.push('\n');
     }
 
@@ -107,19 +139,20 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
     s.push('\n');
 
     // not written
-    let mut missing = Table::new(&["Table", "Content", "Needs"]);
-    for spec in TABLES.iter().filter(|t| !t.written(outputs)) {
-        missing.push(vec![
-            Cell::Text(spec.id.into()),
-            Cell::Text(spec.title.into()),
-            Cell::Text(spec.needs.into()),
-        ]);
-    }
+    let missing: Vec<MissingView> = TABLES
+        .iter()
+        .filter(|t| !t.written(outputs))
+        .map(|t| MissingView {
+            table: t.id,
+            content: t.title,
+            needs: t.needs,
+        })
+        .collect();
     s.push_str("## Not written (conditions missing from this run)\n\n");
     if missing.is_empty() {
         s.push_str("None: every table had the data it needs.\n");
     } else {
-        s.push_str(&missing.to_markdown());
+        s.push_str(&table_of(&missing).to_markdown());
     }
     s.push_str("\n## Conventions\n\n");
     for line in [

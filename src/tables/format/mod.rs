@@ -1,13 +1,14 @@
-//! Cells, tables and the three renderers (CSV, Markdown, LaTeX).
+//! Typed table rows and the three renderers (CSV, Markdown, LaTeX).
+//!
+//! A table is a slice of typed rows ([`rows`]) whose fields are the cell types of [`cells`]:
+//! `csv::Writer` writes them (RFC 4180 quoting) and [`table_of`] turns them into a [`Table`] of
+//! [`Cell`]s for the Markdown and LaTeX renderers below.
 //!
 //! Formatting is deterministic and locale-free:
 //! - CSV: floats with 6 decimals (`{:.6}`), NaN as an empty field, booleans `True`/`False`
-//!   (pandas style), RFC 4180 quoting.
+//!   (pandas style).
 //! - Markdown / LaTeX: floats with 3 decimals, percentages with 1 decimal, NaN as `NA`.
 //! - A value that rounds to zero is printed without a sign (never `-0.000`).
-//!
-//! Tables are typed rows ([`rows`]) of the cell types of [`cells`]; [`Table`] holds their cells
-//! for the Markdown and LaTeX renderers.
 
 mod cells;
 mod join;
@@ -17,14 +18,14 @@ pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
 pub(crate) use join::Join;
 pub(crate) use rows::{csv_text, table_of, Row};
 
-/// One table cell.
+/// One table cell of the Markdown/LaTeX view.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
     Text(String),
     Int(i64),
     /// A plain number (probability, gap, rate as a fraction, …).
     Num(f64),
-    /// A fraction shown as a percentage in Markdown/LaTeX (the CSV keeps the fraction).
+    /// A fraction shown as a percentage.
     Pct(f64),
     Bool(bool),
     /// A 95% interval `[lo, hi]`; `pct` shows it in percentage points.
@@ -33,7 +34,7 @@ pub enum Cell {
         hi: f64,
         pct: bool,
     },
-    /// Missing value: empty in CSV, `NA` in Markdown/LaTeX.
+    /// Missing value (`NA`).
     Na,
 }
 
@@ -44,36 +45,6 @@ impl Cell {
             Cell::Int(_) | Cell::Num(_) | Cell::Pct(_) | Cell::Ci { .. }
         )
     }
-}
-
-pub fn txt(s: impl Into<String>) -> Cell {
-    Cell::Text(s.into())
-}
-pub fn num(v: f64) -> Cell {
-    Cell::Num(v)
-}
-pub fn pct(v: f64) -> Cell {
-    Cell::Pct(v)
-}
-pub fn int(v: usize) -> Cell {
-    Cell::Int(v as i64)
-}
-/// An unsigned integer (text if it does not fit an `i64`).
-pub fn uint(v: u64) -> Cell {
-    i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
-}
-pub fn boolc(b: bool) -> Cell {
-    Cell::Bool(b)
-}
-pub fn ci(lo: f64, hi: f64) -> Cell {
-    Cell::Ci { lo, hi, pct: false }
-}
-pub fn ci_pct(lo: f64, hi: f64) -> Cell {
-    Cell::Ci { lo, hi, pct: true }
-}
-/// `Num` when `Some`, `Na` otherwise.
-pub fn opt_num(v: Option<f64>) -> Cell {
-    v.map_or(Cell::Na, Cell::Num)
 }
 
 /// Fixed-precision float; `None` for NaN. Never prints a negative zero.
@@ -91,20 +62,6 @@ pub fn fmt_float(v: f64, decimals: usize) -> Option<String> {
         }
     }
     Some(s)
-}
-
-fn csv_value(c: &Cell) -> String {
-    match c {
-        Cell::Text(s) => s.clone(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Num(v) | Cell::Pct(v) => fmt_float(*v, 6).unwrap_or_default(),
-        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        Cell::Ci { lo, hi, .. } => match (fmt_float(*lo, 6), fmt_float(*hi, 6)) {
-            (Some(a), Some(b)) => format!("[{a}, {b}]"),
-            _ => String::new(),
-        },
-        Cell::Na => String::new(),
-    }
 }
 
 /// Display text (Markdown and LaTeX, before escaping).
@@ -145,12 +102,6 @@ impl Table {
             rows: Vec::new(),
         }
     }
-    pub fn with_columns(columns: Vec<String>) -> Table {
-        Table {
-            columns,
-            rows: Vec::new(),
-        }
-    }
     /// Appends a row; panics on a width mismatch (a programming error).
     pub fn push(&mut self, row: Vec<Cell>) {
         assert_eq!(
@@ -167,24 +118,6 @@ impl Table {
     /// Index of a column by name.
     pub fn col(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // CSV
-    // ------------------------------------------------------------------------------------------
-
-    pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        let line = |cells: Vec<String>, out: &mut String| {
-            let parts: Vec<String> = cells.iter().map(|s| csv_quote(s)).collect();
-            out.push_str(&parts.join(","));
-            out.push('\n');
-        };
-        line(self.columns.clone(), &mut out);
-        for r in &self.rows {
-            line(r.iter().map(csv_value).collect(), &mut out);
-        }
-        out
     }
 
     // ------------------------------------------------------------------------------------------
@@ -290,14 +223,6 @@ impl Table {
     }
 }
 
-fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// Escapes a Markdown table cell: pipes, and line breaks folded to spaces.
 pub fn md_escape(s: &str) -> String {
     s.replace(['\r', '\n'], " ").replace('|', "\\|")
@@ -345,8 +270,11 @@ mod tests {
         assert_eq!(fmt_float(0.2166666, 6).unwrap(), "0.216667");
         assert!(fmt_float(f64::NAN, 3).is_none());
         let mut t = Table::new(&["a", "b_c", "x"]);
-        t.push(vec![num(f64::NAN), txt("p|q, r"), pct(0.5)]);
-        assert_eq!(t.to_csv(), "a,b_c,x\n,\"p|q, r\",0.500000\n");
+        t.push(vec![
+            Cell::Num(f64::NAN),
+            Cell::Text("p|q, r".into()),
+            Cell::Pct(0.5),
+        ]);
         let md = t.to_markdown();
         assert!(
             md.contains("NA") && md.contains("p\\|q, r") && md.contains("50.0"),
