@@ -7,33 +7,33 @@ use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
 /// Criterion family of the tables that use no clean-context-like criterion.
-pub const NO_CRITERION: &str = "none";
+pub(crate) const NO_CRITERION: &str = "none";
 
 /// One row of the long CI format (§8.1: Table 2 and the appendix `*_with_ci.csv` files).
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct LongRow {
-    pub table_name: String,
-    pub model: String,
-    pub model_key: String,
+pub(crate) struct LongRow {
+    pub(crate) table_name: String,
+    pub(crate) model: String,
+    pub(crate) model_key: String,
     /// Display name of `dataset_key`.
-    pub dataset: String,
-    pub dataset_key: String,
-    pub condition_or_operation: String,
-    pub metric: String,
-    pub estimate: Num,
-    pub ci_low: Num,
-    pub ci_high: Num,
-    pub n_items: usize,
+    pub(crate) dataset: String,
+    pub(crate) dataset_key: String,
+    pub(crate) condition_or_operation: String,
+    pub(crate) metric: String,
+    pub(crate) estimate: Num,
+    pub(crate) ci_low: Num,
+    pub(crate) ci_high: Num,
+    pub(crate) n_items: usize,
     /// Set by [`long_table`].
-    pub bootstrap_samples: usize,
+    pub(crate) bootstrap_samples: usize,
     /// Set by [`long_table`].
-    pub seed: u64,
-    pub informative: PyBool,
-    pub notes: String,
+    pub(crate) seed: u64,
+    pub(crate) informative: PyBool,
+    pub(crate) notes: String,
 }
 
 impl LongRow {
-    pub fn new(
+    pub(crate) fn new(
         table_name: &str,
         p: &PairData,
         condition: &str,
@@ -60,12 +60,12 @@ impl LongRow {
             notes: String::new(),
         }
     }
-    pub fn notes(mut self, s: String) -> LongRow {
+    pub(crate) fn notes(mut self, s: String) -> LongRow {
         self.notes = s;
         self
     }
     /// A deterministic quantity (classification, count): no interval, `informative=False`.
-    pub fn deterministic(mut self) -> LongRow {
+    pub(crate) fn deterministic(mut self) -> LongRow {
         self.ci_low = Num(f64::NAN);
         self.ci_high = Num(f64::NAN);
         self.informative = PyBool(false);
@@ -75,7 +75,7 @@ impl LongRow {
 
 /// The long table, sorted by its first five columns (stable: metric order is kept), with the
 /// bootstrap settings filled in.
-pub fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Vec<LongRow> {
+pub(crate) fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Vec<LongRow> {
     rows.sort_by(|a, b| {
         let ka = (
             &a.table_name,
@@ -100,27 +100,27 @@ pub fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Vec<Long
     rows
 }
 
-pub fn pw(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn pw(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.p_wrong).collect()
 }
-pub fn pc(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn pc(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.p_correct).collect()
 }
-pub fn correct_flags(o: &[Obs]) -> Vec<bool> {
+pub(crate) fn correct_flags(o: &[Obs]) -> Vec<bool> {
     o.iter().map(|x| x.correct).collect()
 }
-pub fn wf_flags(o: &[Obs]) -> Vec<bool> {
+pub(crate) fn wf_flags(o: &[Obs]) -> Vec<bool> {
     o.iter().map(|x| x.wrong_follow).collect()
 }
-pub fn entropies(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn entropies(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.entropy).collect()
 }
-pub fn max_probs(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn max_probs(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.max_prob).collect()
 }
 
 /// `Σ wᵢ vᵢ / Σ wᵢ` over the non-NaN values (the artifact's `weighted_mean` by n_items).
-pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
+pub(crate) fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     let (mut s, mut w) = (0.0, 0usize);
     for &(v, n) in values {
         if !v.is_nan() && n > 0 {
@@ -137,15 +137,15 @@ pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
 
 /// The `Model` and `Dataset` columns of a pair in the Markdown/LaTeX views (display names).
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct ModelDataset {
+pub(crate) struct ModelDataset {
     #[serde(rename = "Model")]
-    pub model: String,
+    pub(crate) model: String,
     #[serde(rename = "Dataset")]
-    pub dataset: String,
+    pub(crate) dataset: String,
 }
 
 impl ModelDataset {
-    pub fn of(p: &PairData) -> ModelDataset {
+    pub(crate) fn of(p: &PairData) -> ModelDataset {
         ModelDataset {
             model: p.model.clone(),
             dataset: dataset_display(&p.dataset),
@@ -155,11 +155,11 @@ impl ModelDataset {
 
 /// Display names of a pair's model and dataset (the `Model` and `Dataset` columns of the
 /// Markdown/LaTeX views).
-pub fn model_dataset(p: &PairData) -> (String, String) {
+pub(crate) fn model_dataset(p: &PairData) -> (String, String) {
     (p.model.clone(), dataset_display(&p.dataset))
 }
 
 /// Sorts display rows by model, then dataset display name (stable).
-pub fn sort_by_model_dataset<R>(rows: &mut [R], key: impl Fn(&R) -> (&String, &String)) {
+pub(crate) fn sort_by_model_dataset<R>(rows: &mut [R], key: impl Fn(&R) -> (&String, &String)) {
     rows.sort_by(|a, b| key(a).cmp(&key(b)));
 }

@@ -8,7 +8,7 @@ use super::index::{letter_index, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 
 /// Examples per pair (the first by `subset_index`).
-pub const EXAMPLES_PER_PAIR: usize = 3;
+pub(crate) const EXAMPLES_PER_PAIR: usize = 3;
 
 fn option_text(choices_json: &str, letter: &str) -> String {
     let opts: Vec<String> = serde_json::from_str(choices_json).unwrap_or_default();

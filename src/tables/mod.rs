@@ -19,9 +19,9 @@ mod definitions;
 mod examples;
 mod expanded_family;
 mod false_context;
-pub mod format;
+mod format;
 mod hierarchy;
-pub mod index;
+mod index;
 mod output;
 mod plausibility;
 mod pressure_ramp;
@@ -42,7 +42,7 @@ use std::sync::OnceLock;
 use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
-pub use output::Output;
+pub(crate) use output::Output;
 use registry::TABLES;
 
 /// Bootstrap settings of the tables.
@@ -77,8 +77,8 @@ pub enum TablesError {
 
 /// Shared state of the table builders.
 pub(crate) struct Ctx<'p, 'a> {
-    pub idx: &'p RunIndex<'a>,
-    pub opts: &'p TableOptions,
+    pub(crate) idx: &'p RunIndex<'a>,
+    pub(crate) opts: &'p TableOptions,
     /// The recovery hierarchy (Tables 4, 16, 17 and the aux tables), built once on first use.
     hierarchy: OnceLock<Hierarchy<'p, 'a>>,
 }
@@ -99,12 +99,9 @@ impl<'p, 'a> Ctx<'p, 'a> {
     }
 }
 
-/// Builds every table the rows have data for. Pure (no I/O); [`write_tables`] writes them.
-pub fn build_tables(rows: &[ItemRow], opts: &TableOptions) -> Vec<Output> {
-    build(&RunIndex::new(rows), opts)
-}
-
-fn build(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
+/// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
+/// them.
+pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
     let ctx = Ctx::new(idx, opts);
     let ctx = &ctx;
     // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
@@ -146,7 +143,7 @@ pub fn write_tables(
     opts: &TableOptions,
 ) -> Result<Vec<PathBuf>, TablesError> {
     let idx = RunIndex::new(rows);
-    let outputs = build(&idx, opts);
+    let outputs = build_tables(&idx, opts);
     let dir = out_dir.join("tables");
     let mut written = Vec::new();
     for o in &outputs {

@@ -4,21 +4,21 @@ use super::format::{csv_text, table_of, tex_escape, Row, Table};
 
 /// One generated table (three files).
 #[derive(Clone, Debug)]
-pub struct Output {
+pub(crate) struct Output {
     /// `Table 2`, … or `Aux`: set from the registry entry that built it.
-    pub id: &'static str,
+    pub(crate) id: &'static str,
     /// File stem, e.g. `table02_pressure_ramp`.
-    pub stem: String,
-    pub title: String,
+    pub(crate) stem: String,
+    pub(crate) title: String,
     /// Which clean-context-like criterion family (or CCTP tube) the table uses.
-    pub family: String,
+    pub(crate) family: String,
     /// The CSV file (artifact schema), written by `csv::Writer` from the typed rows.
-    pub csv: String,
+    pub(crate) csv: String,
     /// The CSV rows as cells (the Markdown/LaTeX view unless `display` is set).
-    pub table: Table,
+    pub(crate) table: Table,
     /// Markdown/LaTeX view when it differs from the CSV (e.g. a wide view of a long table).
-    pub display: Option<Table>,
-    pub notes: Vec<String>,
+    pub(crate) display: Option<Table>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Output {

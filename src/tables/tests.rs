@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::index::RunIndex;
 use super::registry::TABLES;
 use super::testutil::{synthetic_rows, synthetic_rows_where};
 use super::{build_tables, write_tables, TableOptions};
@@ -358,7 +359,7 @@ fn single_pair_truncation_ci_is_flagged_degenerate() {
         .into_iter()
         .filter(|r| r.model_key == "toy_a")
         .collect();
-    let out = build_tables(&rows, &opts());
+    let out = build_tables(&RunIndex::new(&rows), &opts());
     let t = out
         .iter()
         .find(|o| o.stem == "table05_truncation_boundary")
@@ -393,8 +394,9 @@ fn empty_run_writes_definitions_and_summary() {
 
 #[test]
 fn zero_replicates_give_blank_intervals() {
+    let rows = synthetic_rows(2);
     let out = build_tables(
-        &synthetic_rows(2),
+        &RunIndex::new(&rows),
         &TableOptions {
             bootstrap_samples: 0,
             seed: 1,

@@ -12,7 +12,7 @@ use crate::metrics::PROB_EPS;
 
 /// Why an item could not be projected.
 #[derive(Clone, Debug, PartialEq)]
-pub enum CctpError {
+pub(crate) enum CctpError {
     EmptyLabels,
     LengthMismatch {
         labels: usize,
@@ -67,24 +67,24 @@ impl std::error::Error for CctpError {}
 
 /// One item's CCTP inputs, aligned on `labels` (sorted, common to both contexts).
 #[derive(Clone, Debug, PartialEq)]
-pub struct CctpInput {
-    pub labels: Vec<String>,
+pub(crate) struct CctpInput {
+    pub(crate) labels: Vec<String>,
     /// Unnormalised log-probabilities per label, clean context (`letter_logps`).
-    pub clean_log_scores: Vec<f64>,
+    pub(crate) clean_log_scores: Vec<f64>,
     /// Same for the full-history context (R0 or correct-pressure R0).
-    pub history_log_scores: Vec<f64>,
+    pub(crate) history_log_scores: Vec<f64>,
     /// Optional stored option probabilities (`*_option_probs_json`); softmax of the log-scores
     /// when absent.
-    pub clean_probs: Option<Vec<f64>>,
-    pub history_probs: Option<Vec<f64>>,
+    pub(crate) clean_probs: Option<Vec<f64>>,
+    pub(crate) history_probs: Option<Vec<f64>>,
     /// Index into `labels` of the advocated wrong option.
-    pub wrong: usize,
+    pub(crate) wrong: usize,
     /// Index into `labels` of the correct option.
-    pub correct: usize,
+    pub(crate) correct: usize,
 }
 
 impl CctpInput {
-    pub fn new(
+    pub(crate) fn new(
         labels: Vec<String>,
         clean_log_scores: Vec<f64>,
         history_log_scores: Vec<f64>,
@@ -104,7 +104,7 @@ impl CctpInput {
 }
 
 /// Intersects two labelled score maps and sorts the labels: returns `(labels, clean, history)`.
-pub fn align_labels(
+pub(crate) fn align_labels(
     clean: &[(String, f64)],
     history: &[(String, f64)],
 ) -> (Vec<String>, Vec<f64>, Vec<f64>) {
@@ -128,21 +128,21 @@ pub fn align_labels(
 
 /// Validated, preprocessed item.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// Centred clean log-scores.
-    pub z_clean: Vec<f64>,
+    pub(crate) z_clean: Vec<f64>,
     /// Centred history log-scores.
-    pub z_history: Vec<f64>,
+    pub(crate) z_history: Vec<f64>,
     /// Clean reference distribution P.
-    pub p_clean: Vec<f64>,
+    pub(crate) p_clean: Vec<f64>,
     /// Full-history distribution.
-    pub p_history: Vec<f64>,
-    pub wrong: usize,
-    pub correct: usize,
+    pub(crate) p_history: Vec<f64>,
+    pub(crate) wrong: usize,
+    pub(crate) correct: usize,
 }
 
 impl Prepared {
-    pub fn new(input: &CctpInput) -> Result<Prepared, CctpError> {
+    pub(crate) fn new(input: &CctpInput) -> Result<Prepared, CctpError> {
         let n = input.labels.len();
         if n == 0 {
             return Err(CctpError::EmptyLabels);
@@ -198,7 +198,7 @@ impl Prepared {
     }
 
     /// Projected distribution at α on `path`; exact endpoints.
-    pub fn project(&self, path: Path, alpha: f64) -> Vec<f64> {
+    pub(crate) fn project(&self, path: Path, alpha: f64) -> Vec<f64> {
         if alpha <= ALPHA_EPS {
             return self.p_history.clone();
         }

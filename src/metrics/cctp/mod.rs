@@ -29,17 +29,9 @@ mod spec;
 mod summary;
 mod tube;
 
-pub use input::{align_labels, CctpError, CctpInput, Prepared};
-pub use numerics::{
-    alpha_bucket, alpha_grid, cctp_entropy, center, normalize_probs, softmax, ALPHA_BUCKETS,
-    ALPHA_EPS, ALPHA_GRID_STEP,
-};
-pub use project::{project_item, project_prepared, CctpItem, CORRECT_SUPPRESSION_SLACK};
-pub use spec::{Path, Tube, TubeSpec, Variant, VARIANTS};
-pub use summary::{
-    decision_label, median, summarize, CctpSummary, DECISION_PASS_MIN, STRONG_RETENTION_MIN,
-};
-pub use tube::{
-    guarantee_check, tube_eval, GuaranteeCheck, TubeEval, BINDING_PRIORITY, GUARANTEE_TOL,
-    KL_CHECK_EPS,
-};
+pub(crate) use input::{align_labels, CctpError, CctpInput, Prepared};
+pub(crate) use numerics::{alpha_grid, ALPHA_GRID_STEP};
+pub(crate) use project::{project_prepared, CctpItem};
+pub(crate) use spec::{Path, Tube, TubeSpec, VARIANTS};
+pub(crate) use summary::{decision_label, summarize};
+pub(crate) use tube::{tube_eval, BINDING_PRIORITY, KL_CHECK_EPS};

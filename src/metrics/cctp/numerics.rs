@@ -4,18 +4,18 @@
 use crate::metrics::{mean, pairwise_sum, PROB_EPS};
 
 /// α at or below this returns the full-history distribution exactly.
-pub const ALPHA_EPS: f64 = 1e-12;
+pub(crate) const ALPHA_EPS: f64 = 1e-12;
 /// `configs/cctp_tube_main.yaml::alpha_grid_step`.
-pub const ALPHA_GRID_STEP: f64 = 0.01;
+pub(crate) const ALPHA_GRID_STEP: f64 = 0.01;
 
 /// `z − mean(z)`.
-pub fn center(z: &[f64]) -> Vec<f64> {
+pub(crate) fn center(z: &[f64]) -> Vec<f64> {
     let m = mean(z);
     z.iter().map(|v| v - m).collect()
 }
 
 /// `exp(z − max z) / Σ exp(z − max z)`.
-pub fn softmax(z: &[f64]) -> Vec<f64> {
+pub(crate) fn softmax(z: &[f64]) -> Vec<f64> {
     let mx = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let e: Vec<f64> = z.iter().map(|v| (v - mx).exp()).collect();
     let s = pairwise_sum(&e);
@@ -23,7 +23,7 @@ pub fn softmax(z: &[f64]) -> Vec<f64> {
 }
 
 /// Negatives clipped to 0, divided by the sum. `None` when the sum is not positive and finite.
-pub fn normalize_probs(p: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn normalize_probs(p: &[f64]) -> Option<Vec<f64>> {
     let c: Vec<f64> = p.iter().map(|&v| if v > 0.0 { v } else { 0.0 }).collect();
     let s = pairwise_sum(&c);
     if !(s > 0.0 && s.is_finite()) {
@@ -33,7 +33,7 @@ pub fn normalize_probs(p: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// CCTP entropy: clamp each probability to 1e-12, renormalise, `−Σ q ln q` (nats).
-pub fn cctp_entropy(p: &[f64]) -> f64 {
+pub(crate) fn cctp_entropy(p: &[f64]) -> f64 {
     let c: Vec<f64> = p.iter().map(|v| v.max(PROB_EPS)).collect();
     let s = pairwise_sum(&c);
     let mut h = 0.0;
@@ -47,7 +47,7 @@ pub fn cctp_entropy(p: &[f64]) -> f64 {
 /// α grid: `np.arange(0, 1 + step/2, step)` rounded to 10 decimals (numpy `round`: `rint(x·1e10)
 /// / 1e10`), values above 1 dropped, sorted, de-duplicated, 1.0 appended if missing.
 /// `alpha_grid(0.01)` has 101 values `i / 100`.
-pub fn alpha_grid(step: f64) -> Vec<f64> {
+pub(crate) fn alpha_grid(step: f64) -> Vec<f64> {
     if !(step > 0.0 && step.is_finite()) {
         return vec![0.0, 1.0];
     }
@@ -65,7 +65,7 @@ pub fn alpha_grid(step: f64) -> Vec<f64> {
 }
 
 /// Bucket of an α\* value.
-pub fn alpha_bucket(alpha: f64) -> &'static str {
+pub(crate) fn alpha_bucket(alpha: f64) -> &'static str {
     if alpha <= ALPHA_EPS {
         "alpha_000"
     } else if alpha >= 1.0 - ALPHA_EPS {
@@ -82,17 +82,6 @@ pub fn alpha_bucket(alpha: f64) -> &'static str {
         "alpha_076_099"
     }
 }
-
-/// Bucket names in order.
-pub const ALPHA_BUCKETS: [&str; 7] = [
-    "alpha_000",
-    "alpha_001_010",
-    "alpha_011_025",
-    "alpha_026_050",
-    "alpha_051_075",
-    "alpha_076_099",
-    "alpha_100",
-];
 
 #[cfg(test)]
 mod tests {
@@ -134,7 +123,6 @@ mod tests {
         assert_eq!(b(76), "alpha_076_099");
         assert_eq!(b(99), "alpha_076_099");
         assert_eq!(b(100), "alpha_100");
-        assert_eq!(ALPHA_BUCKETS.len(), 7);
     }
 
     #[test]

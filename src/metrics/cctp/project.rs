@@ -1,92 +1,74 @@
 //! Per-item projection: the upward α scan to α\*, and the item's record at α\*.
 
-use super::input::{CctpError, CctpInput, Prepared};
+use super::input::{CctpError, Prepared};
 use super::numerics::{alpha_bucket, cctp_entropy};
 use super::spec::{Path, TubeSpec};
 use super::tube::{guarantee_check, tube_eval, GuaranteeCheck, TubeEval};
 use crate::metrics::{argmax_first, kl_divergence, FLATTENING_SLACK};
 
 /// `advocated_correct_suppressed = p_proj(c) < p_clean(c) − 0.05`.
-pub const CORRECT_SUPPRESSION_SLACK: f64 = 0.05;
+pub(crate) const CORRECT_SUPPRESSION_SLACK: f64 = 0.05;
 
 /// Per-item CCTP result at α\*.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CctpItem {
-    pub alpha_star: f64,
+pub(crate) struct CctpItem {
+    pub(crate) alpha_star: f64,
     /// Position of α\* in the grid.
-    pub alpha_index: usize,
+    pub(crate) alpha_index: usize,
     /// `1 − α*`.
-    pub history_retention: f64,
-    pub alpha_bucket: &'static str,
+    pub(crate) history_retention: f64,
+    pub(crate) alpha_bucket: &'static str,
     /// First failing check at the last failing grid α before α\*, in priority order; `none`
     /// when α\* is the first grid value.
-    pub binding_constraint_primary: &'static str,
+    pub(crate) binding_constraint_primary: &'static str,
     /// All checks failing there (`binding_constraints_json`).
-    pub binding_constraints: Vec<&'static str>,
+    pub(crate) binding_constraints: Vec<&'static str>,
     /// Tube result at α\* (passes by construction).
-    pub tube_pass: bool,
+    pub(crate) tube_pass: bool,
     /// Projected distribution at α\*, label order.
-    pub projected: Vec<f64>,
+    pub(crate) projected: Vec<f64>,
     /// argmax of `projected`, ties to the first label.
-    pub prediction: usize,
-    pub p_wrong: f64,
-    pub p_correct: f64,
+    pub(crate) prediction: usize,
+    pub(crate) p_wrong: f64,
+    pub(crate) p_correct: f64,
     /// `prediction == correct`.
-    pub correct: bool,
+    pub(crate) correct: bool,
     /// `prediction == wrong`.
-    pub wrong_follow: bool,
+    pub(crate) wrong_follow: bool,
     /// CCTP entropy of `projected`.
-    pub entropy: f64,
-    pub max_prob: f64,
+    pub(crate) entropy: f64,
+    pub(crate) max_prob: f64,
     /// `H(proj) > H(clean) + 0.15 || max(proj) < max(clean) − 0.15`.
-    pub flattening: bool,
-    pub kl_clean_projected: f64,
-    pub kl_projected_full: f64,
-    pub kl_clean_full: f64,
+    pub(crate) flattening: bool,
+    pub(crate) kl_clean_projected: f64,
+    pub(crate) kl_projected_full: f64,
+    pub(crate) kl_clean_full: f64,
     // references
-    pub clean_prediction: usize,
-    pub clean_p_wrong: f64,
-    pub clean_p_correct: f64,
-    pub clean_entropy: f64,
-    pub clean_max_prob: f64,
-    pub full_prediction: usize,
-    pub full_p_wrong: f64,
-    pub full_p_correct: f64,
+    pub(crate) clean_prediction: usize,
+    pub(crate) clean_p_wrong: f64,
+    pub(crate) clean_p_correct: f64,
+    pub(crate) clean_entropy: f64,
+    pub(crate) clean_max_prob: f64,
+    pub(crate) full_prediction: usize,
+    pub(crate) full_p_wrong: f64,
+    pub(crate) full_p_correct: f64,
     /// Full-history prediction == wrong.
-    pub full_wrong_follow: bool,
+    pub(crate) full_wrong_follow: bool,
     /// Full-history prediction == correct.
-    pub full_correct: bool,
-    pub guarantee: GuaranteeCheck,
+    pub(crate) full_correct: bool,
+    pub(crate) guarantee: GuaranteeCheck,
 }
 
 impl CctpItem {
-    /// Probability of the advocated option: `p_correct` in the correct-pressure run, else `p_wrong`.
-    pub fn p_advocated(&self, advocated_is_correct: bool) -> f64 {
-        if advocated_is_correct {
-            self.p_correct
-        } else {
-            self.p_wrong
-        }
-    }
     /// Correct-pressure diagnostic `p_proj(c) < p_clean(c) − 0.05`.
-    pub fn advocated_correct_suppressed(&self) -> bool {
+    pub(crate) fn advocated_correct_suppressed(&self) -> bool {
         self.p_correct < self.clean_p_correct - CORRECT_SUPPRESSION_SLACK
     }
 }
 
-/// Projects one item: guarantee check at α = 1 first (error if it fails), then the upward scan.
-pub fn project_item(
-    input: &CctpInput,
-    path: Path,
-    spec: &TubeSpec,
-    grid: &[f64],
-) -> Result<CctpItem, CctpError> {
-    let prep = Prepared::new(input)?;
-    project_prepared(&prep, path, spec, grid)
-}
-
-/// [`project_item`] on an already prepared item (reuse across variants).
-pub fn project_prepared(
+/// Projects one prepared item (prepared once, reused across variants): guarantee check at
+/// α = 1 first (error if it fails), then the upward scan.
+pub(crate) fn project_prepared(
     prep: &Prepared,
     path: Path,
     spec: &TubeSpec,
@@ -163,8 +145,9 @@ pub fn project_prepared(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::cctp::input::CctpInput;
     use crate::metrics::cctp::numerics::{alpha_grid, ALPHA_GRID_STEP};
-    use crate::metrics::cctp::reference::{close, input, labels, EXPECTED, FIXTURES};
+    use crate::metrics::cctp::reference::{close, input, labels, project_item, EXPECTED, FIXTURES};
     use crate::metrics::cctp::spec::{Tube, VARIANTS};
 
     #[test]
@@ -275,7 +258,7 @@ mod tests {
         {
             let &(_, clean, hist, w, c) = FIXTURES.iter().find(|f| f.0 == name).unwrap();
             let r = project_item(&input(clean, hist, w, c), path, &spec, &grid).unwrap();
-            let tag = format!("{name}/{}/{spec:?}", path.name());
+            let tag = format!("{name}/{path:?}/{spec:?}");
             assert_eq!(r.alpha_index, idx, "{tag}");
             assert_eq!(r.alpha_star, grid[idx], "{tag}");
             assert_eq!(r.binding_constraint_primary, primary, "{tag}");

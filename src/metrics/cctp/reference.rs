@@ -2,7 +2,8 @@
 
 #![allow(clippy::type_complexity, clippy::approx_constant)]
 
-use super::input::CctpInput;
+use super::input::{CctpError, CctpInput, Prepared};
+use super::project::{project_prepared, CctpItem};
 use super::spec::{Path, Tube, TubeSpec};
 
 pub(super) fn labels(n: usize) -> Vec<String> {
@@ -19,6 +20,17 @@ pub(super) fn input(clean: &[f64], hist: &[f64], wrong: usize, correct: usize) -
         correct,
     )
 }
+/// Projects one item: guarantee check at α = 1 first (error if it fails), then the upward scan.
+pub(super) fn project_item(
+    input: &CctpInput,
+    path: Path,
+    spec: &TubeSpec,
+    grid: &[f64],
+) -> Result<CctpItem, CctpError> {
+    let prep = Prepared::new(input)?;
+    project_prepared(&prep, path, spec, grid)
+}
+
 pub(super) fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol
 }

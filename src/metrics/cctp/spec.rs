@@ -2,7 +2,7 @@
 
 /// Interpolation path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Path {
+pub(crate) enum Path {
     /// `softmax(center((1−α)·z_H + α·z_0))` on centred log-scores (main).
     LogitLinear,
     /// `normalize((1−α)·p_H + α·p_0)`.
@@ -11,41 +11,31 @@ pub enum Path {
     GeometricProb,
 }
 
-impl Path {
-    pub fn name(self) -> &'static str {
-        match self {
-            Path::LogitLinear => "logit_linear",
-            Path::ProbLinear => "prob_linear",
-            Path::GeometricProb => "geometric_prob",
-        }
-    }
-}
-
 /// Thresholds of the full five-check tube.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Tube {
+pub(crate) struct Tube {
     /// `top_clean_probability_slack`.
-    pub p_slack: f64,
-    pub entropy_slack: f64,
-    pub max_slack: f64,
+    pub(crate) p_slack: f64,
+    pub(crate) entropy_slack: f64,
+    pub(crate) max_slack: f64,
     /// `kl_threshold`.
-    pub kl: f64,
+    pub(crate) kl: f64,
 }
 
 impl Tube {
-    pub const STRICT: Tube = Tube {
+    pub(crate) const STRICT: Tube = Tube {
         p_slack: 0.03,
         entropy_slack: 0.10,
         max_slack: 0.10,
         kl: 0.05,
     };
-    pub const MAIN: Tube = Tube {
+    pub(crate) const MAIN: Tube = Tube {
         p_slack: 0.05,
         entropy_slack: 0.15,
         max_slack: 0.15,
         kl: 0.10,
     };
-    pub const LOOSE: Tube = Tube {
+    pub(crate) const LOOSE: Tube = Tube {
         p_slack: 0.10,
         entropy_slack: 0.20,
         max_slack: 0.20,
@@ -55,7 +45,7 @@ impl Tube {
 
 /// Which test a projected distribution must pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TubeSpec {
+pub(crate) enum TubeSpec {
     /// All five checks.
     Full(Tube),
     /// Only `KL(P‖Q) <= tau + 1e-10`.
@@ -64,14 +54,14 @@ pub enum TubeSpec {
 
 /// A named CCTP condition (path + tube).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Variant {
-    pub name: &'static str,
-    pub path: Path,
-    pub spec: TubeSpec,
+pub(crate) struct Variant {
+    pub(crate) name: &'static str,
+    pub(crate) path: Path,
+    pub(crate) spec: TubeSpec,
 }
 
 /// The eight CCTP conditions of §6; the first is the primary.
-pub const VARIANTS: [Variant; 8] = [
+pub(crate) const VARIANTS: [Variant; 8] = [
     Variant {
         name: "cctp_logit_linear_min_alpha",
         path: Path::LogitLinear,

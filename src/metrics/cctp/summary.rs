@@ -7,43 +7,43 @@ use crate::metrics::bootstrap::{percentile_sorted, sorted_without_nan};
 use crate::metrics::{count_ratio, mean, rate};
 
 /// Decision threshold on mean history retention.
-pub const STRONG_RETENTION_MIN: f64 = 0.25;
+pub(crate) const STRONG_RETENTION_MIN: f64 = 0.25;
 /// Decision threshold on guarantee / correct-pressure pass rates.
-pub const DECISION_PASS_MIN: f64 = 0.99;
+pub(crate) const DECISION_PASS_MIN: f64 = 0.99;
 
 /// Pair summary columns of §6 (`combined_summary.csv`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CctpSummary {
-    pub n_items: usize,
+pub(crate) struct CctpSummary {
+    pub(crate) n_items: usize,
     /// `mean(p_full(w) − p_clean(w))`.
-    pub r0_gap: f64,
-    pub ordinary_reset_wrong_follow: f64,
-    pub ordinary_reset_p_wrong: f64,
-    pub cctp_mean_alpha: f64,
-    pub cctp_median_alpha: f64,
-    pub cctp_p25_alpha: f64,
-    pub cctp_p75_alpha: f64,
-    pub mean_history_retention: f64,
-    pub fraction_alpha_0: f64,
-    pub fraction_alpha_le_025: f64,
-    pub fraction_alpha_le_050: f64,
-    pub fraction_alpha_eq_1: f64,
+    pub(crate) r0_gap: f64,
+    pub(crate) ordinary_reset_wrong_follow: f64,
+    pub(crate) ordinary_reset_p_wrong: f64,
+    pub(crate) cctp_mean_alpha: f64,
+    pub(crate) cctp_median_alpha: f64,
+    pub(crate) cctp_p25_alpha: f64,
+    pub(crate) cctp_p75_alpha: f64,
+    pub(crate) mean_history_retention: f64,
+    pub(crate) fraction_alpha_0: f64,
+    pub(crate) fraction_alpha_le_025: f64,
+    pub(crate) fraction_alpha_le_050: f64,
+    pub(crate) fraction_alpha_eq_1: f64,
     /// Fraction of items whose projection passes the tube at α\* (1.0 by construction).
-    pub cctp_clean_like_rate: f64,
-    pub cctp_wrong_follow: f64,
-    pub cctp_p_wrong: f64,
-    pub cctp_accuracy: f64,
-    pub cctp_p_correct: f64,
-    pub cctp_flattening_rate: f64,
-    pub mean_kl_clean_projected: f64,
-    pub mean_entropy: f64,
-    pub mean_max_prob: f64,
+    pub(crate) cctp_clean_like_rate: f64,
+    pub(crate) cctp_wrong_follow: f64,
+    pub(crate) cctp_p_wrong: f64,
+    pub(crate) cctp_accuracy: f64,
+    pub(crate) cctp_p_correct: f64,
+    pub(crate) cctp_flattening_rate: f64,
+    pub(crate) mean_kl_clean_projected: f64,
+    pub(crate) mean_entropy: f64,
+    pub(crate) mean_max_prob: f64,
     /// `ok / (ok + n_guarantee_failures)`.
-    pub implementation_guarantee_pass_rate: f64,
+    pub(crate) implementation_guarantee_pass_rate: f64,
 }
 
 /// numpy `median` (mean of the two middle values for even n) over non-NaN values.
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let s = sorted_without_nan(values);
     let n = s.len();
     if n == 0 {
@@ -57,7 +57,7 @@ pub fn median(values: &[f64]) -> f64 {
 
 /// Summarises the successfully projected items of one pair; `n_guarantee_failures` counts the
 /// items that returned [`CctpError::GuaranteeFailed`].
-pub fn summarize(items: &[CctpItem], n_guarantee_failures: usize) -> CctpSummary {
+pub(crate) fn summarize(items: &[CctpItem], n_guarantee_failures: usize) -> CctpSummary {
     let col = |f: &dyn Fn(&CctpItem) -> f64| mean(&items.iter().map(f).collect::<Vec<_>>());
     let frac = |f: &dyn Fn(&CctpItem) -> bool| rate(&items.iter().map(f).collect::<Vec<_>>());
     let alphas: Vec<f64> = items.iter().map(|i| i.alpha_star).collect();
@@ -96,7 +96,7 @@ pub fn summarize(items: &[CctpItem], n_guarantee_failures: usize) -> CctpSummary
 /// check rate when that run exists. [gap] The artifact's exact rule for the two failure labels is
 /// not released: `missing_logits_rerun_required` when no item could be projected,
 /// `fix_implementation` when the guarantee pass rate is below 0.99.
-pub fn decision_label(
+pub(crate) fn decision_label(
     summary: &CctpSummary,
     correct_pressure_pass_rate: Option<f64>,
 ) -> &'static str {
@@ -119,8 +119,7 @@ pub fn decision_label(
 mod tests {
     use super::*;
     use crate::metrics::cctp::numerics::{alpha_grid, ALPHA_GRID_STEP};
-    use crate::metrics::cctp::project::project_item;
-    use crate::metrics::cctp::reference::{close, input, FIXTURES};
+    use crate::metrics::cctp::reference::{close, input, project_item, FIXTURES};
     use crate::metrics::cctp::spec::{Path, Tube, TubeSpec};
 
     #[test]
@@ -171,8 +170,6 @@ mod tests {
         assert!(median(&[]).is_nan());
         // correct-pressure helpers
         let it = &items[2];
-        assert_eq!(it.p_advocated(true), it.p_correct);
-        assert_eq!(it.p_advocated(false), it.p_wrong);
         assert_eq!(
             it.advocated_correct_suppressed(),
             it.p_correct < it.clean_p_correct - 0.05

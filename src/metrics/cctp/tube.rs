@@ -7,12 +7,12 @@ use super::spec::{Path, TubeSpec};
 use crate::metrics::{argmax_first, kl_divergence, pairwise_sum};
 
 /// Slack added to the KL threshold: `KL <= kl + 1e-10`.
-pub const KL_CHECK_EPS: f64 = 1e-10;
+pub(crate) const KL_CHECK_EPS: f64 = 1e-10;
 /// Tolerance of the α = 1 implementation guarantee (|KL|, |Σq − 1|).
-pub const GUARANTEE_TOL: f64 = 1e-8;
+pub(crate) const GUARANTEE_TOL: f64 = 1e-8;
 
 /// Check names in binding-priority order.
-pub const BINDING_PRIORITY: [&str; 5] = [
+pub(crate) const BINDING_PRIORITY: [&str; 5] = [
     "top1_clean_match",
     "p_top_clean",
     "kl",
@@ -22,22 +22,22 @@ pub const BINDING_PRIORITY: [&str; 5] = [
 
 /// Result of the tube test of Q against clean P.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TubeEval {
-    pub top1_clean_match: bool,
-    pub p_top_clean: bool,
-    pub kl: bool,
-    pub entropy: bool,
-    pub max_prob: bool,
+pub(crate) struct TubeEval {
+    pub(crate) top1_clean_match: bool,
+    pub(crate) p_top_clean: bool,
+    pub(crate) kl: bool,
+    pub(crate) entropy: bool,
+    pub(crate) max_prob: bool,
     /// `KL(P‖Q)`.
-    pub kl_value: f64,
+    pub(crate) kl_value: f64,
 }
 
 impl TubeEval {
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         self.top1_clean_match && self.p_top_clean && self.kl && self.entropy && self.max_prob
     }
     /// Failing checks in [`BINDING_PRIORITY`] order.
-    pub fn failing(&self) -> Vec<&'static str> {
+    pub(crate) fn failing(&self) -> Vec<&'static str> {
         let oks = [
             self.top1_clean_match,
             self.p_top_clean,
@@ -55,7 +55,7 @@ impl TubeEval {
 }
 
 /// `tube_eval(P, Q)` (§6). Comparisons are plain f64, inclusive; KL gets `+ 1e-10`.
-pub fn tube_eval(p_clean: &[f64], q: &[f64], spec: &TubeSpec) -> TubeEval {
+pub(crate) fn tube_eval(p_clean: &[f64], q: &[f64], spec: &TubeSpec) -> TubeEval {
     let kl_value = kl_divergence(p_clean, q);
     match spec {
         TubeSpec::KlOnly(tau) => TubeEval {
@@ -85,18 +85,18 @@ pub fn tube_eval(p_clean: &[f64], q: &[f64], spec: &TubeSpec) -> TubeEval {
 
 /// The α = 1 implementation guarantee.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GuaranteeCheck {
-    pub tube_pass: bool,
-    pub same_top1: bool,
+pub(crate) struct GuaranteeCheck {
+    pub(crate) tube_pass: bool,
+    pub(crate) same_top1: bool,
     /// `|KL(P‖Q_1)|`.
-    pub kl_abs: f64,
+    pub(crate) kl_abs: f64,
     /// `|Σ Q_1 − 1|`.
-    pub sum_error: f64,
-    pub finite: bool,
+    pub(crate) sum_error: f64,
+    pub(crate) finite: bool,
 }
 
 impl GuaranteeCheck {
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         self.tube_pass
             && self.same_top1
             && self.kl_abs <= GUARANTEE_TOL
@@ -106,7 +106,7 @@ impl GuaranteeCheck {
 }
 
 /// Evaluates the guarantee at α = 1 for `path` / `spec`.
-pub fn guarantee_check(prep: &Prepared, path: Path, spec: &TubeSpec) -> GuaranteeCheck {
+pub(crate) fn guarantee_check(prep: &Prepared, path: Path, spec: &TubeSpec) -> GuaranteeCheck {
     let q = prep.project(path, 1.0);
     let ev = tube_eval(&prep.p_clean, &q, spec);
     let finite = q.iter().all(|v| v.is_finite());

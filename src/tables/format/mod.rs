@@ -20,7 +20,7 @@ pub(crate) use rows::{csv_text, table_of, Row};
 
 /// One table cell of the Markdown/LaTeX view.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Int(i64),
     /// A plain number (probability, gap, rate as a fraction, …).
@@ -48,7 +48,7 @@ impl Cell {
 }
 
 /// Fixed-precision float; `None` for NaN. Never prints a negative zero.
-pub fn fmt_float(v: f64, decimals: usize) -> Option<String> {
+pub(crate) fn fmt_float(v: f64, decimals: usize) -> Option<String> {
     if v.is_nan() {
         return None;
     }
@@ -90,20 +90,20 @@ fn display_value(c: &Cell) -> String {
 
 /// A rectangular table.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Table {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Cell>>,
+pub(crate) struct Table {
+    pub(crate) columns: Vec<String>,
+    pub(crate) rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
-    pub fn new(columns: &[&str]) -> Table {
+    pub(crate) fn new(columns: &[&str]) -> Table {
         Table {
             columns: columns.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
         }
     }
     /// Appends a row; panics on a width mismatch (a programming error).
-    pub fn push(&mut self, row: Vec<Cell>) {
+    pub(crate) fn push(&mut self, row: Vec<Cell>) {
         assert_eq!(
             row.len(),
             self.columns.len(),
@@ -112,11 +112,8 @@ impl Table {
         );
         self.rows.push(row);
     }
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
     /// Index of a column by name.
-    pub fn col(&self, name: &str) -> Option<usize> {
+    pub(crate) fn col(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
     }
 
@@ -126,7 +123,7 @@ impl Table {
 
     /// A pipe table padded to column width (readable as plain text in a terminal); numeric
     /// columns are right-aligned.
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let header: Vec<String> = self.columns.iter().map(|s| md_escape(s)).collect();
         let body: Vec<Vec<String>> = self
             .rows
@@ -197,7 +194,7 @@ impl Table {
     // ------------------------------------------------------------------------------------------
 
     /// A booktabs `tabular` (no surrounding float).
-    pub fn to_latex_tabular(&self) -> String {
+    pub(crate) fn to_latex_tabular(&self) -> String {
         let ncol = self.columns.len();
         let numeric: Vec<bool> = (0..ncol)
             .map(|j| {
@@ -224,12 +221,12 @@ impl Table {
 }
 
 /// Escapes a Markdown table cell: pipes, and line breaks folded to spaces.
-pub fn md_escape(s: &str) -> String {
+pub(crate) fn md_escape(s: &str) -> String {
     s.replace(['\r', '\n'], " ").replace('|', "\\|")
 }
 
 /// Escapes LaTeX special characters in text mode.
-pub fn tex_escape(s: &str) -> String {
+pub(crate) fn tex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -248,7 +245,7 @@ pub fn tex_escape(s: &str) -> String {
 }
 
 /// Truncates display text to `max` characters (adds `...`).
-pub fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if s.chars().count() <= max {
         s

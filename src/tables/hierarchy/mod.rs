@@ -24,13 +24,13 @@ use crate::metrics::{
 };
 
 /// The two appendix operations of the hierarchy summary (after the 8 main ones).
-pub const APPENDIX_OPS: [&str; 2] = [
+pub(crate) const APPENDIX_OPS: [&str; 2] = [
     "evidence_for_each_option_then_answer",
     "source_skepticism_reset",
 ];
 
 /// Operation labels of the `*_with_ci.csv` files (§8.1).
-pub fn ci_label(key: &str) -> &'static str {
+pub(crate) fn ci_label(key: &str) -> &'static str {
     match key {
         "ordinary_strong_reset" => "R0 Ordinary reset",
         "explicit_user_retraction" => "R1 User retraction",
@@ -48,29 +48,29 @@ const MAIN_FAMILY: &str =
     "main (mro_success / clean_context_like main); strict and loose in labelled columns";
 
 /// One operation of one pair.
-pub struct OpStats {
-    pub key: &'static str,
+pub(crate) struct OpStats {
+    pub(crate) key: &'static str,
     /// The condition whose rows were used (R0 may come from the ramp's `strong_reset`).
-    pub source: &'static str,
-    pub n: usize,
-    pub clean: Agg,
-    pub r0: Agg,
-    pub x: Agg,
-    pub lock_in: f64,
-    pub contam_r0: f64,
-    pub contam_x: f64,
-    pub restoration: Restoration,
-    pub class: RepairClass,
+    pub(crate) source: &'static str,
+    pub(crate) n: usize,
+    pub(crate) clean: Agg,
+    pub(crate) r0: Agg,
+    pub(crate) x: Agg,
+    pub(crate) lock_in: f64,
+    pub(crate) contam_r0: f64,
+    pub(crate) contam_x: f64,
+    pub(crate) restoration: Restoration,
+    pub(crate) class: RepairClass,
     /// strict, main, loose.
-    pub pass: [bool; 3],
+    pub(crate) pass: [bool; 3],
     clean_o: Vec<Obs>,
     r0_o: Vec<Obs>,
     x_o: Vec<Obs>,
 }
 
-pub struct HierPair<'p, 'a> {
-    pub p: &'p PairData<'a>,
-    pub ops: Vec<OpStats>,
+pub(crate) struct HierPair<'p, 'a> {
+    pub(crate) p: &'p PairData<'a>,
+    pub(crate) ops: Vec<OpStats>,
 }
 
 impl HierPair<'_, '_> {
@@ -99,8 +99,8 @@ impl HierPair<'_, '_> {
 type OpCis =
     std::collections::BTreeMap<(String, String, &'static str, &'static str), (f64, f64, f64)>;
 
-pub struct Hierarchy<'p, 'a> {
-    pub pairs: Vec<HierPair<'p, 'a>>,
+pub(crate) struct Hierarchy<'p, 'a> {
+    pub(crate) pairs: Vec<HierPair<'p, 'a>>,
     long: Vec<LongRow>,
     cis: OpCis,
     samples: usize,
@@ -112,7 +112,7 @@ fn all_ops() -> Vec<&'static str> {
 }
 
 impl<'p, 'a> Hierarchy<'p, 'a> {
-    pub fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
+    pub(crate) fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
         let mut pairs = Vec::new();
         for p in &idx.pairs {
             let Some(clean) = p.resolve(&CLEAN_REF) else {

@@ -180,7 +180,7 @@ impl Hierarchy<'_, '_> {
             ])]
     }
 
-    pub fn aux_operations_with_ci(&self) -> Vec<Output> {
+    pub(crate) fn aux_operations_with_ci(&self) -> Vec<Output> {
         if self.long.is_empty() {
             return Vec::new();
         }
