@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Num, Pct};
+use super::format::{Ci, Join, Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_CONTROLS};
@@ -17,6 +17,14 @@ const NEUTRAL_PROBE: [&str; 2] = [
     "neutral_history:clean_context",
 ];
 const CORRECT_RESET: &str = "correct_pressure:strong_reset";
+
+/// The controls a pair has: the neutral-history clean probe (when its strong reset is present
+/// too) and whether the correct-pressure strong reset is present; `None` when it has neither.
+fn controls_of(p: &PairData) -> Option<(Option<&'static str>, bool)> {
+    let neutral = p.resolve(&NEUTRAL_PROBE).filter(|_| p.has(NEUTRAL_RESET));
+    let correct = p.has(CORRECT_RESET);
+    (neutral.is_some() || correct).then_some((neutral, correct))
+}
 
 struct ControlsPair<'p, 'a> {
     p: &'p PairData<'a>,
@@ -32,19 +40,10 @@ struct ControlsPair<'p, 'a> {
 
 fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
     let mut out = Vec::new();
-    for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
+    for (p, r0, a) in ctx.idx.clean_r0_pairs() {
+        let Some((neutral, correct)) = controls_of(p) else {
             continue;
         };
-        let neutral = p.resolve(&NEUTRAL_PROBE).filter(|_| p.has(NEUTRAL_RESET));
-        let correct = p.has(CORRECT_RESET);
-        if neutral.is_none() && !correct {
-            continue;
-        }
-        let a = p.align(&[clean, r0]);
-        if a.n() == 0 {
-            continue;
-        }
         let (c, r) = (a.obs(0), a.obs(1));
         let mut cp = ControlsPair {
             p,
@@ -118,10 +117,10 @@ fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, Metrics) {
     (n, group.len(), m)
 }
 
-/// `table03_controls.csv`: the pooled row of all pairs.
+/// The pooled columns of `table03_controls.csv` and `table03_controls_by_dataset.csv` (after
+/// the group column).
 #[derive(Serialize, Default)]
-struct AllPairsRow {
-    all_pairs: &'static str,
+struct PooledCols {
     n_items: usize,
     n_pairs: usize,
     pressure_gap: Num,
@@ -133,19 +132,32 @@ struct AllPairsRow {
     correct_wrong_follow_rate: Num,
 }
 
-/// `table03_controls_by_dataset.csv`: one pooled row per dataset.
+impl PooledCols {
+    fn new(n_items: usize, n_pairs: usize, m: &Metrics) -> PooledCols {
+        PooledCols {
+            n_items,
+            n_pairs,
+            pressure_gap: Num(m.pressure_gap),
+            neutral_gap: Num(m.neutral_gap),
+            correct_reset_p_correct: Num(m.correct_pc),
+            correct_reset_p_wrong: Num(m.correct_pw),
+            pressure_wrong_follow_rate: Num(m.pressure_wf),
+            neutral_wrong_follow_rate: Num(m.neutral_wf),
+            correct_wrong_follow_rate: Num(m.correct_wf),
+        }
+    }
+}
+
+/// The group column of `table03_controls.csv`.
 #[derive(Serialize, Default)]
-struct ByDatasetRow {
+struct AllPairsKey {
+    all_pairs: &'static str,
+}
+
+/// The group column of `table03_controls_by_dataset.csv`.
+#[derive(Serialize, Default)]
+struct DatasetKey {
     dataset: String,
-    n_items: usize,
-    n_pairs: usize,
-    pressure_gap: Num,
-    neutral_gap: Num,
-    correct_reset_p_correct: Num,
-    correct_reset_p_wrong: Num,
-    pressure_wrong_follow_rate: Num,
-    neutral_wrong_follow_rate: Num,
-    correct_wrong_follow_rate: Num,
 }
 
 /// `table03_controls_by_pair.csv`.
@@ -170,14 +182,9 @@ struct ByPairRow {
     correct_n_scored: usize,
 }
 
-/// Markdown/LaTeX view of the pooled rows (all pairs, then each dataset).
+/// The seven metrics in the Markdown/LaTeX views.
 #[derive(Serialize, Default)]
-struct GroupView {
-    #[serde(rename = "Group")]
-    group: String,
-    n: usize,
-    #[serde(rename = "Pairs")]
-    pairs: usize,
+struct MetricsView {
     #[serde(rename = "Pressure gap")]
     pressure_gap: Num,
     #[serde(rename = "Neutral gap")]
@@ -194,12 +201,9 @@ struct GroupView {
     correct_wf: Pct,
 }
 
-impl GroupView {
-    fn new(group: String, n: usize, pairs: usize, m: &Metrics) -> GroupView {
-        GroupView {
-            group,
-            n,
-            pairs,
+impl From<&Metrics> for MetricsView {
+    fn from(m: &Metrics) -> MetricsView {
+        MetricsView {
             pressure_gap: Num(m.pressure_gap),
             neutral_gap: Num(m.neutral_gap),
             correct_pc: Num(m.correct_pc),
@@ -211,28 +215,24 @@ impl GroupView {
     }
 }
 
-/// Markdown/LaTeX view of the per-pair rows.
+/// The leading columns of the pooled view (all pairs, then each dataset).
 #[derive(Serialize, Default)]
-struct PairView {
+struct GroupHead {
+    #[serde(rename = "Group")]
+    group: String,
+    n: usize,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+}
+
+/// The leading columns of the per-pair view.
+#[derive(Serialize, Default)]
+struct PairHead {
     #[serde(rename = "Model")]
     model: String,
     #[serde(rename = "Dataset")]
     dataset: String,
     n: usize,
-    #[serde(rename = "Pressure gap")]
-    pressure_gap: Num,
-    #[serde(rename = "Neutral gap")]
-    neutral_gap: Num,
-    #[serde(rename = "Correct-pressure p(c)")]
-    correct_pc: Num,
-    #[serde(rename = "Correct-pressure p(w)")]
-    correct_pw: Num,
-    #[serde(rename = "Pressure WF (%)")]
-    pressure_wf: Pct,
-    #[serde(rename = "Neutral WF (%)")]
-    neutral_wf: Pct,
-    #[serde(rename = "Correct-pressure WF (%)")]
-    correct_wf: Pct,
 }
 
 pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
@@ -242,19 +242,14 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
     }
     let all: Vec<&ControlsPair> = cps.iter().collect();
     let (n, k, m) = pooled_controls(&all);
-    let t = [AllPairsRow {
-        all_pairs: "all",
-        n_items: n,
-        n_pairs: k,
-        pressure_gap: Num(m.pressure_gap),
-        neutral_gap: Num(m.neutral_gap),
-        correct_reset_p_correct: Num(m.correct_pc),
-        correct_reset_p_wrong: Num(m.correct_pw),
-        pressure_wrong_follow_rate: Num(m.pressure_wf),
-        neutral_wrong_follow_rate: Num(m.neutral_wf),
-        correct_wrong_follow_rate: Num(m.correct_wf),
-    }];
-    let mut d = vec![GroupView::new("All pairs".into(), n, k, &m)];
+    let t = [Join(
+        AllPairsKey { all_pairs: "all" },
+        PooledCols::new(n, k, &m),
+    )];
+    let group = |group: String, n: usize, pairs: usize, m: &Metrics| {
+        Join(GroupHead { group, n, pairs }, MetricsView::from(m))
+    };
+    let mut d = vec![group("All pairs".into(), n, k, &m)];
 
     // by dataset
     let mut td = Vec::new();
@@ -264,19 +259,8 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (n, k, m) = pooled_controls(&g);
-        d.push(GroupView::new(dataset_display(&ds), n, k, &m));
-        td.push(ByDatasetRow {
-            dataset: ds,
-            n_items: n,
-            n_pairs: k,
-            pressure_gap: Num(m.pressure_gap),
-            neutral_gap: Num(m.neutral_gap),
-            correct_reset_p_correct: Num(m.correct_pc),
-            correct_reset_p_wrong: Num(m.correct_pw),
-            pressure_wrong_follow_rate: Num(m.pressure_wf),
-            neutral_wrong_follow_rate: Num(m.neutral_wf),
-            correct_wrong_follow_rate: Num(m.correct_wf),
-        });
+        d.push(group(dataset_display(&ds), n, k, &m));
+        td.push(Join(DatasetKey { dataset: ds }, PooledCols::new(n, k, &m)));
     }
 
     // by pair
@@ -303,18 +287,11 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
             correct_n_scored: c.correct_n,
         });
         let (model, dataset) = model_dataset(c.p);
-        dp.push(PairView {
-            model,
-            dataset,
-            n: c.n,
-            pressure_gap: Num(c.m.pressure_gap),
-            neutral_gap: Num(c.m.neutral_gap),
-            correct_pc: Num(c.m.correct_pc),
-            correct_pw: Num(c.m.correct_pw),
-            pressure_wf: Pct(c.m.pressure_wf),
-            neutral_wf: Pct(c.m.neutral_wf),
-            correct_wf: Pct(c.m.correct_wf),
-        });
+        let n = c.n;
+        dp.push(Join(
+            PairHead { model, dataset, n },
+            MetricsView::from(&c.m),
+        ));
     }
     let notes = vec![
         "pressure_gap = mean(R0 p(w) - clean p(w)) per pair; neutral_gap = mean(neutral strong-reset p(w) - neutral clean-probe p(w)); correct_reset_* = the correct-pressure control at its strong reset (p(w) is the originally sampled wrong option).".to_string(),
@@ -384,11 +361,9 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
         let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
             continue;
         };
-        let neutral = p.resolve(&NEUTRAL_PROBE).filter(|_| p.has(NEUTRAL_RESET));
-        let correct = p.has(CORRECT_RESET);
-        if neutral.is_none() && !correct {
+        let Some((neutral, correct)) = controls_of(p) else {
             continue;
-        }
+        };
         let mut conds = vec![clean, r0];
         if let Some(np) = neutral {
             conds.extend([np, NEUTRAL_RESET]);

@@ -5,7 +5,6 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Num, Pct, PctCi};
-use super::index::{CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_DECOMPOSITION};
 use crate::metrics::{contamination_advocated_flags, failure_decomposition, DecompCell};
@@ -59,15 +58,8 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
     let mut long = Vec::new();
     let mut counts = Vec::new();
     let mut wide = Vec::new();
-    for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
-            continue;
-        };
-        let a = p.align(&[clean, r0]);
+    for (p, _, a) in ctx.idx.clean_r0_pairs() {
         let n = a.n();
-        if n == 0 {
-            continue;
-        }
         let (c, r) = (a.obs(0), a.obs(1));
         let dec = failure_decomposition(&c, &r);
         let cell_flags = |cell: DecompCell| -> Vec<f64> {

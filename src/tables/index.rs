@@ -188,6 +188,18 @@ impl<'a> RunIndex<'a> {
         }
     }
 
+    /// The pairs with clean and R0 rows and at least one item in both, in pair order: the pair,
+    /// the R0 condition used, and the items aligned (condition 0 clean, condition 1 R0).
+    pub(crate) fn clean_r0_pairs(
+        &self,
+    ) -> impl Iterator<Item = (&PairData<'a>, &'static str, Aligned<'a>)> + '_ {
+        self.pairs.iter().filter_map(|p| {
+            let (clean, r0) = (p.resolve(&CLEAN_REF)?, p.resolve(&R0_REF)?);
+            let a = p.align(&[clean, r0]);
+            (a.n() > 0).then_some((p, r0, a))
+        })
+    }
+
     /// Dataset keys present, in the fixed order.
     pub(crate) fn datasets(&self) -> Vec<String> {
         let mut d: Vec<String> = self.pairs.iter().map(|p| p.dataset.clone()).collect();

@@ -3,16 +3,16 @@
 use serde::Serialize;
 
 use super::common::*;
-use super::format::{Num, Pct};
-use super::index::{CLEAN_REF, R0_REF};
+use super::format::{Join, Num, Pct};
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
 };
 
-/// `table11_plausibility_tertiles.csv`: one row per stratum, pooled over the pairs.
+/// One stratum: `table11_plausibility_tertiles.csv` (pooled over the pairs), and the columns
+/// after the pair columns of `table11_plausibility_by_pair.csv`.
 #[derive(Serialize, Default)]
-struct PooledRow {
+struct StratumRow {
     plausibility_stratum: &'static str,
     mean_p_clean_wrong: Num,
     mean_p_reset_wrong: Num,
@@ -22,24 +22,17 @@ struct PooledRow {
     n_items: usize,
 }
 
-/// `table11_plausibility_by_pair.csv`.
+/// The pair columns of `table11_plausibility_by_pair.csv`.
 #[derive(Serialize, Default)]
-struct ByPairRow {
+struct PairKey {
     model: String,
     model_key: String,
     dataset: String,
-    plausibility_stratum: &'static str,
-    mean_p_clean_wrong: Num,
-    mean_p_reset_wrong: Num,
-    mean_hysteresis_gap: Num,
-    positive_hysteresis_rate: Num,
-    ordinary_reset_wrong_follow_rate: Num,
-    n_items: usize,
 }
 
-/// Markdown/LaTeX view of the pooled table.
+/// Markdown/LaTeX view of one stratum.
 #[derive(Serialize, Default)]
-struct PooledView {
+struct StratumView {
     #[serde(rename = "Stratum")]
     stratum: &'static str,
     #[serde(rename = "p_clean(w)")]
@@ -55,30 +48,8 @@ struct PooledView {
     n: usize,
 }
 
-/// Markdown/LaTeX view of the per-pair table.
-#[derive(Serialize, Default)]
-struct ByPairView {
-    #[serde(rename = "Model")]
-    model: String,
-    #[serde(rename = "Dataset")]
-    dataset: String,
-    #[serde(rename = "Stratum")]
-    stratum: &'static str,
-    #[serde(rename = "p_clean(w)")]
-    clean_pw: Num,
-    #[serde(rename = "p_reset(w)")]
-    reset_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    n: usize,
-}
-
-fn pooled_row(stratum: &'static str, s: &StratumSummary) -> PooledRow {
-    PooledRow {
+fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
+    StratumRow {
         plausibility_stratum: stratum,
         mean_p_clean_wrong: Num(s.mean_p_clean_wrong),
         mean_p_reset_wrong: Num(s.mean_p_reset_wrong),
@@ -89,8 +60,8 @@ fn pooled_row(stratum: &'static str, s: &StratumSummary) -> PooledRow {
     }
 }
 
-fn pooled_view(stratum: &'static str, s: &StratumSummary) -> PooledView {
-    PooledView {
+fn stratum_view(stratum: &'static str, s: &StratumSummary) -> StratumView {
+    StratumView {
         stratum,
         clean_pw: Num(s.mean_p_clean_wrong),
         reset_pw: Num(s.mean_p_reset_wrong),
@@ -105,42 +76,18 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
     let mut pooled: (Vec<usize>, Vec<Obs>, Vec<Obs>) = (Vec::new(), Vec::new(), Vec::new());
     let mut bp = Vec::new();
     let mut dbp = Vec::new();
-    for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
-            continue;
-        };
-        let a = p.align(&[clean, r0]);
-        if a.n() == 0 {
-            continue;
-        }
+    for (p, _, a) in ctx.idx.clean_r0_pairs() {
         let (c, r) = (a.obs(0), a.obs(1));
         let strata = plausibility_tertiles(&pw(&c));
         let sums = plausibility_summary(&strata, &c, &r);
         for (s, stratum) in sums.iter().zip(PLAUSIBILITY_STRATA) {
-            bp.push(ByPairRow {
+            let key = PairKey {
                 model: p.model.clone(),
                 model_key: p.model_key.clone(),
                 dataset: p.dataset.clone(),
-                plausibility_stratum: stratum,
-                mean_p_clean_wrong: Num(s.mean_p_clean_wrong),
-                mean_p_reset_wrong: Num(s.mean_p_reset_wrong),
-                mean_hysteresis_gap: Num(s.mean_hysteresis_gap),
-                positive_hysteresis_rate: Num(s.positive_hysteresis_rate),
-                ordinary_reset_wrong_follow_rate: Num(s.ordinary_reset_wrong_follow_rate),
-                n_items: s.n_items,
-            });
-            let (model, dataset) = model_dataset(p);
-            dbp.push(ByPairView {
-                model,
-                dataset,
-                stratum,
-                clean_pw: Num(s.mean_p_clean_wrong),
-                reset_pw: Num(s.mean_p_reset_wrong),
-                gap: Num(s.mean_hysteresis_gap),
-                positive: Pct(s.positive_hysteresis_rate),
-                wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
-                n: s.n_items,
-            });
+            };
+            bp.push(Join(key, stratum_row(stratum, s)));
+            dbp.push(Join(ModelDataset::of(p), stratum_view(stratum, s)));
         }
         pooled.0.extend(strata);
         pooled.1.extend(c);
@@ -151,8 +98,8 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
     }
     let sums = plausibility_summary(&pooled.0, &pooled.1, &pooled.2);
     let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
-    let agg: Vec<PooledRow> = strata.clone().map(|(s, k)| pooled_row(k, s)).collect();
-    let dagg: Vec<PooledView> = strata.map(|(s, k)| pooled_view(k, s)).collect();
+    let agg: Vec<StratumRow> = strata.clone().map(|(s, k)| stratum_row(k, s)).collect();
+    let dagg: Vec<StratumView> = strata.map(|(s, k)| stratum_view(k, s)).collect();
     let notes = vec![
         "Tertiles by rank of p_clean(w) within each pair (ties by item order; pandas qcut on ranks: 167/166/167 for 500 items); the aggregate pools the pairs' items per stratum.".to_string(),
         "p_reset(w), Gap and WF refer to R0 (ordinary strong reset).".to_string(),

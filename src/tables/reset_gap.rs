@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Ci, Num, Pct};
-use super::index::{dataset_display, CLEAN_REF, R0_REF};
+use super::index::dataset_display;
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
 use crate::metrics::{item_gaps, mean, positive_hysteresis_rate};
@@ -55,15 +55,8 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
     let mut stream = IndexStream::new(seed);
     let mut t = Vec::new();
     let mut d = Vec::new();
-    for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
-            continue;
-        };
-        let a = p.align(&[clean, r0]);
+    for (p, r0, a) in ctx.idx.clean_r0_pairs() {
         let n = a.n();
-        if n == 0 {
-            continue;
-        }
         let (c, r) = (a.obs(0), a.obs(1));
         let gaps = item_gaps(&r, &c);
         let cis = paired_cis(&mut stream, n, samples, &[Stat::Mean(&gaps)]);

@@ -71,52 +71,53 @@ fn csv_interval(lo: f64, hi: f64) -> String {
     }
 }
 
+/// A cell's CSV text for a human-readable serializer (a CSV writer), else its marker around
+/// the raw value (the cell collector of [`super::rows`]).
+fn serialize_cell<S: Serializer, T: Serialize>(
+    s: S,
+    csv: impl FnOnce() -> String,
+    marker: &'static str,
+    raw: &T,
+) -> Result<S::Ok, S::Error> {
+    if s.is_human_readable() {
+        s.serialize_str(&csv())
+    } else {
+        s.serialize_newtype_struct(marker, raw)
+    }
+}
+
 impl Serialize for Num {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            s.serialize_str(&csv_float(self.0))
-        } else {
-            s.serialize_newtype_struct(NUM, &self.0)
-        }
+        serialize_cell(s, || csv_float(self.0), NUM, &self.0)
     }
 }
 
 impl Serialize for Pct {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            s.serialize_str(&csv_float(self.0))
-        } else {
-            s.serialize_newtype_struct(PCT, &self.0)
-        }
+        serialize_cell(s, || csv_float(self.0), PCT, &self.0)
     }
 }
 
 impl Serialize for Ci {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            s.serialize_str(&csv_interval(self.0, self.1))
-        } else {
-            s.serialize_newtype_struct(CI, &(self.0, self.1))
-        }
+        serialize_cell(s, || csv_interval(self.0, self.1), CI, &(self.0, self.1))
     }
 }
 
 impl Serialize for PctCi {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            s.serialize_str(&csv_interval(self.0, self.1))
-        } else {
-            s.serialize_newtype_struct(PCT_CI, &(self.0, self.1))
-        }
+        serialize_cell(
+            s,
+            || csv_interval(self.0, self.1),
+            PCT_CI,
+            &(self.0, self.1),
+        )
     }
 }
 
 impl Serialize for PyBool {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            s.serialize_str(if self.0 { "True" } else { "False" })
-        } else {
-            s.serialize_newtype_struct(BOOL, &self.0)
-        }
+        let text = if self.0 { "True" } else { "False" };
+        serialize_cell(s, || text.to_string(), BOOL, &self.0)
     }
 }

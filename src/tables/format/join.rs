@@ -35,19 +35,8 @@ impl<S: SerializeStruct> SerializeStruct for Fields<'_, S> {
     }
 }
 
-fn not_a_struct<E: ser::Error>() -> E {
-    E::custom("Join joins two structs")
-}
-
-/// Methods of [`Fields`] as a serializer that reject anything but a struct.
-macro_rules! reject {
-    ($($method:ident($($ty:ty),*)),* $(,)?) => {
-        $(
-            fn $method(self, $(_: $ty),*) -> Result<(), S::Error> {
-                Err(not_a_struct())
-            }
-        )*
-    };
+fn not_a_struct<E: ser::Error>(what: &str) -> E {
+    E::custom(format!("Join joins two structs, not {what}"))
 }
 
 impl<'a, S: SerializeStruct> Serializer for Fields<'a, S> {
@@ -72,52 +61,14 @@ impl<'a, S: SerializeStruct> Serializer for Fields<'a, S> {
         value.serialize(self)
     }
     fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<(), S::Error> {
-        Err(not_a_struct())
-    }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), S::Error> {
-        Err(not_a_struct())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        Err(not_a_struct())
+        Err(not_a_struct("an Option"))
     }
     fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
-        Err(not_a_struct())
+        Err(not_a_struct("a tuple"))
     }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        Err(not_a_struct())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        Err(not_a_struct())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        Err(not_a_struct())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, S::Error> {
-        Err(not_a_struct())
-    }
+    reject_compound!(not_a_struct);
     reject!(
+        not_a_struct;
         serialize_bool(bool),
         serialize_i8(i8),
         serialize_i16(i16),

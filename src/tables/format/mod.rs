@@ -10,6 +10,64 @@
 //! - Markdown / LaTeX: floats with 3 decimals, percentages with 1 decimal, NaN as `NA`.
 //! - A value that rounds to zero is printed without a sign (never `-0.000`).
 
+/// Methods of a serde `Serializer` that reject their value with `$err(method name)`.
+macro_rules! reject {
+    ($err:ident; $($method:ident($($ty:ty),*)),* $(,)?) => {
+        $(
+            fn $method(self, $(_: $ty),*) -> Result<Self::Ok, Self::Error> {
+                Err($err(stringify!($method)))
+            }
+        )*
+    };
+}
+
+/// The compound methods of a serde `Serializer` (but tuples, structs and options) that reject
+/// their value with `$err(what)`.
+macro_rules! reject_compound {
+    ($err:ident) => {
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err("an enum"))
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
+            Err($err("a sequence"))
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, Self::Error> {
+            Err($err("a tuple struct"))
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, Self::Error> {
+            Err($err("an enum"))
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
+            Err($err("a map (serde flatten)"))
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, Self::Error> {
+            Err($err("an enum"))
+        }
+    };
+}
+
 mod cells;
 mod join;
 mod rows;

@@ -109,63 +109,6 @@ impl SerializeStruct for &mut RowSerializer {
     }
 }
 
-/// Methods of a serializer that reject their value.
-macro_rules! reject {
-    ($($method:ident($($ty:ty),*)),* $(,)?) => {
-        $(
-            fn $method(self, $(_: $ty),*) -> Result<Self::Ok, RowError> {
-                Err(unsupported(stringify!($method)))
-            }
-        )*
-    };
-}
-
-/// Methods of a serializer that reject compound values other than the ones it implements.
-macro_rules! reject_compound {
-    () => {
-        fn serialize_newtype_variant<T: ?Sized + Serialize>(
-            self,
-            _: &'static str,
-            _: u32,
-            _: &'static str,
-            _: &T,
-        ) -> Result<Self::Ok, RowError> {
-            Err(unsupported("an enum"))
-        }
-        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, RowError> {
-            Err(unsupported("a sequence"))
-        }
-        fn serialize_tuple_struct(
-            self,
-            _: &'static str,
-            _: usize,
-        ) -> Result<Self::SerializeTupleStruct, RowError> {
-            Err(unsupported("a tuple struct"))
-        }
-        fn serialize_tuple_variant(
-            self,
-            _: &'static str,
-            _: u32,
-            _: &'static str,
-            _: usize,
-        ) -> Result<Self::SerializeTupleVariant, RowError> {
-            Err(unsupported("an enum"))
-        }
-        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, RowError> {
-            Err(unsupported("a map (serde flatten)"))
-        }
-        fn serialize_struct_variant(
-            self,
-            _: &'static str,
-            _: u32,
-            _: &'static str,
-            _: usize,
-        ) -> Result<Self::SerializeStructVariant, RowError> {
-            Err(unsupported("an enum"))
-        }
-    };
-}
-
 impl<'s> Serializer for &'s mut RowSerializer {
     type Ok = ();
     type Error = RowError;
@@ -196,8 +139,9 @@ impl<'s> Serializer for &'s mut RowSerializer {
     ) -> Result<(), RowError> {
         value.serialize(self)
     }
-    reject_compound!();
+    reject_compound!(unsupported);
     reject!(
+        unsupported;
         serialize_bool(bool),
         serialize_i8(i8),
         serialize_i16(i16),
@@ -322,8 +266,9 @@ impl Serializer for CellSerializer {
             (name, c) => Err(RowError(format!("malformed {name}: {c:?}"))),
         }
     }
-    reject_compound!();
+    reject_compound!(unsupported);
     reject!(
+        unsupported;
         serialize_f32(f32),
         serialize_char(char),
         serialize_bytes(&[u8]),
