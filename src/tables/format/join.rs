@@ -67,27 +67,7 @@ impl<'a, S: SerializeStruct> Serializer for Fields<'a, S> {
         Err(not_a_struct("a tuple"))
     }
     reject_compound!(not_a_struct);
-    reject!(
-        not_a_struct;
-        serialize_bool(bool),
-        serialize_i8(i8),
-        serialize_i16(i16),
-        serialize_i32(i32),
-        serialize_i64(i64),
-        serialize_u8(u8),
-        serialize_u16(u16),
-        serialize_u32(u32),
-        serialize_u64(u64),
-        serialize_f32(f32),
-        serialize_f64(f64),
-        serialize_char(char),
-        serialize_str(&str),
-        serialize_bytes(&[u8]),
-        serialize_none(),
-        serialize_unit(),
-        serialize_unit_struct(&'static str),
-        serialize_unit_variant(&'static str, u32, &'static str),
-    );
+    reject_scalars!(not_a_struct);
 }
 
 #[cfg(test)]

@@ -21,6 +21,33 @@ macro_rules! reject {
     };
 }
 
+/// All scalar methods of a serde `Serializer`, rejecting their value with `$err(method name)`.
+macro_rules! reject_scalars {
+    ($err:ident) => {
+        reject!(
+            $err;
+            serialize_bool(bool),
+            serialize_i8(i8),
+            serialize_i16(i16),
+            serialize_i32(i32),
+            serialize_i64(i64),
+            serialize_u8(u8),
+            serialize_u16(u16),
+            serialize_u32(u32),
+            serialize_u64(u64),
+            serialize_f32(f32),
+            serialize_f64(f64),
+            serialize_char(char),
+            serialize_str(&str),
+            serialize_bytes(&[u8]),
+            serialize_none(),
+            serialize_unit(),
+            serialize_unit_struct(&'static str),
+            serialize_unit_variant(&'static str, u32, &'static str),
+        );
+    };
+}
+
 /// The compound methods of a serde `Serializer` (but tuples, structs and options) that reject
 /// their value with `$err(what)`.
 macro_rules! reject_compound {

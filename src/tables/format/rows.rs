@@ -140,27 +140,7 @@ impl<'s> Serializer for &'s mut RowSerializer {
         value.serialize(self)
     }
     reject_compound!(unsupported);
-    reject!(
-        unsupported;
-        serialize_bool(bool),
-        serialize_i8(i8),
-        serialize_i16(i16),
-        serialize_i32(i32),
-        serialize_i64(i64),
-        serialize_u8(u8),
-        serialize_u16(u16),
-        serialize_u32(u32),
-        serialize_u64(u64),
-        serialize_f32(f32),
-        serialize_f64(f64),
-        serialize_char(char),
-        serialize_str(&str),
-        serialize_bytes(&[u8]),
-        serialize_none(),
-        serialize_unit(),
-        serialize_unit_struct(&'static str),
-        serialize_unit_variant(&'static str, u32, &'static str),
-    );
+    reject_scalars!(unsupported);
 }
 
 /// Serialises one field into a cell. `raw` is set inside a cell type's marker, where the bare
