@@ -6,6 +6,11 @@
 //! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all. A table whose
 //! conditions are missing is not written (the summary lists it with what it needs).
 //!
+//! Layout: [`registry::TABLES`] lists every table once (id, file stems, what it needs, builder);
+//! each table family has its own file (`pressure_ramp`, `controls`, `hierarchy/`, …) whose
+//! builder fills typed rows (`format::rows`: a `Serialize` struct per CSV, its field names the
+//! column names), written by `csv::Writer` and rendered to Markdown/LaTeX via `format::Table`.
+//!
 //! Everything is deterministic: pairs in the artifact's fixed order (paper models first, then
 //! by key; TruthfulQA-MC before MMLU-Pro), items by `subset_index`, fixed float formatting, no
 //! timestamps. Bootstrap intervals use the numpy-exact streams of `metrics::bootstrap`.
