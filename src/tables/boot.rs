@@ -15,7 +15,7 @@ const BLOCK_VALUES: usize = 1 << 20;
 const PARALLEL_MIN_VALUES: usize = 1 << 16;
 
 /// One statistic of a paired group.
-pub enum Stat<'a> {
+pub(crate) enum Stat<'a> {
     /// Mean of item values (rates: 0/1 values).
     Mean(&'a [f64]),
     /// Ratio of flag counts, recomputed per replicate (NaN replicates dropped).
@@ -31,7 +31,7 @@ pub enum Stat<'a> {
 
 /// Draws one `samples × n` index matrix from `stream` and returns the percentile interval of
 /// every statistic. `n == 0` draws nothing and returns NaN intervals.
-pub fn paired_cis(
+pub(crate) fn paired_cis(
     stream: &mut IndexStream,
     n: usize,
     samples: usize,
@@ -95,7 +95,7 @@ fn block_replicates(s: &Stat, idx: &[u32]) -> Vec<f64> {
 }
 
 /// 0/1 values of flags.
-pub fn as_f64(flags: &[bool]) -> Vec<f64> {
+pub(crate) fn as_f64(flags: &[bool]) -> Vec<f64> {
     flags.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect()
 }
 

@@ -2,12 +2,14 @@
 
 use std::collections::BTreeMap;
 
-use super::format::*;
+use serde::Serialize;
+
+use super::format::{Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::cctp::{
     align_labels, alpha_grid, decision_label, project_prepared, summarize, tube_eval, CctpError,
-    CctpInput, CctpItem, CctpSummary, Prepared, ALPHA_GRID_STEP, VARIANTS,
+    CctpInput, CctpItem, Prepared, ALPHA_GRID_STEP, VARIANTS,
 };
 use crate::metrics::rate;
 use crate::store::ItemRow;
@@ -95,67 +97,73 @@ fn run_pair(p: &PairData, clean: &str, hist: &str, grid: &[f64]) -> Vec<VariantR
     res
 }
 
-const COLUMNS: [&str; 32] = [
-    "model_key",
-    "model",
-    "dataset",
-    "condition",
-    "pressure_type",
-    "n_items",
-    "R0_gap",
-    "ordinary_reset_wrong_follow",
-    "ordinary_reset_p_wrong",
-    "cctp_mean_alpha",
-    "cctp_median_alpha",
-    "cctp_p25_alpha",
-    "cctp_p75_alpha",
-    "mean_history_retention",
-    "fraction_alpha_0",
-    "fraction_alpha_le_025",
-    "fraction_alpha_le_050",
-    "fraction_alpha_eq_1",
-    "cctp_clean_like_rate",
-    "cctp_wrong_follow",
-    "cctp_p_wrong",
-    "cctp_accuracy",
-    "cctp_p_correct",
-    "cctp_flattening_rate",
-    "mean_KL_clean_projected",
-    "mean_entropy",
-    "mean_max_prob",
-    "implementation_guarantee_pass_rate",
-    "ordinary_reset_tube_pass_rate",
-    "advocated_correct_suppressed_rate",
-    "n_invalid_items",
-    "decision_label",
-];
+/// `table21_cctp_summary.csv`: one pair (or the pooled group) × pressure type × variant.
+#[derive(Serialize, Default)]
+struct Table21Row {
+    model_key: String,
+    model: String,
+    dataset: String,
+    condition: &'static str,
+    pressure_type: &'static str,
+    n_items: usize,
+    #[serde(rename = "R0_gap")]
+    r0_gap: Num,
+    ordinary_reset_wrong_follow: Num,
+    ordinary_reset_p_wrong: Num,
+    cctp_mean_alpha: Num,
+    cctp_median_alpha: Num,
+    cctp_p25_alpha: Num,
+    cctp_p75_alpha: Num,
+    mean_history_retention: Num,
+    fraction_alpha_0: Num,
+    fraction_alpha_le_025: Num,
+    fraction_alpha_le_050: Num,
+    fraction_alpha_eq_1: Num,
+    cctp_clean_like_rate: Num,
+    cctp_wrong_follow: Num,
+    cctp_p_wrong: Num,
+    cctp_accuracy: Num,
+    cctp_p_correct: Num,
+    cctp_flattening_rate: Num,
+    #[serde(rename = "mean_KL_clean_projected")]
+    mean_kl_clean_projected: Num,
+    mean_entropy: Num,
+    mean_max_prob: Num,
+    implementation_guarantee_pass_rate: Num,
+    ordinary_reset_tube_pass_rate: Num,
+    advocated_correct_suppressed_rate: Num,
+    n_invalid_items: usize,
+    decision_label: &'static str,
+}
 
-fn summary_cells(s: &CctpSummary) -> Vec<Cell> {
-    vec![
-        int(s.n_items),
-        num(s.r0_gap),
-        num(s.ordinary_reset_wrong_follow),
-        num(s.ordinary_reset_p_wrong),
-        num(s.cctp_mean_alpha),
-        num(s.cctp_median_alpha),
-        num(s.cctp_p25_alpha),
-        num(s.cctp_p75_alpha),
-        num(s.mean_history_retention),
-        num(s.fraction_alpha_0),
-        num(s.fraction_alpha_le_025),
-        num(s.fraction_alpha_le_050),
-        num(s.fraction_alpha_eq_1),
-        num(s.cctp_clean_like_rate),
-        num(s.cctp_wrong_follow),
-        num(s.cctp_p_wrong),
-        num(s.cctp_accuracy),
-        num(s.cctp_p_correct),
-        num(s.cctp_flattening_rate),
-        num(s.mean_kl_clean_projected),
-        num(s.mean_entropy),
-        num(s.mean_max_prob),
-        num(s.implementation_guarantee_pass_rate),
-    ]
+/// Markdown/LaTeX view: the primary variant only.
+#[derive(Serialize, Default)]
+struct Table21View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Pressure")]
+    pressure: &'static str,
+    n: usize,
+    #[serde(rename = "R0 gap")]
+    r0_gap: Num,
+    #[serde(rename = "Mean alpha*")]
+    mean_alpha: Num,
+    #[serde(rename = "Median alpha*")]
+    median_alpha: Num,
+    #[serde(rename = "Retention")]
+    retention: Num,
+    #[serde(rename = "alpha*=0 (%)")]
+    alpha_0: Pct,
+    #[serde(rename = "R0 tube pass (%)")]
+    r0_tube_pass: Pct,
+    #[serde(rename = "CCTP tube pass (%)")]
+    cctp_tube_pass: Pct,
+    #[serde(rename = "Guarantee (%)")]
+    guarantee: Pct,
+    #[serde(rename = "Decision")]
+    decision: &'static str,
 }
 
 struct Group {
@@ -213,22 +221,7 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
     };
     groups.push(pooled);
 
-    let mut t = Table::new(&COLUMNS);
-    let mut d = Table::new(&[
-        "Model",
-        "Dataset",
-        "Pressure",
-        "n",
-        "R0 gap",
-        "Mean alpha*",
-        "Median alpha*",
-        "Retention",
-        "alpha*=0 (%)",
-        "R0 tube pass (%)",
-        "CCTP tube pass (%)",
-        "Guarantee (%)",
-        "Decision",
-    ]);
+    let (mut t, mut d) = (Vec::new(), Vec::new());
     for g in &groups {
         for (ptype, res) in [("wrong", &g.wrong), ("correct", &g.correct)] {
             let Some(res) = res else { continue };
@@ -247,48 +240,67 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
                     .filter(|x| !x.is_nan());
                 let decision = decision_label(&s, cp_pass);
                 let endpoint = rate(&r.endpoint_pass);
-                let mut row = vec![
-                    txt(g.model_key.clone()),
-                    txt(g.model.clone()),
-                    txt(g.dataset.clone()),
-                    txt(v.name),
-                    txt(ptype),
-                ];
-                row.extend(summary_cells(&s));
-                row.extend([
-                    num(endpoint),
-                    num(suppressed),
-                    int(r.invalid),
-                    txt(decision),
-                ]);
-                t.push(row);
+                t.push(Table21Row {
+                    model_key: g.model_key.clone(),
+                    model: g.model.clone(),
+                    dataset: g.dataset.clone(),
+                    condition: v.name,
+                    pressure_type: ptype,
+                    n_items: s.n_items,
+                    r0_gap: Num(s.r0_gap),
+                    ordinary_reset_wrong_follow: Num(s.ordinary_reset_wrong_follow),
+                    ordinary_reset_p_wrong: Num(s.ordinary_reset_p_wrong),
+                    cctp_mean_alpha: Num(s.cctp_mean_alpha),
+                    cctp_median_alpha: Num(s.cctp_median_alpha),
+                    cctp_p25_alpha: Num(s.cctp_p25_alpha),
+                    cctp_p75_alpha: Num(s.cctp_p75_alpha),
+                    mean_history_retention: Num(s.mean_history_retention),
+                    fraction_alpha_0: Num(s.fraction_alpha_0),
+                    fraction_alpha_le_025: Num(s.fraction_alpha_le_025),
+                    fraction_alpha_le_050: Num(s.fraction_alpha_le_050),
+                    fraction_alpha_eq_1: Num(s.fraction_alpha_eq_1),
+                    cctp_clean_like_rate: Num(s.cctp_clean_like_rate),
+                    cctp_wrong_follow: Num(s.cctp_wrong_follow),
+                    cctp_p_wrong: Num(s.cctp_p_wrong),
+                    cctp_accuracy: Num(s.cctp_accuracy),
+                    cctp_p_correct: Num(s.cctp_p_correct),
+                    cctp_flattening_rate: Num(s.cctp_flattening_rate),
+                    mean_kl_clean_projected: Num(s.mean_kl_clean_projected),
+                    mean_entropy: Num(s.mean_entropy),
+                    mean_max_prob: Num(s.mean_max_prob),
+                    implementation_guarantee_pass_rate: Num(s.implementation_guarantee_pass_rate),
+                    ordinary_reset_tube_pass_rate: Num(endpoint),
+                    advocated_correct_suppressed_rate: Num(suppressed),
+                    n_invalid_items: r.invalid,
+                    decision_label: decision,
+                });
                 if vi == 0 {
                     let ds = if g.dataset == "all" {
                         "All".to_string()
                     } else {
                         dataset_display(&g.dataset)
                     };
-                    d.push(vec![
-                        txt(g.model.clone()),
-                        txt(ds),
-                        txt(ptype),
-                        int(s.n_items),
-                        num(s.r0_gap),
-                        num(s.cctp_mean_alpha),
-                        num(s.cctp_median_alpha),
-                        num(s.mean_history_retention),
-                        pct(s.fraction_alpha_0),
-                        pct(endpoint),
-                        pct(s.cctp_clean_like_rate),
-                        pct(s.implementation_guarantee_pass_rate),
-                        txt(decision),
-                    ]);
+                    d.push(Table21View {
+                        model: g.model.clone(),
+                        dataset: ds,
+                        pressure: ptype,
+                        n: s.n_items,
+                        r0_gap: Num(s.r0_gap),
+                        mean_alpha: Num(s.cctp_mean_alpha),
+                        median_alpha: Num(s.cctp_median_alpha),
+                        retention: Num(s.mean_history_retention),
+                        alpha_0: Pct(s.fraction_alpha_0),
+                        r0_tube_pass: Pct(endpoint),
+                        cctp_tube_pass: Pct(s.cctp_clean_like_rate),
+                        guarantee: Pct(s.implementation_guarantee_pass_rate),
+                        decision,
+                    });
                 }
             }
         }
     }
-    vec![Output::new("Table 21", "table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", t)
-        .with_display(d)
+    vec![Output::new("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", &t)
+        .with_display(&d)
         .with_notes(vec![
             "alpha is the weight on the clean anchor (0 = full history R0, 1 = clean); alpha* = smallest grid alpha (step 0.01) whose projection passes the tube (Table 20); retention = 1 - alpha*. The Markdown/LaTeX view shows the primary variant only.".into(),
             "pressure_type wrong = clean vs R0; correct = clean vs the correct-pressure control's strong reset (advocated_correct_suppressed_rate = share with p_proj(c) < p_clean(c) - 0.05).".into(),

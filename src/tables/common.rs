@@ -1,46 +1,39 @@
 //! Helpers shared by the table builders: the long CI format of §8.1 and small reductions.
 
-use super::format::{boolc, int, num, txt, uint, Cell, Table};
+use serde::Serialize;
+
+use super::format::{Num, PyBool};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
-/// Columns of the long `*_with_ci.csv` format (§8.1, Table 2 and the appendix CI files).
-pub const LONG_COLUMNS: [&str; 15] = [
-    "table_name",
-    "model",
-    "model_key",
-    "dataset",
-    "dataset_key",
-    "condition_or_operation",
-    "metric",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "n_items",
-    "bootstrap_samples",
-    "seed",
-    "informative",
-    "notes",
-];
+/// Criterion family of the tables that use no clean-context-like criterion.
+pub(crate) const NO_CRITERION: &str = "none";
 
-/// One row of the long CI format.
-#[derive(Clone, Debug)]
-pub struct LongRow {
-    pub table_name: String,
-    pub model: String,
-    pub model_key: String,
-    pub dataset_key: String,
-    pub condition: String,
-    pub metric: String,
-    pub estimate: f64,
-    pub ci: (f64, f64),
-    pub n_items: usize,
-    pub informative: bool,
-    pub notes: String,
+/// One row of the long CI format (§8.1: Table 2 and the appendix `*_with_ci.csv` files).
+#[derive(Clone, Debug, Default, Serialize)]
+pub(crate) struct LongRow {
+    pub(crate) table_name: String,
+    pub(crate) model: String,
+    pub(crate) model_key: String,
+    /// Display name of `dataset_key`.
+    pub(crate) dataset: String,
+    pub(crate) dataset_key: String,
+    pub(crate) condition_or_operation: String,
+    pub(crate) metric: String,
+    pub(crate) estimate: Num,
+    pub(crate) ci_low: Num,
+    pub(crate) ci_high: Num,
+    pub(crate) n_items: usize,
+    /// Set by [`long_table`].
+    pub(crate) bootstrap_samples: usize,
+    /// Set by [`long_table`].
+    pub(crate) seed: u64,
+    pub(crate) informative: PyBool,
+    pub(crate) notes: String,
 }
 
 impl LongRow {
-    pub fn new(
+    pub(crate) fn new(
         table_name: &str,
         p: &PairData,
         condition: &str,
@@ -53,91 +46,81 @@ impl LongRow {
             table_name: table_name.into(),
             model: p.model.clone(),
             model_key: p.model_key.clone(),
+            dataset: dataset_display(&p.dataset),
             dataset_key: p.dataset.clone(),
-            condition: condition.into(),
+            condition_or_operation: condition.into(),
             metric: metric.into(),
-            estimate,
-            informative: !estimate.is_nan() && !ci.0.is_nan() && !ci.1.is_nan(),
-            ci,
+            estimate: Num(estimate),
+            ci_low: Num(ci.0),
+            ci_high: Num(ci.1),
             n_items: n,
+            bootstrap_samples: 0,
+            seed: 0,
+            informative: PyBool(!estimate.is_nan() && !ci.0.is_nan() && !ci.1.is_nan()),
             notes: String::new(),
         }
     }
-    pub fn notes(mut self, s: String) -> LongRow {
+    pub(crate) fn notes(mut self, s: String) -> LongRow {
         self.notes = s;
         self
     }
     /// A deterministic quantity (classification, count): no interval, `informative=False`.
-    pub fn deterministic(mut self) -> LongRow {
-        self.ci = (f64::NAN, f64::NAN);
-        self.informative = false;
+    pub(crate) fn deterministic(mut self) -> LongRow {
+        self.ci_low = Num(f64::NAN);
+        self.ci_high = Num(f64::NAN);
+        self.informative = PyBool(false);
         self
     }
 }
 
-/// The long table, sorted by its first five columns (stable: metric order is kept).
-pub fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Table {
+/// The long table, sorted by its first five columns (stable: metric order is kept), with the
+/// bootstrap settings filled in.
+pub(crate) fn long_table(mut rows: Vec<LongRow>, samples: usize, seed: u64) -> Vec<LongRow> {
     rows.sort_by(|a, b| {
         let ka = (
             &a.table_name,
             &a.model,
             &a.model_key,
-            dataset_display(&a.dataset_key),
+            &a.dataset,
             &a.dataset_key,
         );
         let kb = (
             &b.table_name,
             &b.model,
             &b.model_key,
-            dataset_display(&b.dataset_key),
+            &b.dataset,
             &b.dataset_key,
         );
         ka.cmp(&kb)
     });
-    let mut t = Table::new(&LONG_COLUMNS);
-    for r in rows {
-        t.push(vec![
-            txt(r.table_name),
-            txt(r.model),
-            txt(r.model_key),
-            txt(dataset_display(&r.dataset_key)),
-            txt(r.dataset_key),
-            txt(r.condition),
-            txt(r.metric),
-            num(r.estimate),
-            num(r.ci.0),
-            num(r.ci.1),
-            int(r.n_items),
-            int(samples),
-            uint(seed),
-            boolc(r.informative),
-            txt(r.notes),
-        ]);
+    for r in &mut rows {
+        r.bootstrap_samples = samples;
+        r.seed = seed;
     }
-    t
+    rows
 }
 
-pub fn pw(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn pw(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.p_wrong).collect()
 }
-pub fn pc(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn pc(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.p_correct).collect()
 }
-pub fn correct_flags(o: &[Obs]) -> Vec<bool> {
+pub(crate) fn correct_flags(o: &[Obs]) -> Vec<bool> {
     o.iter().map(|x| x.correct).collect()
 }
-pub fn wf_flags(o: &[Obs]) -> Vec<bool> {
+pub(crate) fn wf_flags(o: &[Obs]) -> Vec<bool> {
     o.iter().map(|x| x.wrong_follow).collect()
 }
-pub fn entropies(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn entropies(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.entropy).collect()
 }
-pub fn max_probs(o: &[Obs]) -> Vec<f64> {
+pub(crate) fn max_probs(o: &[Obs]) -> Vec<f64> {
     o.iter().map(|x| x.max_prob).collect()
 }
 
 /// `Σ wᵢ vᵢ / Σ wᵢ` over the non-NaN values (the artifact's `weighted_mean` by n_items).
-pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
+pub(crate) fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     let (mut s, mut w) = (0.0, 0usize);
     for &(v, n) in values {
         if !v.is_nan() && n > 0 {
@@ -152,7 +135,31 @@ pub fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     }
 }
 
-/// `Model` and `Dataset` display cells of a pair.
-pub fn pair_cells(p: &PairData) -> Vec<Cell> {
-    vec![txt(p.model.clone()), txt(dataset_display(&p.dataset))]
+/// The `Model` and `Dataset` columns of a pair in the Markdown/LaTeX views (display names).
+#[derive(Clone, Debug, Default, Serialize)]
+pub(crate) struct ModelDataset {
+    #[serde(rename = "Model")]
+    pub(crate) model: String,
+    #[serde(rename = "Dataset")]
+    pub(crate) dataset: String,
+}
+
+impl ModelDataset {
+    pub(crate) fn of(p: &PairData) -> ModelDataset {
+        ModelDataset {
+            model: p.model.clone(),
+            dataset: dataset_display(&p.dataset),
+        }
+    }
+}
+
+/// Display names of a pair's model and dataset (the `Model` and `Dataset` columns of the
+/// Markdown/LaTeX views).
+pub(crate) fn model_dataset(p: &PairData) -> (String, String) {
+    (p.model.clone(), dataset_display(&p.dataset))
+}
+
+/// Sorts display rows by model, then dataset display name (stable).
+pub(crate) fn sort_by_model_dataset<R>(rows: &mut [R], key: impl Fn(&R) -> (&String, &String)) {
+    rows.sort_by(|a, b| key(a).cmp(&key(b)));
 }

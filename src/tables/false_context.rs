@@ -1,8 +1,10 @@
 //! Table 12 — pressure vs false context (§1.6; aggregate, by dataset, by pair).
 
+use serde::Serialize;
+
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::*;
+use super::format::{Ci, Join, Num, Pct};
 use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::FALSE_CONTEXT_ORDER;
@@ -78,73 +80,105 @@ fn pair_group(p: &PairData, cond: &str) -> Option<(Group, &'static str)> {
     ))
 }
 
-const COLUMNS: [&str; 12] = [
-    "condition",
-    "condition_label",
-    "mean_p_clean_wrong",
-    "mean_p_reset_wrong",
-    "mean_hysteresis_gap",
-    "hysteresis_gap_ci_low",
-    "hysteresis_gap_ci_high",
-    "positive_hysteresis_rate",
-    "wrong_following_rate",
-    "conditional_lock_in_rate",
-    "conditional_lock_in_n",
-    "n_items",
-];
-const DISPLAY: [&str; 8] = [
-    "Prior context",
-    "p_clean(w)",
-    "p_reset(w)",
-    "Gap",
-    "Gap 95% CI",
-    "Pos. (%)",
-    "WF (%)",
-    "n",
-];
+/// The metric columns of Table 12 (one prior context over a group of items).
+#[derive(Serialize, Default)]
+struct Table12Row {
+    condition: &'static str,
+    condition_label: String,
+    mean_p_clean_wrong: Num,
+    mean_p_reset_wrong: Num,
+    mean_hysteresis_gap: Num,
+    hysteresis_gap_ci_low: Num,
+    hysteresis_gap_ci_high: Num,
+    positive_hysteresis_rate: Num,
+    wrong_following_rate: Num,
+    conditional_lock_in_rate: Option<Num>,
+    conditional_lock_in_n: Option<usize>,
+    n_items: usize,
+}
 
-fn summarize(cond: &str, g: &Group, samples: usize, seed: u64) -> (Vec<Cell>, Vec<Cell>) {
+/// Markdown/LaTeX view of one prior context.
+#[derive(Serialize, Default)]
+struct Table12View {
+    #[serde(rename = "Prior context")]
+    prior_context: String,
+    #[serde(rename = "p_clean(w)")]
+    clean_pw: Num,
+    #[serde(rename = "p_reset(w)")]
+    reset_pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Gap 95% CI")]
+    gap_ci: Ci,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
+    n: usize,
+}
+
+/// Key columns of the by-pair CSV.
+#[derive(Serialize, Default)]
+struct PairKey {
+    model_key: String,
+    model: String,
+    dataset: String,
+}
+
+/// Key column of the by-dataset CSV.
+#[derive(Serialize, Default)]
+struct DatasetKey {
+    dataset: String,
+}
+
+/// Key column of the by-dataset view.
+#[derive(Serialize, Default)]
+struct DatasetView {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+}
+
+fn summarize(
+    cond: &'static str,
+    g: &Group,
+    samples: usize,
+    seed: u64,
+) -> (Table12Row, Table12View) {
     let gaps = item_gaps(&g.x, &g.clean);
     let mut stream = IndexStream::new(seed);
     let c = paired_cis(&mut stream, gaps.len(), samples, &[Stat::Mean(&gaps)])[0];
     let pos = rate(&positive_hysteresis_flags(&g.x, &g.clean));
     let wf = rate(&wf_flags(&g.x));
-    let (lock, lock_n) = match &g.lock {
-        Some(f) => {
-            let (r, d) = f.rate();
-            (num(r), int(d))
-        }
-        None => (Cell::Na, Cell::Na),
-    };
+    let lock = g.lock.as_ref().map(|f| f.rate());
     let label = condition_label(cond);
     let cp = mean(&pw(&g.clean));
     let xp = mean(&pw(&g.x));
     let gap = mean(&gaps);
     (
-        vec![
-            txt(cond),
-            txt(label.clone()),
-            num(cp),
-            num(xp),
-            num(gap),
-            num(c.0),
-            num(c.1),
-            num(pos),
-            num(wf),
-            lock,
-            lock_n,
-            int(gaps.len()),
-        ],
-        vec![
-            txt(label),
-            num(cp),
-            num(xp),
-            num(gap),
-            ci(c.0, c.1),
-            pct(pos),
-            pct(wf),
-            int(gaps.len()),
-        ],
+        Table12Row {
+            condition: cond,
+            condition_label: label.clone(),
+            mean_p_clean_wrong: Num(cp),
+            mean_p_reset_wrong: Num(xp),
+            mean_hysteresis_gap: Num(gap),
+            hysteresis_gap_ci_low: Num(c.0),
+            hysteresis_gap_ci_high: Num(c.1),
+            positive_hysteresis_rate: Num(pos),
+            wrong_following_rate: Num(wf),
+            conditional_lock_in_rate: lock.map(|(r, _)| Num(r)),
+            conditional_lock_in_n: lock.map(|(_, d)| d),
+            n_items: gaps.len(),
+        },
+        Table12View {
+            prior_context: label,
+            clean_pw: Num(cp),
+            reset_pw: Num(xp),
+            gap: Num(gap),
+            gap_ci: Ci::from(c),
+            positive: Pct(pos),
+            wrong_follow: Pct(wf),
+            n: gaps.len(),
+        },
     )
 }
 
@@ -169,12 +203,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     let mut imported = Vec::new();
 
     // per pair
-    let mut pcols = vec!["model_key", "model", "dataset"];
-    pcols.extend(COLUMNS);
-    let mut tp = Table::new(&pcols);
-    let mut dpcols = vec!["Model", "Dataset"];
-    dpcols.extend(DISPLAY);
-    let mut dp = Table::new(&dpcols);
+    let (mut tp, mut dp) = (Vec::new(), Vec::new());
     // pooled groups
     let datasets = ctx.idx.datasets();
     let mut by_ds: Vec<Vec<Group>> = datasets
@@ -202,17 +231,14 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             if source != *cond {
                 imported.push(format!("{} {}: {}", p.model_key, p.dataset, source));
             }
-            let (row, drow) = summarize(cond, &g, samples, seed);
-            let mut r = vec![
-                txt(p.model_key.clone()),
-                txt(p.model.clone()),
-                txt(p.dataset.clone()),
-            ];
-            r.extend(row);
-            tp.push(r);
-            let mut dr = pair_cells(p);
-            dr.extend(drow);
-            dp.push(dr);
+            let (row, view) = summarize(cond, &g, samples, seed);
+            let key = PairKey {
+                model_key: p.model_key.clone(),
+                model: p.model.clone(),
+                dataset: p.dataset.clone(),
+            };
+            tp.push(Join(key, row));
+            dp.push(Join(ModelDataset::of(p), view));
             let copy = Group {
                 clean: g.clean.clone(),
                 x: g.x.clone(),
@@ -222,35 +248,31 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             all[ci_].extend(g);
         }
     }
-    let mut ta = Table::new(&COLUMNS);
-    let mut da = Table::new(&DISPLAY);
+    let (mut ta, mut da) = (Vec::new(), Vec::new());
     for (ci_, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
         if all[ci_].x.is_empty() {
             continue;
         }
-        let (row, drow) = summarize(cond, &all[ci_], samples, seed);
+        let (row, view) = summarize(cond, &all[ci_], samples, seed);
         ta.push(row);
-        da.push(drow);
+        da.push(view);
     }
-    let mut dcols = vec!["dataset"];
-    dcols.extend(COLUMNS);
-    let mut td = Table::new(&dcols);
-    let mut ddcols = vec!["Dataset"];
-    ddcols.extend(DISPLAY);
-    let mut dd = Table::new(&ddcols);
+    let (mut td, mut dd) = (Vec::new(), Vec::new());
     for (di, ds) in datasets.iter().enumerate() {
         for (ci_, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
             let g = &by_ds[di][ci_];
             if g.x.is_empty() {
                 continue;
             }
-            let (row, drow) = summarize(cond, g, samples, seed);
-            let mut r = vec![txt(ds.clone())];
-            r.extend(row);
-            td.push(r);
-            let mut dr = vec![txt(dataset_display(ds))];
-            dr.extend(drow);
-            dd.push(dr);
+            let (row, view) = summarize(cond, g, samples, seed);
+            td.push(Join(
+                DatasetKey {
+                    dataset: ds.clone(),
+                },
+                row,
+            ));
+            let dataset = dataset_display(ds);
+            dd.push(Join(DatasetView { dataset }, view));
         }
     }
     let mut notes = vec![
@@ -266,31 +288,28 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     }
     vec![
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context",
             "Pressure vs false context (pooled)",
             "none",
-            ta,
+            &ta,
         )
-        .with_display(da)
+        .with_display(&da)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context_by_dataset",
             "Pressure vs false context by dataset",
             "none",
-            td,
+            &td,
         )
-        .with_display(dd)
+        .with_display(&dd)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 12",
             "table12_pressure_vs_false_context_by_pair",
             "Pressure vs false context by pair",
             "none",
-            tp,
+            &tp,
         )
-        .with_display(dp)
+        .with_display(&dp)
         .with_notes(notes),
     ]
 }

@@ -8,13 +8,13 @@ use crate::store::ItemRow;
 
 /// Clean reference of the hierarchy and most tables: the clean probe (protocol §1.3: the raw
 /// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`.
-pub const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"];
+pub(crate) const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"];
 /// The ordinary reset R0: the hierarchy condition, else the identical ramp capture step.
-pub const R0_REF: [&str; 2] = ["ordinary_strong_reset", "strong_reset"];
+pub(crate) const R0_REF: [&str; 2] = ["ordinary_strong_reset", "strong_reset"];
 
 /// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
 /// order); other models follow, sorted by key.
-pub const PAPER_MODEL_ORDER: [&str; 8] = [
+pub(crate) const PAPER_MODEL_ORDER: [&str; 8] = [
     "qwen25_15b",
     "qwen25_7b",
     "qwen25_14b",
@@ -25,10 +25,10 @@ pub const PAPER_MODEL_ORDER: [&str; 8] = [
     "gemma2_9b",
 ];
 /// Dataset order within a model: TruthfulQA-MC, then MMLU-Pro, then others by key.
-pub const DATASET_ORDER: [&str; 2] = ["truthfulqa_mc", "mmlu_pro"];
+pub(crate) const DATASET_ORDER: [&str; 2] = ["truthfulqa_mc", "mmlu_pro"];
 
 /// Display name of a dataset key (`TruthfulQA-MC`, `MMLU-Pro`, else the key).
-pub fn dataset_display(key: &str) -> String {
+pub(crate) fn dataset_display(key: &str) -> String {
     match key {
         "truthfulqa_mc" => "TruthfulQA-MC".into(),
         "mmlu_pro" => "MMLU-Pro".into(),
@@ -37,7 +37,7 @@ pub fn dataset_display(key: &str) -> String {
 }
 
 /// Short dataset name of the relabel tables (`TQA`, `MMLU`, else the key).
-pub fn dataset_short(key: &str) -> String {
+pub(crate) fn dataset_short(key: &str) -> String {
     match key {
         "truthfulqa_mc" => "TQA".into(),
         "mmlu_pro" => "MMLU".into(),
@@ -46,7 +46,7 @@ pub fn dataset_short(key: &str) -> String {
 }
 
 /// Sort key of a dataset in the fixed order.
-pub fn dataset_rank(key: &str) -> (usize, String) {
+pub(crate) fn dataset_rank(key: &str) -> (usize, String) {
     (
         DATASET_ORDER
             .iter()
@@ -67,37 +67,37 @@ fn model_rank(key: &str) -> (usize, String) {
 }
 
 /// Item key: (subset_index, item_id) — the order items are listed and resampled in.
-pub type ItemKey = (usize, String);
+pub(crate) type ItemKey = (usize, String);
 
 /// All rows of one model × dataset pair.
 #[derive(Debug)]
-pub struct PairData<'a> {
-    pub model_key: String,
+pub(crate) struct PairData<'a> {
+    pub(crate) model_key: String,
     /// Display name (`model_short_name`, else the key).
-    pub model: String,
-    pub dataset: String,
-    pub conds: BTreeMap<String, BTreeMap<ItemKey, &'a ItemRow>>,
+    pub(crate) model: String,
+    pub(crate) dataset: String,
+    pub(crate) conds: BTreeMap<String, BTreeMap<ItemKey, &'a ItemRow>>,
 }
 
 /// Rows of several conditions for the items present in all of them, in item order:
 /// `rows[c][i]` is item `i` in condition `c` (the order of the request).
 #[derive(Debug)]
-pub struct Aligned<'a> {
-    pub keys: Vec<ItemKey>,
-    pub rows: Vec<Vec<&'a ItemRow>>,
+pub(crate) struct Aligned<'a> {
+    pub(crate) keys: Vec<ItemKey>,
+    pub(crate) rows: Vec<Vec<&'a ItemRow>>,
 }
 
 impl<'a> Aligned<'a> {
-    pub fn n(&self) -> usize {
+    pub(crate) fn n(&self) -> usize {
         self.keys.len()
     }
-    pub fn obs(&self, c: usize) -> Vec<Obs> {
+    pub(crate) fn obs(&self, c: usize) -> Vec<Obs> {
         self.rows[c].iter().map(|r| obs(r)).collect()
     }
 }
 
 /// The metrics view of one row.
-pub fn obs(r: &ItemRow) -> Obs {
+pub(crate) fn obs(r: &ItemRow) -> Obs {
     Obs {
         p_wrong: r.p_wrong,
         p_correct: r.p_correct,
@@ -109,15 +109,15 @@ pub fn obs(r: &ItemRow) -> Obs {
 }
 
 impl<'a> PairData<'a> {
-    pub fn has(&self, cond: &str) -> bool {
+    pub(crate) fn has(&self, cond: &str) -> bool {
         self.conds.get(cond).is_some_and(|m| !m.is_empty())
     }
     /// First present condition among `candidates`.
-    pub fn resolve<'k>(&self, candidates: &[&'k str]) -> Option<&'k str> {
+    pub(crate) fn resolve<'k>(&self, candidates: &[&'k str]) -> Option<&'k str> {
         candidates.iter().copied().find(|c| self.has(c))
     }
     /// Items present in every requested condition (duplicates allowed in `conds`).
-    pub fn align(&self, conds: &[&str]) -> Aligned<'a> {
+    pub(crate) fn align(&self, conds: &[&str]) -> Aligned<'a> {
         let maps: Vec<Option<&BTreeMap<ItemKey, &'a ItemRow>>> =
             conds.iter().map(|c| self.conds.get(*c)).collect();
         if conds.is_empty() || maps.iter().any(|m| m.is_none()) {
@@ -138,23 +138,19 @@ impl<'a> PairData<'a> {
             .collect();
         Aligned { keys, rows }
     }
-    /// Number of items of a condition.
-    pub fn count(&self, cond: &str) -> usize {
-        self.conds.get(cond).map_or(0, |m| m.len())
-    }
 }
 
 /// The whole run, pairs in the fixed order.
 #[derive(Debug)]
-pub struct RunIndex<'a> {
-    pub pairs: Vec<PairData<'a>>,
-    pub n_rows: usize,
+pub(crate) struct RunIndex<'a> {
+    pub(crate) pairs: Vec<PairData<'a>>,
+    pub(crate) n_rows: usize,
     /// Rows whose (pair, condition, item) repeated an earlier row; the first one is kept.
-    pub duplicates: usize,
+    pub(crate) duplicates: usize,
 }
 
 impl<'a> RunIndex<'a> {
-    pub fn new(rows: &'a [ItemRow]) -> RunIndex<'a> {
+    pub(crate) fn new(rows: &'a [ItemRow]) -> RunIndex<'a> {
         let mut map: BTreeMap<(String, String), PairData<'a>> = BTreeMap::new();
         let mut duplicates = 0;
         for r in rows {
@@ -192,13 +188,20 @@ impl<'a> RunIndex<'a> {
         }
     }
 
-    /// Whether any pair has the condition.
-    pub fn any(&self, cond: &str) -> bool {
-        self.pairs.iter().any(|p| p.has(cond))
+    /// The pairs with clean and R0 rows and at least one item in both, in pair order: the pair,
+    /// the R0 condition used, and the items aligned (condition 0 clean, condition 1 R0).
+    pub(crate) fn clean_r0_pairs(
+        &self,
+    ) -> impl Iterator<Item = (&PairData<'a>, &'static str, Aligned<'a>)> + '_ {
+        self.pairs.iter().filter_map(|p| {
+            let (clean, r0) = (p.resolve(&CLEAN_REF)?, p.resolve(&R0_REF)?);
+            let a = p.align(&[clean, r0]);
+            (a.n() > 0).then_some((p, r0, a))
+        })
     }
 
     /// Dataset keys present, in the fixed order.
-    pub fn datasets(&self) -> Vec<String> {
+    pub(crate) fn datasets(&self) -> Vec<String> {
         let mut d: Vec<String> = self.pairs.iter().map(|p| p.dataset.clone()).collect();
         d.sort_by_key(|k| dataset_rank(k));
         d.dedup();
@@ -207,12 +210,12 @@ impl<'a> RunIndex<'a> {
 }
 
 /// Paper label of a condition key (from the condition registry), else the key.
-pub fn condition_label(key: &str) -> String {
+pub(crate) fn condition_label(key: &str) -> String {
     crate::dialogue::conditions::find(key).map_or_else(|| key.to_string(), |c| c.label.clone())
 }
 
 /// Option index of a letter (`A` = 0); `None` for anything else.
-pub fn letter_index(l: &str) -> Option<usize> {
+pub(crate) fn letter_index(l: &str) -> Option<usize> {
     let mut it = l.chars();
     match (it.next(), it.next()) {
         (Some(c), None) if c.is_ascii_uppercase() => Some((c as u8 - b'A') as usize),

@@ -6,6 +6,11 @@
 //! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all. A table whose
 //! conditions are missing is not written (the summary lists it with what it needs).
 //!
+//! Layout: [`registry::TABLES`] lists every table once (id, file stems, what it needs, builder);
+//! each table family has its own file (`pressure_ramp`, `controls`, `hierarchy/`, …) whose
+//! builder fills typed rows (`format::rows`: a `Serialize` struct per CSV, its field names the
+//! column names), written by `csv::Writer` and rendered to Markdown/LaTeX via `format::Table`.
+//!
 //! Everything is deterministic: pairs in the artifact's fixed order (paper models first, then
 //! by key; TruthfulQA-MC before MMLU-Pro), items by `subset_index`, fixed float formatting, no
 //! timestamps. Bootstrap intervals use the numpy-exact streams of `metrics::bootstrap`.
@@ -13,14 +18,22 @@
 mod boot;
 mod cctp;
 mod common;
+mod controls;
+mod decomposition;
 mod definitions;
+mod examples;
+mod expanded_family;
 mod false_context;
-pub mod format;
+mod format;
 mod hierarchy;
-pub mod index;
+mod index;
+mod output;
+mod plausibility;
+mod pressure_ramp;
 mod r7;
-mod ramp;
+mod registry;
 mod relabel;
+mod reset_gap;
 mod summary;
 pub mod testutil;
 mod truncation;
@@ -29,10 +42,13 @@ mod truncation;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::store::{write_atomic, ItemRow};
-use format::{tex_escape, Table};
+use hierarchy::Hierarchy;
 use index::RunIndex;
+pub(crate) use output::Output;
+use registry::TABLES;
 
 /// Bootstrap settings of the tables.
 #[derive(Clone, Debug)]
@@ -64,165 +80,43 @@ pub enum TablesError {
     },
 }
 
-/// One generated table (three files).
-#[derive(Clone, Debug)]
-pub struct Output {
-    /// `Table 2`, … or `Aux`.
-    pub id: &'static str,
-    /// File stem, e.g. `table02_pressure_ramp`.
-    pub stem: String,
-    pub title: String,
-    /// Which clean-context-like criterion family (or CCTP tube) the table uses.
-    pub family: String,
-    /// CSV content (artifact schema).
-    pub csv: Table,
-    /// Markdown/LaTeX view when it differs from the CSV (e.g. a wide view of a long table).
-    pub display: Option<Table>,
-    pub notes: Vec<String>,
-}
-
-impl Output {
-    fn new(id: &'static str, stem: &str, title: &str, family: &str, csv: Table) -> Output {
-        Output {
-            id,
-            stem: stem.to_string(),
-            title: title.to_string(),
-            family: family.to_string(),
-            csv,
-            display: None,
-            notes: Vec::new(),
-        }
-    }
-    fn with_display(mut self, t: Table) -> Output {
-        self.display = Some(t);
-        self
-    }
-    fn with_notes(mut self, notes: Vec<String>) -> Output {
-        self.notes.extend(notes);
-        self
-    }
-    fn shown(&self) -> &Table {
-        self.display.as_ref().unwrap_or(&self.csv)
-    }
-    fn heading(&self) -> String {
-        if self.id == "Aux" {
-            self.title.clone()
-        } else {
-            format!("{}: {}", self.id, self.title)
-        }
-    }
-
-    fn markdown(&self) -> String {
-        let mut s = format!("# {}\n\n", self.heading());
-        s.push_str(&format!(
-            "Criterion family: {}. Source CSV: `{}.csv`.\n\n",
-            self.family, self.stem
-        ));
-        s.push_str(&self.shown().to_markdown());
-        if !self.notes.is_empty() {
-            s.push_str("\nNotes:\n");
-            for n in &self.notes {
-                s.push_str(&format!("- {}\n", n.replace('\n', " ")));
-            }
-        }
-        s
-    }
-
-    fn latex(&self) -> String {
-        let mut s = format!(
-            "% hyst-tui {}\n% Criterion family: {}\n",
-            self.heading(),
-            self.family
-        );
-        s.push_str("% Requires \\usepackage{booktabs}.\n");
-        s.push_str("\\begin{table}[ht]\n\\centering\n\\small\n");
-        s.push_str(&format!("\\caption{{{}}}\n", tex_escape(&self.heading())));
-        s.push_str(&format!("\\label{{tab:{}}}\n", self.stem.replace('_', "-")));
-        s.push_str(&self.shown().to_latex_tabular());
-        s.push_str("\\end{table}\n");
-        for n in &self.notes {
-            s.push_str(&format!("% Note: {}\n", n.replace(['\n', '\r'], " ")));
-        }
-        s
-    }
-}
-
 /// Shared state of the table builders.
-pub(crate) struct Ctx<'a> {
-    pub idx: RunIndex<'a>,
-    pub opts: &'a TableOptions,
+pub(crate) struct Ctx<'p, 'a> {
+    pub(crate) idx: &'p RunIndex<'a>,
+    pub(crate) opts: &'p TableOptions,
+    /// The recovery hierarchy (Tables 4, 16, 17 and the aux tables), built once on first use.
+    hierarchy: OnceLock<Hierarchy<'p, 'a>>,
 }
 
-/// What each table needs (listed in the summary when it is not written).
-pub(crate) const SPECS: &[(&str, &str, &str)] = &[
-    ("Table 1", "Recovery operations (definitions)", "nothing (condition registry)"),
-    ("Table 2", "Pressure ramp", "clean_context (or clean_context_probe), strong_pressure, strong_reset"),
-    ("Table 3", "Behavioural controls summary", "clean, R0 (ordinary_strong_reset or strong_reset), and neutral_history:strong_reset + neutral_history:clean_context_probe and/or correct_pressure:strong_reset"),
-    ("Table 4", "Recovered pairs per operation", "clean + R0 + at least one hierarchy operation"),
-    ("Table 5", "Truncation boundary", "clean + truncation conditions (full_history_reset ... fresh_context)"),
-    ("Table 6", "R0 vs R7 trusted evidence", "clean + evidence_grounded_recovery (+ R0, R5, R3a rows when present)"),
-    ("Table 7", "Behavioural controls per pair", "as Table 3"),
-    ("Table 8", "Expanded family ramp", "strong_pressure + full_history_reset (or R0) + fresh_context (or clean)"),
-    ("Table 9", "Ordinary-reset gap per pair", "clean + R0"),
-    ("Table 10", "Failure decomposition on R0", "clean + R0"),
-    ("Table 11", "Plausibility tertiles", "clean + R0"),
-    ("Table 12", "Pressure vs false context", "clean + clean_no_mention / neutral_wrong_mention / explicit_false_wrong_mention / quoted_false_claim (+ user_pressure or R0)"),
-    ("Table 13", "Relabel restoration metrics", "baseline_strong_reset + another relabel condition"),
-    ("Table 14", "Relabel outcome metrics", "baseline_strong_reset + another relabel condition"),
-    ("Table 15", "Semantic vs letter following", "option_relabel_shuffle_reset"),
-    ("Table 16", "Recovery counts, strict vs MRO rule", "clean + R0 + at least one hierarchy operation"),
-    ("Table 17", "Minimal recovery operation per pair", "clean + R0 + at least one hierarchy operation"),
-    ("Table 18", "Full truncation boundary per pair", "as Table 5"),
-    ("Table 19", "Dataset-level change R0 -> R7", "clean + R0 + evidence_grounded_recovery"),
-    ("Table 20", "CCTP clean-tube criterion (definition)", "nothing (metrics constants)"),
-    ("Table 21", "CCTP summary", "clean + R0 option log-scores (correct_pressure:strong_reset optional)"),
-    ("Table 22", "Clean-restoration tolerance families (definition)", "nothing (metrics constants)"),
-    ("Table 23", "Clean-correct / history-wrong examples", "clean + R0 with a clean-correct item that follows the wrong answer at R0"),
-    ("Aux", "Recovery hierarchy summary", "clean + R0 + at least one hierarchy operation"),
-    ("Aux", "Recovery operations with paired item bootstrap CIs", "clean + R0 + at least one main hierarchy operation"),
-    ("Aux", "Threshold sweep of the clean-context-like criterion", "clean + R0 + at least one main hierarchy operation"),
-];
+impl<'p, 'a> Ctx<'p, 'a> {
+    fn new(idx: &'p RunIndex<'a>, opts: &'p TableOptions) -> Self {
+        Ctx {
+            idx,
+            opts,
+            hierarchy: OnceLock::new(),
+        }
+    }
 
-/// Builds every table the rows have data for. Pure (no I/O); [`write_tables`] writes them.
-pub fn build_tables(rows: &[ItemRow], opts: &TableOptions) -> Vec<Output> {
-    let ctx = Ctx {
-        idx: RunIndex::new(rows),
-        opts,
-    };
+    /// The recovery hierarchy with its per-operation bootstrap (computed once, shared).
+    pub(crate) fn hierarchy(&self) -> &Hierarchy<'p, 'a> {
+        self.hierarchy
+            .get_or_init(|| Hierarchy::build(self.idx, self.opts))
+    }
+}
+
+/// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
+/// them.
+pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
+    let ctx = Ctx::new(idx, opts);
     let ctx = &ctx;
-    // The builders are independent (each owns its bootstrap streams), so they run in parallel;
-    // the result does not depend on scheduling because the outputs are sorted by stem below.
-    type Builder<'c> = Box<dyn FnOnce() -> Vec<Output> + Send + 'c>;
-    let builders: Vec<Builder> = vec![
-        Box::new(definitions::table01),
-        Box::new(move || ramp::table02(ctx)),
-        Box::new(move || ramp::table03(ctx)),
-        Box::new(move || {
-            let hier = hierarchy::Hierarchy::build(ctx);
-            let mut v = hier.table04();
-            v.extend(hier.table16());
-            v.extend(hier.table17(ctx));
-            v.extend(hier.aux_summary());
-            v.extend(hier.aux_threshold_sweep());
-            v
-        }),
-        Box::new(move || truncation::tables(ctx)),
-        Box::new(move || r7::table06(ctx)),
-        Box::new(move || ramp::table07(ctx)),
-        Box::new(move || ramp::table08(ctx)),
-        Box::new(move || ramp::table09(ctx)),
-        Box::new(move || ramp::table10(ctx)),
-        Box::new(move || ramp::table11(ctx)),
-        Box::new(move || false_context::table12(ctx)),
-        Box::new(move || relabel::tables(ctx)),
-        Box::new(move || r7::table19(ctx)),
-        Box::new(definitions::table20),
-        Box::new(move || cctp::table21(ctx)),
-        Box::new(definitions::table22),
-        Box::new(move || ramp::table23(ctx)),
-    ];
+    // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
+    // built once), so they run in parallel; the result does not depend on scheduling because
+    // the outputs are sorted by stem below.
     let mut out: Vec<Output> = std::thread::scope(|s| {
-        let handles: Vec<_> = builders.into_iter().map(|b| s.spawn(b)).collect();
+        let handles: Vec<_> = TABLES
+            .iter()
+            .map(|spec| s.spawn(move || spec.run(ctx)))
+            .collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -253,12 +147,13 @@ pub fn write_tables(
     out_dir: &Path,
     opts: &TableOptions,
 ) -> Result<Vec<PathBuf>, TablesError> {
-    let outputs = build_tables(rows, opts);
+    let idx = RunIndex::new(rows);
+    let outputs = build_tables(&idx, opts);
     let dir = out_dir.join("tables");
     let mut written = Vec::new();
     for o in &outputs {
         for (ext, content) in [
-            ("csv", o.csv.to_csv()),
+            ("csv", o.csv.clone()),
             ("md", o.markdown()),
             ("tex", o.latex()),
         ] {
@@ -268,7 +163,6 @@ pub fn write_tables(
         }
     }
     remove_stale(&dir, &written)?;
-    let idx = RunIndex::new(rows);
     let summary = summary::render(&idx, opts, &outputs);
     let p = out_dir.join("summary.md");
     write(&p, summary.as_bytes())?;

@@ -1,9 +1,11 @@
 //! R7 trusted evidence: Table 6 (pooled, plus per pair) and Table 19 (dataset-level change
 //! R0 → R7).
 
+use serde::Serialize;
+
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::*;
+use super::format::{Join, Num, Pct, PctCi, PyBool};
 use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::IndexStream;
@@ -37,7 +39,7 @@ fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
     ]
 }
 
-fn r7_pairs<'p, 'a>(ctx: &'p Ctx<'a>) -> Vec<&'p PairData<'a>> {
+fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
     ctx.idx
         .pairs
         .iter()
@@ -64,34 +66,69 @@ fn pooled(pairs: &[&PairData], cands: &[&str]) -> (Vec<Obs>, Vec<Obs>, Vec<Strin
     (c, x, suites)
 }
 
-const T6_METRICS: [&str; 19] = [
-    "condition",
-    "condition_label",
-    "accuracy",
-    "mean_p_wrong",
-    "mean_p_correct",
-    "mean_hysteresis_gap",
-    "wrong_following_rate",
-    "positive_hysteresis_rate",
-    "history_contamination_rate_clean_correct",
-    "clean_accuracy",
-    "clean_p_correct",
-    "clean_entropy",
-    "clean_max_probability",
-    "entropy",
-    "max_probability",
-    "n_items",
-    "hysteresis_gap_ci_low",
-    "hysteresis_gap_ci_high",
-    "clean_context_like_pass",
-];
-
-struct T6Row {
-    cells: Vec<Cell>,
-    display: Vec<Cell>,
+/// `table06_r7_evidence.csv` (and the metric columns of the by-pair file): one condition.
+#[derive(Serialize, Default)]
+struct Table06Row {
+    condition: &'static str,
+    condition_label: String,
+    accuracy: Num,
+    mean_p_wrong: Num,
+    mean_p_correct: Num,
+    mean_hysteresis_gap: Num,
+    wrong_following_rate: Num,
+    positive_hysteresis_rate: Num,
+    history_contamination_rate_clean_correct: Num,
+    clean_accuracy: Num,
+    clean_p_correct: Num,
+    clean_entropy: Num,
+    clean_max_probability: Num,
+    entropy: Num,
+    max_probability: Num,
+    n_items: usize,
+    hysteresis_gap_ci_low: Num,
+    hysteresis_gap_ci_high: Num,
+    clean_context_like_pass: PyBool,
 }
 
-fn t6_row(name: &str, label: &str, c: &[Obs], x: &[Obs], samples: usize, seed: u64) -> T6Row {
+/// Markdown/LaTeX view of one condition.
+#[derive(Serialize, Default)]
+struct Table06View {
+    #[serde(rename = "Condition")]
+    condition: String,
+    #[serde(rename = "Acc. (%)")]
+    accuracy: Pct,
+    #[serde(rename = "Mean p(w) (%)")]
+    mean_pw: Pct,
+    #[serde(rename = "Gap (pp)")]
+    gap: Pct,
+    #[serde(rename = "Gap 95% CI (pp)")]
+    gap_ci: PctCi,
+    #[serde(rename = "Wrong-follow (%)")]
+    wrong_follow: Pct,
+    #[serde(rename = "Contam. (%)")]
+    contamination: Pct,
+    #[serde(rename = "Clean-like (main)")]
+    clean_like: PyBool,
+    n: usize,
+}
+
+/// Key columns of `table06_r7_evidence_by_pair.csv`.
+#[derive(Serialize, Default)]
+struct PairKey {
+    suite: String,
+    model_key: String,
+    model_short_name: String,
+    dataset: String,
+}
+
+fn t6_row(
+    name: &'static str,
+    label: &str,
+    c: &[Obs],
+    x: &[Obs],
+    samples: usize,
+    seed: u64,
+) -> (Table06Row, Table06View) {
     let (ca, xa) = (aggregate(c), aggregate(x));
     let g = item_gaps(x, c);
     let mut stream = IndexStream::new(seed);
@@ -99,53 +136,42 @@ fn t6_row(name: &str, label: &str, c: &[Obs], x: &[Obs], samples: usize, seed: u
     let contam = contamination_advocated(c, x).0;
     let pos = positive_hysteresis_rate(x, c);
     let pass = Criterion::MAIN.passes(&ca, &xa);
-    T6Row {
-        cells: vec![
-            txt(name),
-            txt(label),
-            num(xa.accuracy),
-            num(xa.p_wrong),
-            num(xa.p_correct),
-            num(mean(&g)),
-            num(xa.wrong_follow),
-            num(pos),
-            num(contam),
-            num(ca.accuracy),
-            num(ca.p_correct),
-            num(ca.entropy),
-            num(ca.max_prob),
-            num(xa.entropy),
-            num(xa.max_prob),
-            int(xa.n),
-            num(ci_.0),
-            num(ci_.1),
-            boolc(pass),
-        ],
-        display: vec![
-            txt(label),
-            pct(xa.accuracy),
-            pct(xa.p_wrong),
-            pct(mean(&g)),
-            ci_pct(ci_.0, ci_.1),
-            pct(xa.wrong_follow),
-            pct(contam),
-            boolc(pass),
-            int(xa.n),
-        ],
-    }
+    let gap = mean(&g);
+    (
+        Table06Row {
+            condition: name,
+            condition_label: label.to_string(),
+            accuracy: Num(xa.accuracy),
+            mean_p_wrong: Num(xa.p_wrong),
+            mean_p_correct: Num(xa.p_correct),
+            mean_hysteresis_gap: Num(gap),
+            wrong_following_rate: Num(xa.wrong_follow),
+            positive_hysteresis_rate: Num(pos),
+            history_contamination_rate_clean_correct: Num(contam),
+            clean_accuracy: Num(ca.accuracy),
+            clean_p_correct: Num(ca.p_correct),
+            clean_entropy: Num(ca.entropy),
+            clean_max_probability: Num(ca.max_prob),
+            entropy: Num(xa.entropy),
+            max_probability: Num(xa.max_prob),
+            n_items: xa.n,
+            hysteresis_gap_ci_low: Num(ci_.0),
+            hysteresis_gap_ci_high: Num(ci_.1),
+            clean_context_like_pass: PyBool(pass),
+        },
+        Table06View {
+            condition: label.to_string(),
+            accuracy: Pct(xa.accuracy),
+            mean_pw: Pct(xa.p_wrong),
+            gap: Pct(gap),
+            gap_ci: PctCi::from(ci_),
+            wrong_follow: Pct(xa.wrong_follow),
+            contamination: Pct(contam),
+            clean_like: PyBool(pass),
+            n: xa.n,
+        },
+    )
 }
-
-const T6_DISPLAY: [&str; 9] = [
-    "Condition",
-    "Acc. (%)",
-    "Mean p(w) (%)",
-    "Gap (pp)",
-    "Gap 95% CI (pp)",
-    "Wrong-follow (%)",
-    "Contam. (%)",
-    "Clean-like (main)",
-    "n",
-];
 
 pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     let pairs = r7_pairs(ctx);
@@ -154,41 +180,32 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     }
     let samples = ctx.opts.bootstrap_samples;
     let seed = ctx.opts.seed;
-    let mut t = Table::new(&T6_METRICS);
-    let mut d = Table::new(&T6_DISPLAY);
+    let (mut t, mut d) = (Vec::new(), Vec::new());
     for (name, cands, label) in table6_conditions() {
         let (c, x, _) = pooled(&pairs, &cands);
         if x.is_empty() {
             continue;
         }
-        let r = t6_row(name, &label, &c, &x, samples, seed);
-        t.push(r.cells);
-        d.push(r.display);
+        let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+        t.push(row);
+        d.push(view);
     }
-    let mut cols = vec!["suite", "model_key", "model_short_name", "dataset"];
-    cols.extend(T6_METRICS);
-    let mut bp = Table::new(&cols);
-    let mut dcols = vec!["Model", "Dataset"];
-    dcols.extend(T6_DISPLAY);
-    let mut dbp = Table::new(&dcols);
+    let (mut bp, mut dbp) = (Vec::new(), Vec::new());
     for p in &pairs {
         for (name, cands, label) in table6_conditions() {
             let (c, x, suites) = pooled(&[*p], &cands);
             if x.is_empty() {
                 continue;
             }
-            let r = t6_row(name, &label, &c, &x, samples, seed);
-            let mut row = vec![
-                txt(suites.join("+")),
-                txt(p.model_key.clone()),
-                txt(p.model.clone()),
-                txt(p.dataset.clone()),
-            ];
-            row.extend(r.cells);
-            bp.push(row);
-            let mut drow = pair_cells(p);
-            drow.extend(r.display);
-            dbp.push(drow);
+            let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+            let key = PairKey {
+                suite: suites.join("+"),
+                model_key: p.model_key.clone(),
+                model_short_name: p.model.clone(),
+                dataset: p.dataset.clone(),
+            };
+            bp.push(Join(key, row));
+            dbp.push(Join(ModelDataset::of(p), view));
         }
     }
     let notes = vec![
@@ -199,45 +216,136 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     ];
     vec![
         Output::new(
-            "Table 6",
             "table06_r7_evidence",
             "R0 vs R7 trusted-evidence recovery (pooled)",
             "main (clean_context_like_pass)",
-            t,
+            &t,
         )
-        .with_display(d)
+        .with_display(&d)
         .with_notes(notes.clone()),
         Output::new(
-            "Table 6",
             "table06_r7_evidence_by_pair",
             "R0 vs R7 trusted-evidence recovery by pair",
             "main (clean_context_like_pass)",
-            bp,
+            &bp,
         )
-        .with_display(dbp)
+        .with_display(&dbp)
         .with_notes(notes),
     ]
 }
 
-const T19_METRICS: [&str; 6] = [
-    "accuracy",
-    "mean_p_wrong",
-    "mean_p_correct",
-    "mean_hysteresis_gap",
-    "wrong_following_rate",
-    "history_contamination_rate_clean_correct",
-];
+/// The six metrics of Table 19 for one context (R0 or R7) against clean.
+#[derive(Clone, Copy)]
+struct T19Values {
+    accuracy: f64,
+    mean_p_wrong: f64,
+    mean_p_correct: f64,
+    mean_hysteresis_gap: f64,
+    wrong_following_rate: f64,
+    history_contamination_rate_clean_correct: f64,
+}
 
-fn t19_values(c: &[Obs], x: &[Obs]) -> [f64; 6] {
-    let xa = aggregate(x);
-    [
-        xa.accuracy,
-        xa.p_wrong,
-        xa.p_correct,
-        mean(&item_gaps(x, c)),
-        xa.wrong_follow,
-        contamination_advocated(c, x).0,
-    ]
+impl T19Values {
+    fn of(c: &[Obs], x: &[Obs]) -> T19Values {
+        let xa = aggregate(x);
+        T19Values {
+            accuracy: xa.accuracy,
+            mean_p_wrong: xa.p_wrong,
+            mean_p_correct: xa.p_correct,
+            mean_hysteresis_gap: mean(&item_gaps(x, c)),
+            wrong_following_rate: xa.wrong_follow,
+            history_contamination_rate_clean_correct: contamination_advocated(c, x).0,
+        }
+    }
+
+    /// (metric name, value) in the table's order (the Markdown/LaTeX rows).
+    fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("accuracy", self.accuracy),
+            ("mean_p_wrong", self.mean_p_wrong),
+            ("mean_p_correct", self.mean_p_correct),
+            ("mean_hysteresis_gap", self.mean_hysteresis_gap),
+            ("wrong_following_rate", self.wrong_following_rate),
+            (
+                "history_contamination_rate_clean_correct",
+                self.history_contamination_rate_clean_correct,
+            ),
+        ]
+    }
+}
+
+/// `table19_r0_to_r7_by_dataset.csv`: R0, R7 and R7 - R0 of each metric.
+#[derive(Serialize, Default)]
+struct Table19Row {
+    dataset: String,
+    r0_accuracy: Num,
+    r7_accuracy: Num,
+    delta_accuracy: Num,
+    r0_mean_p_wrong: Num,
+    r7_mean_p_wrong: Num,
+    delta_mean_p_wrong: Num,
+    r0_mean_p_correct: Num,
+    r7_mean_p_correct: Num,
+    delta_mean_p_correct: Num,
+    r0_mean_hysteresis_gap: Num,
+    r7_mean_hysteresis_gap: Num,
+    delta_mean_hysteresis_gap: Num,
+    r0_wrong_following_rate: Num,
+    r7_wrong_following_rate: Num,
+    delta_wrong_following_rate: Num,
+    r0_history_contamination_rate_clean_correct: Num,
+    r7_history_contamination_rate_clean_correct: Num,
+    delta_history_contamination_rate_clean_correct: Num,
+    n_items: usize,
+}
+
+impl Table19Row {
+    fn new(dataset: String, r0: &T19Values, r7: &T19Values, n_items: usize) -> Table19Row {
+        Table19Row {
+            dataset,
+            r0_accuracy: Num(r0.accuracy),
+            r7_accuracy: Num(r7.accuracy),
+            delta_accuracy: Num(r7.accuracy - r0.accuracy),
+            r0_mean_p_wrong: Num(r0.mean_p_wrong),
+            r7_mean_p_wrong: Num(r7.mean_p_wrong),
+            delta_mean_p_wrong: Num(r7.mean_p_wrong - r0.mean_p_wrong),
+            r0_mean_p_correct: Num(r0.mean_p_correct),
+            r7_mean_p_correct: Num(r7.mean_p_correct),
+            delta_mean_p_correct: Num(r7.mean_p_correct - r0.mean_p_correct),
+            r0_mean_hysteresis_gap: Num(r0.mean_hysteresis_gap),
+            r7_mean_hysteresis_gap: Num(r7.mean_hysteresis_gap),
+            delta_mean_hysteresis_gap: Num(r7.mean_hysteresis_gap - r0.mean_hysteresis_gap),
+            r0_wrong_following_rate: Num(r0.wrong_following_rate),
+            r7_wrong_following_rate: Num(r7.wrong_following_rate),
+            delta_wrong_following_rate: Num(r7.wrong_following_rate - r0.wrong_following_rate),
+            r0_history_contamination_rate_clean_correct: Num(
+                r0.history_contamination_rate_clean_correct
+            ),
+            r7_history_contamination_rate_clean_correct: Num(
+                r7.history_contamination_rate_clean_correct
+            ),
+            delta_history_contamination_rate_clean_correct: Num(r7
+                .history_contamination_rate_clean_correct
+                - r0.history_contamination_rate_clean_correct),
+            n_items,
+        }
+    }
+}
+
+/// Markdown/LaTeX view: one row per dataset × metric.
+#[derive(Serialize, Default)]
+struct Table19View {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Metric")]
+    metric: &'static str,
+    #[serde(rename = "R0")]
+    r0: Num,
+    #[serde(rename = "R7")]
+    r7: Num,
+    #[serde(rename = "Change")]
+    change: Num,
 }
 
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
@@ -248,13 +356,7 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     if pairs.is_empty() {
         return Vec::new();
     }
-    let mut cols: Vec<String> = vec!["dataset".into()];
-    for m in T19_METRICS {
-        cols.extend([format!("r0_{m}"), format!("r7_{m}"), format!("delta_{m}")]);
-    }
-    cols.push("n_items".into());
-    let mut t = Table::with_columns(cols);
-    let mut d = Table::new(&["Dataset", "n", "Metric", "R0", "R7", "Change"]);
+    let (mut t, mut d) = (Vec::new(), Vec::new());
     let mut groups: Vec<(String, Vec<&PairData>)> = ctx
         .idx
         .datasets()
@@ -287,31 +389,26 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         if c.is_empty() {
             continue;
         }
-        let (v0, v7) = (t19_values(&c, &r0), t19_values(&c, &r7));
-        let mut row = vec![txt(ds.clone())];
-        for k in 0..6 {
-            row.extend([num(v0[k]), num(v7[k]), num(v7[k] - v0[k])]);
-        }
-        row.push(int(c.len()));
-        t.push(row);
+        let (v0, v7) = (T19Values::of(&c, &r0), T19Values::of(&c, &r7));
+        t.push(Table19Row::new(ds.clone(), &v0, &v7, c.len()));
         let dsn = if ds == "all" {
             "All datasets".to_string()
         } else {
             dataset_display(&ds)
         };
-        for k in 0..6 {
-            d.push(vec![
-                txt(dsn.clone()),
-                int(c.len()),
-                txt(T19_METRICS[k]),
-                num(v0[k]),
-                num(v7[k]),
-                num(v7[k] - v0[k]),
-            ]);
+        for ((metric, a), (_, b)) in v0.named().into_iter().zip(v7.named()) {
+            d.push(Table19View {
+                dataset: dsn.clone(),
+                n: c.len(),
+                metric,
+                r0: Num(a),
+                r7: Num(b),
+                change: Num(b - a),
+            });
         }
     }
-    vec![Output::new("Table 19", "table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", t)
-        .with_display(d)
+    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", &t)
+        .with_display(&d)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0.".into(),
             "mean_hysteresis_gap = mean over items of p_X(w) - p_clean(w); history_contamination_rate_clean_correct = #(clean correct and X follows w) / #(clean correct).".into(),

@@ -1,9 +1,11 @@
 //! Relabel / shuffle diagnostics (§1.9): Table 13 (restoration), Table 14 (outcome), Table 15
 //! (semantic vs letter following), pooled per dataset, and the per-pair paired CIs.
 
+use serde::Serialize;
+
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::format::*;
+use super::format::{Num, Pct};
 use super::index::{condition_label, dataset_short, letter_index, PairData, CLEAN_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::RELABEL_ORDER;
@@ -38,50 +40,32 @@ fn relabel_obs(rows: &[&ItemRow]) -> (Vec<RelabelObs>, Vec<usize>) {
     (obs, n_opts)
 }
 
-pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
-    let mut out = Vec::new();
+/// One dataset × relabel condition, pooled over the dataset's pairs with relabel rows (Tables
+/// 13 and 14).
+struct Pooled {
+    /// Short dataset name (`TQA`, `MMLU`).
+    dataset: String,
+    label: String,
+    /// Restoration ratio (NaN when not informative).
+    restoration: f64,
+    wrong_reduction: f64,
+    p_correct_gain: f64,
+    accuracy: f64,
+    wrong_follow: f64,
+    p_wrong: f64,
+    n: usize,
+}
+
+fn pooled(ctx: &Ctx) -> Vec<Pooled> {
     let datasets = ctx.idx.datasets();
-    let pairs_of =
-        |ds: &str| -> Vec<&PairData> { ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect() };
     let others: Vec<&str> = RELABEL_ORDER
         .iter()
         .copied()
         .filter(|c| *c != BASE)
         .collect();
-
-    // Tables 13 and 14
-    let mut t13 = Table::new(&[
-        "dataset",
-        "condition",
-        "restoration_ratio",
-        "wrong_reduction",
-        "p_correct_gain",
-    ]);
-    let mut d13 = Table::new(&[
-        "Dataset",
-        "Condition",
-        "Rest.",
-        "Wrong red.",
-        "p_c gain",
-        "n",
-    ]);
-    let mut t14 = Table::new(&[
-        "dataset",
-        "condition",
-        "accuracy",
-        "wrong_follow",
-        "p_wrong",
-    ]);
-    let mut d14 = Table::new(&[
-        "Dataset",
-        "Condition",
-        "Acc. (%)",
-        "Wrong follow (%)",
-        "p_w",
-        "n",
-    ]);
+    let mut out = Vec::new();
     for ds in &datasets {
-        let pairs: Vec<&PairData> = pairs_of(ds)
+        let pairs: Vec<&PairData> = pairs_of(ctx, ds)
             .into_iter()
             .filter(|p| p.has(BASE) && others.iter().any(|c| p.has(c)))
             .collect();
@@ -110,96 +94,199 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
                 continue;
             }
             let rest = restoration_ratio(mean(&rc), mean(&rb), mean(&rx));
-            let rest_v = if rest.informative {
-                rest.ratio
-            } else {
-                f64::NAN
-            };
-            let label = condition_label(cond);
             let xa = aggregate(&x);
-            t13.push(vec![
-                txt(dataset_short(ds)),
-                txt(label.clone()),
-                num(rest_v),
-                num(wrong_reduction(&b, &x)),
-                num(p_correct_gain(&b, &x)),
-            ]);
-            d13.push(vec![
-                txt(dataset_short(ds)),
-                txt(label.clone()),
-                num(rest_v),
-                num(wrong_reduction(&b, &x)),
-                num(p_correct_gain(&b, &x)),
-                int(x.len()),
-            ]);
-            t14.push(vec![
-                txt(dataset_short(ds)),
-                txt(label.clone()),
-                num(xa.accuracy),
-                num(xa.wrong_follow),
-                num(xa.p_wrong),
-            ]);
-            d14.push(vec![
-                txt(dataset_short(ds)),
-                txt(label),
-                pct(xa.accuracy),
-                pct(xa.wrong_follow),
-                num(xa.p_wrong),
-                int(x.len()),
-            ]);
+            out.push(Pooled {
+                dataset: dataset_short(ds),
+                label: condition_label(cond),
+                restoration: if rest.informative {
+                    rest.ratio
+                } else {
+                    f64::NAN
+                },
+                wrong_reduction: wrong_reduction(&b, &x),
+                p_correct_gain: p_correct_gain(&b, &x),
+                accuracy: xa.accuracy,
+                wrong_follow: xa.wrong_follow,
+                p_wrong: xa.p_wrong,
+                n: x.len(),
+            });
         }
     }
-    let common_notes = vec![
+    out
+}
+
+fn pairs_of<'p, 'a>(ctx: &Ctx<'p, 'a>, ds: &str) -> Vec<&'p PairData<'a>> {
+    ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect()
+}
+
+/// `table13_relabel_restoration.csv`.
+#[derive(Serialize, Default)]
+struct Table13Row {
+    dataset: String,
+    condition: String,
+    restoration_ratio: Num,
+    wrong_reduction: Num,
+    p_correct_gain: Num,
+}
+
+/// Markdown/LaTeX view of Table 13.
+#[derive(Serialize, Default)]
+struct Table13View {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Condition")]
+    condition: String,
+    #[serde(rename = "Rest.")]
+    restoration: Num,
+    #[serde(rename = "Wrong red.")]
+    wrong_reduction: Num,
+    #[serde(rename = "p_c gain")]
+    p_correct_gain: Num,
+    n: usize,
+}
+
+/// `table14_relabel_outcome.csv`.
+#[derive(Serialize, Default)]
+struct Table14Row {
+    dataset: String,
+    condition: String,
+    accuracy: Num,
+    wrong_follow: Num,
+    p_wrong: Num,
+}
+
+/// Markdown/LaTeX view of Table 14.
+#[derive(Serialize, Default)]
+struct Table14View {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Condition")]
+    condition: String,
+    #[serde(rename = "Acc. (%)")]
+    accuracy: Pct,
+    #[serde(rename = "Wrong follow (%)")]
+    wrong_follow: Pct,
+    #[serde(rename = "p_w")]
+    p_wrong: Num,
+    n: usize,
+}
+
+/// `table15_semantic_vs_letter.csv`.
+#[derive(Serialize, Default)]
+struct Table15Row {
+    dataset: String,
+    semantic_following: Num,
+    old_letter_following: Num,
+    chance_old_letter: Num,
+    new_wrong_following: Num,
+}
+
+/// Markdown/LaTeX view of Table 15.
+#[derive(Serialize, Default)]
+struct Table15View {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Sem. (%)")]
+    semantic: Pct,
+    #[serde(rename = "Old (%)")]
+    old_letter: Pct,
+    #[serde(rename = "Chance (%)")]
+    chance: Pct,
+    #[serde(rename = "New (%)")]
+    new_wrong: Pct,
+    n: usize,
+}
+
+fn common_notes() -> Vec<String> {
+    vec![
         "Pooled over the pairs of each dataset that have relabel rows; every condition is paired with the baseline strong reset (history kept) on the same items.".to_string(),
         "For the shuffle condition, p_w / wrong follow refer to the advocated wrong TEXT under its new letter (semantic following).".to_string(),
         "The relabel prompts and the permutation rule are hyst-tui's (runner unreleased, protocol §1.9).".to_string(),
-    ];
-    if !t13.is_empty() {
-        let mut n13 = common_notes.clone();
-        n13.push("Rest. = (mean p_base(w) - mean p_X(w)) / (mean p_base(w) - mean p_clean(w)), NA when |base - clean| < 0.05 or clean rows are absent; Wrong red. = mean(p_base(w) - p_X(w)); p_c gain = mean(p_X(c) - p_base(c)).".into());
-        out.push(
-            Output::new(
-                "Table 13",
-                "table13_relabel_restoration",
-                "Relabel restoration metrics",
-                NONE,
-                t13,
-            )
-            .with_display(d13)
-            .with_notes(n13),
-        );
-        out.push(
-            Output::new(
-                "Table 14",
-                "table14_relabel_outcome",
-                "Relabel outcome metrics",
-                NONE,
-                t14,
-            )
-            .with_display(d14)
-            .with_notes(common_notes.clone()),
-        );
-    }
+    ]
+}
 
-    // Table 15
-    let mut t15 = Table::new(&[
-        "dataset",
-        "semantic_following",
-        "old_letter_following",
-        "chance_old_letter",
-        "new_wrong_following",
-    ]);
-    let mut d15 = Table::new(&[
-        "Dataset",
-        "Sem. (%)",
-        "Old (%)",
-        "Chance (%)",
-        "New (%)",
-        "n",
-    ]);
-    for ds in &datasets {
+pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
+    let rows = pooled(ctx);
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let t: Vec<Table13Row> = rows
+        .iter()
+        .map(|r| Table13Row {
+            dataset: r.dataset.clone(),
+            condition: r.label.clone(),
+            restoration_ratio: Num(r.restoration),
+            wrong_reduction: Num(r.wrong_reduction),
+            p_correct_gain: Num(r.p_correct_gain),
+        })
+        .collect();
+    let d: Vec<Table13View> = rows
+        .iter()
+        .map(|r| Table13View {
+            dataset: r.dataset.clone(),
+            condition: r.label.clone(),
+            restoration: Num(r.restoration),
+            wrong_reduction: Num(r.wrong_reduction),
+            p_correct_gain: Num(r.p_correct_gain),
+            n: r.n,
+        })
+        .collect();
+    let mut notes = common_notes();
+    notes.push("Rest. = (mean p_base(w) - mean p_X(w)) / (mean p_base(w) - mean p_clean(w)), NA when |base - clean| < 0.05 or clean rows are absent; Wrong red. = mean(p_base(w) - p_X(w)); p_c gain = mean(p_X(c) - p_base(c)).".into());
+    vec![Output::new(
+        "table13_relabel_restoration",
+        "Relabel restoration metrics",
+        NONE,
+        &t,
+    )
+    .with_display(&d)
+    .with_notes(notes)]
+}
+
+pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
+    let rows = pooled(ctx);
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let t: Vec<Table14Row> = rows
+        .iter()
+        .map(|r| Table14Row {
+            dataset: r.dataset.clone(),
+            condition: r.label.clone(),
+            accuracy: Num(r.accuracy),
+            wrong_follow: Num(r.wrong_follow),
+            p_wrong: Num(r.p_wrong),
+        })
+        .collect();
+    let d: Vec<Table14View> = rows
+        .iter()
+        .map(|r| Table14View {
+            dataset: r.dataset.clone(),
+            condition: r.label.clone(),
+            accuracy: Pct(r.accuracy),
+            wrong_follow: Pct(r.wrong_follow),
+            p_wrong: Num(r.p_wrong),
+            n: r.n,
+        })
+        .collect();
+    vec![Output::new(
+        "table14_relabel_outcome",
+        "Relabel outcome metrics",
+        NONE,
+        &t,
+    )
+    .with_display(&d)
+    .with_notes(common_notes())]
+}
+
+/// Table 15: semantic vs letter following (pooled per dataset) and the per-pair paired CIs.
+pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
+    let mut out = Vec::new();
+
+    let (mut t15, mut d15) = (Vec::new(), Vec::new());
+    for ds in &ctx.idx.datasets() {
         let mut rows: Vec<&ItemRow> = Vec::new();
-        for p in pairs_of(ds) {
+        for p in pairs_of(ctx, ds) {
             if let Some(m) = p.conds.get(SHUFFLE) {
                 rows.extend(m.values().copied());
             }
@@ -210,26 +297,26 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
         }
         let s = semantic_letter_rates(&obs);
         let chance = chance_old_letter_rate(&n_opts);
-        t15.push(vec![
-            txt(dataset_short(ds)),
-            num(s.semantic_following_rate),
-            num(s.old_letter_following_rate),
-            num(chance),
-            num(s.new_wrong_following_rate),
-        ]);
-        d15.push(vec![
-            txt(dataset_short(ds)),
-            pct(s.semantic_following_rate),
-            pct(s.old_letter_following_rate),
-            pct(chance),
-            pct(s.new_wrong_following_rate),
-            int(obs.len()),
-        ]);
+        t15.push(Table15Row {
+            dataset: dataset_short(ds),
+            semantic_following: Num(s.semantic_following_rate),
+            old_letter_following: Num(s.old_letter_following_rate),
+            chance_old_letter: Num(chance),
+            new_wrong_following: Num(s.new_wrong_following_rate),
+        });
+        d15.push(Table15View {
+            dataset: dataset_short(ds),
+            semantic: Pct(s.semantic_following_rate),
+            old_letter: Pct(s.old_letter_following_rate),
+            chance: Pct(chance),
+            new_wrong: Pct(s.new_wrong_following_rate),
+            n: obs.len(),
+        });
     }
     if !t15.is_empty() {
         out.push(
-            Output::new("Table 15", "table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, t15)
-                .with_display(d15)
+            Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, &t15)
+                .with_display(&d15)
                 .with_notes(vec![
                     "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
                     "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
@@ -344,7 +431,7 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     if !long.is_empty() {
         out.push(
-            Output::new("Table 15", "table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, long_table(long, samples, seed))
+            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
                 .with_notes(vec![
                     format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
                     "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),

@@ -3,14 +3,44 @@
 
 use std::collections::BTreeSet;
 
-use super::format::{md_escape, Cell, Table};
+use serde::Serialize;
+
+use super::definitions::FamilyView;
+use super::format::{md_escape, table_of, Table};
 use super::index::{dataset_display, RunIndex};
-use super::{Output, TableOptions, SPECS};
+use super::registry::TABLES;
+use super::{Output, TableOptions};
 use crate::metrics::bootstrap::{
     SEED_OFFSET_CONTROLS, SEED_OFFSET_DECOMPOSITION, SEED_OFFSET_PRESSURE_RAMP,
     SEED_OFFSET_RECOVERY_OPS, SEED_OFFSET_RELABEL,
 };
 use crate::metrics::criteria::Family;
+
+/// A row of the `Pairs` section.
+#[derive(Serialize, Default)]
+struct PairView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Model key")]
+    model_key: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Items")]
+    items: usize,
+    #[serde(rename = "Conditions")]
+    conditions: usize,
+}
+
+/// A row of the `Not written` section.
+#[derive(Serialize, Default)]
+struct MissingView {
+    #[serde(rename = "Table")]
+    table: &'static str,
+    #[serde(rename = "Content")]
+    content: &'static str,
+    #[serde(rename = "Needs")]
+    needs: &'static str,
+}
 
 pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -> String {
     let mut s = String::from("# hyst-tui results summary\n\n");
@@ -25,58 +55,44 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
 
     // pairs
     s.push_str("## Pairs\n\n");
-    let mut t = Table::new(&["Model", "Model key", "Dataset", "Items", "Conditions"]);
-    for p in &idx.pairs {
-        let items: BTreeSet<&(usize, String)> = p.conds.values().flat_map(|m| m.keys()).collect();
-        t.push(vec![
-            Cell::Text(p.model.clone()),
-            Cell::Text(p.model_key.clone()),
-            Cell::Text(dataset_display(&p.dataset)),
-            Cell::Int(items.len() as i64),
-            Cell::Int(p.conds.len() as i64),
-        ]);
-    }
-    if t.is_empty() {
+    let pairs: Vec<PairView> = idx
+        .pairs
+        .iter()
+        .map(|p| {
+            let items: BTreeSet<&(usize, String)> =
+                p.conds.values().flat_map(|m| m.keys()).collect();
+            PairView {
+                model: p.model.clone(),
+                model_key: p.model_key.clone(),
+                dataset: dataset_display(&p.dataset),
+                items: items.len(),
+                conditions: p.conds.len(),
+            }
+        })
+        .collect();
+    if pairs.is_empty() {
         s.push_str("No rows.\n\n");
     } else {
-        s.push_str(&t.to_markdown());
+        s.push_str(&table_of(&pairs).to_markdown());
         s.push('\n');
     }
 
     // criterion families
     s.push_str("## Criterion families\n\n");
     s.push_str("All three clean-context-like families are computed (thresholds in Table 22). Each table below says which one it uses. The MRO rule (`mro_success`, minimal recovery operation, repair classification) is the **main** family.\n\n");
-    let mut f = Table::new(&[
-        "Family",
-        "|Gap| <=",
-        "Acc. slack",
-        "p(c) slack",
-        "Entropy slack",
-        "Max-prob slack",
-    ]);
-    for fam in Family::ALL {
-        let c = fam.criterion();
-        f.push(vec![
-            Cell::Text(fam.name().into()),
-            Cell::Num(c.wrong_gap),
-            Cell::Num(c.accuracy_slack),
-            Cell::Num(c.p_correct_slack),
-            Cell::Num(c.entropy_slack),
-            Cell::Num(c.max_prob_slack),
-        ]);
-    }
-    s.push_str(&f.to_markdown());
+    let f: Vec<FamilyView> = Family::ALL.into_iter().map(FamilyView::of).collect();
+    s.push_str(&table_of(&f).to_markdown());
     s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, while the artifact's `table4_recovery_counts.csv` uses the *main* family (and Table 16 prints both \"Strict\" and \"MRO\"). `table04_recovery_counts.csv` therefore reports the main count in `computed_value` and the strict and loose counts in `strict_computed_value` / `loose_computed_value`.\n");
     if let Some(t4) = outputs.iter().find(|o| o.stem == "table04_recovery_counts") {
         let (lab, st, mn, lo) = (
-            t4.csv.col("condition_label"),
-            t4.csv.col("strict_computed_value"),
-            t4.csv.col("computed_value"),
-            t4.csv.col("loose_computed_value"),
+            t4.table.col("condition_label"),
+            t4.table.col("strict_computed_value"),
+            t4.table.col("computed_value"),
+            t4.table.col("loose_computed_value"),
         );
         if let (Some(lab), Some(st), Some(mn), Some(lo)) = (lab, st, mn, lo) {
             let mut c = Table::new(&["Operation", "Strict", "Main", "Loose"]);
-            for r in &t4.csv.rows {
+            for r in &t4.table.rows {
                 c.push(vec![
                     r[lab].clone(),
                     r[st].clone(),
@@ -115,7 +131,7 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
             "- **{}** {}: [md](tables/{stem}.md) · [csv](tables/{stem}.csv) · [tex](tables/{stem}.tex) ({} rows; criterion: {})\n",
             o.id,
             md_escape(&o.title),
-            o.csv.rows.len(),
+            o.table.rows.len(),
             md_escape(&o.family),
             stem = o.stem
         ));
@@ -123,24 +139,20 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
     s.push('\n');
 
     // not written
-    let mut missing = Table::new(&["Table", "Content", "Needs"]);
-    for (id, title, needs) in SPECS {
-        let present = outputs
-            .iter()
-            .any(|o| o.id == *id && (o.id != "Aux" || o.title.starts_with(title)));
-        if !present {
-            missing.push(vec![
-                Cell::Text((*id).into()),
-                Cell::Text((*title).into()),
-                Cell::Text((*needs).into()),
-            ]);
-        }
-    }
+    let missing: Vec<MissingView> = TABLES
+        .iter()
+        .filter(|t| !t.written(outputs))
+        .map(|t| MissingView {
+            table: t.id,
+            content: t.title,
+            needs: t.needs,
+        })
+        .collect();
     s.push_str("## Not written (conditions missing from this run)\n\n");
     if missing.is_empty() {
         s.push_str("None: every table had the data it needs.\n");
     } else {
-        s.push_str(&missing.to_markdown());
+        s.push_str(&table_of(&missing).to_markdown());
     }
     s.push_str("\n## Conventions\n\n");
     for line in [

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::index::RunIndex;
+use super::registry::TABLES;
 use super::testutil::{synthetic_rows, synthetic_rows_where};
 use super::{build_tables, write_tables, TableOptions};
 
@@ -71,61 +73,36 @@ fn field(csv: &str, row: &[String], name: &str) -> String {
     row[i].clone()
 }
 
-const ALL_STEMS: &[&str] = &[
-    "table01_recovery_operations",
-    "table02_pressure_ramp",
-    "table03_controls",
-    "table03_controls_by_dataset",
-    "table03_controls_by_pair",
-    "table04_recovery_counts",
-    "table05_truncation_summary",
-    "table05_truncation_boundary",
-    "table06_r7_evidence",
-    "table06_r7_evidence_by_pair",
-    "table07_behavioral_controls",
-    "table08_expanded_family_ramp",
-    "table09_ordinary_reset_gap",
-    "table10_failure_decomposition",
-    "table10_decomposition_counts",
-    "table11_plausibility_tertiles",
-    "table11_plausibility_by_pair",
-    "table12_pressure_vs_false_context",
-    "table12_pressure_vs_false_context_by_dataset",
-    "table12_pressure_vs_false_context_by_pair",
-    "table13_relabel_restoration",
-    "table14_relabel_outcome",
-    "table15_semantic_vs_letter",
-    "table15_relabel_with_ci",
-    "table16_strict_vs_mro",
-    "table17_minimal_recovery_operation",
-    "table17_minimal_recovery_operation_with_ci",
-    "table18_truncation_by_pair",
-    "table19_r0_to_r7_by_dataset",
-    "table20_cctp_tube_definition",
-    "table20_cctp_variants",
-    "table21_cctp_summary",
-    "table22_criterion_families",
-    "table23_examples",
-    "aux_recovery_hierarchy_summary",
-    "aux_recovery_operations_with_ci",
-    "aux_threshold_sweep",
-];
+/// Every file stem of the registry.
+fn all_stems() -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .flat_map(|t| t.stems.iter().copied())
+        .collect()
+}
+
+/// Asserts that a stem named by a test is one of the registry's.
+fn registered(stem: &str) -> &str {
+    assert!(all_stems().contains(&stem), "{stem} is not in the registry");
+    stem
+}
 
 #[test]
 fn every_expected_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     let rows = synthetic_rows(3);
     let written = write_tables(&rows, dir.path(), &opts()).unwrap();
-    for stem in ALL_STEMS {
+    let all = all_stems();
+    for stem in &all {
         for ext in ["csv", "md", "tex"] {
             let p = dir.path().join("tables").join(format!("{stem}.{ext}"));
             assert!(p.is_file(), "missing {}", p.display());
             assert!(written.contains(&p), "not reported: {}", p.display());
         }
     }
-    assert_eq!(written.len(), ALL_STEMS.len() * 3 + 1, "{written:#?}");
+    assert_eq!(written.len(), all.len() * 3 + 1, "{written:#?}");
     let summary = read(dir.path(), "summary.md");
-    for stem in ALL_STEMS {
+    for stem in &all {
         assert!(
             summary.contains(&format!("tables/{stem}.csv")),
             "summary lacks {stem}"
@@ -321,7 +298,7 @@ fn tables_without_their_conditions_are_not_written() {
         "table23_examples",
     ] {
         assert!(
-            stems.iter().any(|s| s == want),
+            stems.iter().any(|s| s == registered(want)),
             "{want} missing from {stems:?}"
         );
     }
@@ -344,7 +321,7 @@ fn tables_without_their_conditions_are_not_written() {
         "aux_threshold_sweep",
     ] {
         assert!(
-            !stems.iter().any(|s| s == absent),
+            !stems.iter().any(|s| s == registered(absent)),
             "{absent} written without its conditions"
         );
         assert!(!dir
@@ -382,12 +359,12 @@ fn single_pair_truncation_ci_is_flagged_degenerate() {
         .into_iter()
         .filter(|r| r.model_key == "toy_a")
         .collect();
-    let out = build_tables(&rows, &opts());
+    let out = build_tables(&RunIndex::new(&rows), &opts());
     let t = out
         .iter()
         .find(|o| o.stem == "table05_truncation_boundary")
         .expect("table 5");
-    let csv = t.csv.to_csv();
+    let csv = t.csv.clone();
     let r = csv_row(&csv, &["full_history_reset"]);
     assert_eq!(field(&csv, &r, "ci_low"), field(&csv, &r, "ci_high"));
     assert!(field(&csv, &r, "notes").contains("degenerate"));
@@ -417,8 +394,9 @@ fn empty_run_writes_definitions_and_summary() {
 
 #[test]
 fn zero_replicates_give_blank_intervals() {
+    let rows = synthetic_rows(2);
     let out = build_tables(
-        &synthetic_rows(2),
+        &RunIndex::new(&rows),
         &TableOptions {
             bootstrap_samples: 0,
             seed: 1,
@@ -429,7 +407,7 @@ fn zero_replicates_give_blank_intervals() {
         .find(|o| o.stem == "table02_pressure_ramp")
         .unwrap()
         .csv
-        .to_csv();
+        .clone();
     let r = csv_row(&t2, &["toy_a", "hysteresis_gap"]);
     assert_eq!(field(&t2, &r, "ci_low"), "");
     assert_eq!(field(&t2, &r, "informative"), "False");

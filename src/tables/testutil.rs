@@ -22,7 +22,7 @@ use crate::store::rows::letter_map_json;
 use crate::store::ItemRow;
 
 /// Probabilities (p_wrong, p_correct) of item `i`, pair `k`, condition `key`.
-pub fn synthetic_probs(key: &str, k: usize, i: usize) -> (f64, f64) {
+pub(crate) fn synthetic_probs(key: &str, k: usize, i: usize) -> (f64, f64) {
     let j = i % 3;
     let fi = j as f64;
     let off = 0.02 * k as f64;
@@ -88,7 +88,7 @@ pub fn synthetic_rows(n_items: usize) -> Vec<ItemRow> {
 }
 
 /// Like [`synthetic_rows`], keeping only the conditions for which `keep(key)` is true.
-pub fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) -> Vec<ItemRow> {
+pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) -> Vec<ItemRow> {
     // (model_key, short name, dataset, n_options, correct, wrong)
     let pairs = [
         ("toy_a", "Toy-A", "truthfulqa_mc", 4usize, 0usize, 1usize),

@@ -1,9 +1,11 @@
 //! Truncation boundary: Table 5 (summary per pair × condition, and the paper's boundary table
 //! with the aggregate-row bootstrap) and Table 18 (full boundary per pair).
 
+use serde::Serialize;
+
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::*;
+use super::format::{Ci, Num, Pct, PyBool};
 use super::index::{condition_label, dataset_display, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::TRUNCATION_ORDER;
@@ -128,7 +130,132 @@ fn collect(ctx: &Ctx) -> Vec<TruncPair> {
     out
 }
 
-pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
+/// `table05_truncation_summary.csv` (the artifact's `expanded_truncation_summary.csv`).
+#[derive(Serialize, Default)]
+struct SummaryRow {
+    model: String,
+    dataset: String,
+    condition: &'static str,
+    n_items: usize,
+    clean_pw_mean: Num,
+    condition_pw_mean: Num,
+    condition_pc_mean: Num,
+    hysteresis_gap_mean: Num,
+    accuracy: Num,
+    wrong_answer_following_rate: Num,
+    history_contamination: Num,
+    contamination_given_clean_correct: Num,
+    entropy_mean: Num,
+    max_probability_mean: Num,
+    restoration_ratio: Num,
+    clean_context_like_recovery: PyBool,
+}
+
+/// Markdown/LaTeX view of the summary.
+#[derive(Serialize, Default)]
+struct SummaryView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Context retained")]
+    context_retained: String,
+    n: usize,
+    #[serde(rename = "p(w)")]
+    pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "Acc. (%)")]
+    accuracy: Pct,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
+    #[serde(rename = "Contam. (%)")]
+    contamination: Pct,
+    #[serde(rename = "Rest.")]
+    restoration: Num,
+    #[serde(rename = "Clean-like")]
+    clean_like: PyBool,
+}
+
+/// `table05_truncation_boundary.csv`: the paper's Table 5.
+#[derive(Serialize, Default)]
+struct BoundaryRow {
+    condition: &'static str,
+    label: String,
+    mean_gap: Num,
+    ci_low: Num,
+    ci_high: Num,
+    n_items: usize,
+    n_pairs: usize,
+    bootstrap_samples: usize,
+    bootstrap_seed: u64,
+    bootstrap_unit: &'static str,
+    item_ci_low: Num,
+    item_ci_high: Num,
+    notes: String,
+}
+
+/// Markdown/LaTeX view of the boundary table.
+#[derive(Serialize, Default)]
+struct BoundaryView {
+    #[serde(rename = "Context retained")]
+    context_retained: String,
+    #[serde(rename = "Mean gap")]
+    mean_gap: Num,
+    #[serde(rename = "95% CI")]
+    ci: Ci,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+    n: usize,
+    #[serde(rename = "Item-bootstrap 95% CI")]
+    item_ci: Ci,
+}
+
+/// `table18_truncation_by_pair.csv`.
+#[derive(Serialize, Default)]
+struct Table18Row {
+    model: String,
+    dataset: String,
+    full_history_gap: Num,
+    remove_strong_only_gap: Num,
+    remove_medium_strong_gap: Num,
+    remove_all_pressure_gap: Num,
+    reset_only_gap: Num,
+    fresh_context_gap: Num,
+    best_nonfresh_condition: &'static str,
+    first_condition_with_clean_context_like_recovery: &'static str,
+    recovery_pattern: &'static str,
+}
+
+/// Markdown/LaTeX view of Table 18.
+#[derive(Serialize, Default)]
+struct Table18View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Full")]
+    full: Num,
+    #[serde(rename = "Drop strongest")]
+    drop_strongest: Num,
+    #[serde(rename = "Drop med.+strong")]
+    drop_medium_strong: Num,
+    #[serde(rename = "Drop all pressure")]
+    drop_all_pressure: Num,
+    #[serde(rename = "Reset only")]
+    reset_only: Num,
+    #[serde(rename = "Fresh")]
+    fresh: Num,
+    #[serde(rename = "Best non-fresh")]
+    best_nonfresh: String,
+    #[serde(rename = "First clean-like")]
+    first_clean_like: String,
+    #[serde(rename = "Pattern")]
+    pattern: &'static str,
+}
+
+/// Table 5: the summary per pair and condition, and the paper's boundary table.
+pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
     let pairs = collect(ctx);
     if pairs.is_empty() {
         return Vec::new();
@@ -136,74 +263,45 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     let mut out = Vec::new();
 
     // Table 5 summary (expanded_truncation_summary.csv)
-    let mut t = Table::new(&[
-        "model",
-        "dataset",
-        "condition",
-        "n_items",
-        "clean_pw_mean",
-        "condition_pw_mean",
-        "condition_pc_mean",
-        "hysteresis_gap_mean",
-        "accuracy",
-        "wrong_answer_following_rate",
-        "history_contamination",
-        "contamination_given_clean_correct",
-        "entropy_mean",
-        "max_probability_mean",
-        "restoration_ratio",
-        "clean_context_like_recovery",
-    ]);
-    let mut d = Table::new(&[
-        "Model",
-        "Dataset",
-        "Context retained",
-        "n",
-        "p(w)",
-        "Gap",
-        "Acc. (%)",
-        "WF (%)",
-        "Contam. (%)",
-        "Rest.",
-        "Clean-like",
-    ]);
+    let mut t = Vec::new();
+    let mut d = Vec::new();
     for tp in &pairs {
         for r in &tp.rows {
-            t.push(vec![
-                txt(tp.model.clone()),
-                txt(tp.dataset.clone()),
-                txt(r.cond),
-                int(r.n),
-                num(r.clean_pw),
-                num(r.pw),
-                num(r.pc),
-                num(r.gap),
-                num(r.acc),
-                num(r.wf),
-                num(r.hist),
-                num(r.contam),
-                num(r.entropy),
-                num(r.max_prob),
-                num(r.restoration),
-                boolc(r.clean_like),
-            ]);
-            d.push(vec![
-                txt(tp.model.clone()),
-                txt(dataset_display(&tp.dataset)),
-                txt(condition_label(r.cond)),
-                int(r.n),
-                num(r.pw),
-                num(r.gap),
-                pct(r.acc),
-                pct(r.wf),
-                pct(r.contam),
-                num(if r.restoration_informative {
+            t.push(SummaryRow {
+                model: tp.model.clone(),
+                dataset: tp.dataset.clone(),
+                condition: r.cond,
+                n_items: r.n,
+                clean_pw_mean: Num(r.clean_pw),
+                condition_pw_mean: Num(r.pw),
+                condition_pc_mean: Num(r.pc),
+                hysteresis_gap_mean: Num(r.gap),
+                accuracy: Num(r.acc),
+                wrong_answer_following_rate: Num(r.wf),
+                history_contamination: Num(r.hist),
+                contamination_given_clean_correct: Num(r.contam),
+                entropy_mean: Num(r.entropy),
+                max_probability_mean: Num(r.max_prob),
+                restoration_ratio: Num(r.restoration),
+                clean_context_like_recovery: PyBool(r.clean_like),
+            });
+            d.push(SummaryView {
+                model: tp.model.clone(),
+                dataset: dataset_display(&tp.dataset),
+                context_retained: condition_label(r.cond),
+                n: r.n,
+                pw: Num(r.pw),
+                gap: Num(r.gap),
+                accuracy: Pct(r.acc),
+                wrong_follow: Pct(r.wf),
+                contamination: Pct(r.contam),
+                restoration: Num(if r.restoration_informative {
                     r.restoration
                 } else {
                     f64::NAN
                 }),
-                boolc(r.clean_like),
-            ]);
+                clean_like: PyBool(r.clean_like),
+            });
         }
     }
     let fallbacks: Vec<String> = pairs
@@ -230,42 +328,20 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     out.push(
         Output::new(
-            "Table 5",
             "table05_truncation_summary",
             "Truncation boundary: summary per pair and condition",
             "main (clean_context_like_recovery)",
-            t,
+            &t,
         )
-        .with_display(d)
+        .with_display(&d)
         .with_notes(notes),
     );
 
     // Table 5 paper view: mean gap over pairs + aggregate-row CI
     let samples = ctx.opts.bootstrap_samples;
     let seed = ctx.opts.seed;
-    let mut b = Table::new(&[
-        "condition",
-        "label",
-        "mean_gap",
-        "ci_low",
-        "ci_high",
-        "n_items",
-        "n_pairs",
-        "bootstrap_samples",
-        "bootstrap_seed",
-        "bootstrap_unit",
-        "item_ci_low",
-        "item_ci_high",
-        "notes",
-    ]);
-    let mut bd = Table::new(&[
-        "Context retained",
-        "Mean gap",
-        "95% CI",
-        "Pairs",
-        "n",
-        "Item-bootstrap 95% CI",
-    ]);
+    let mut b = Vec::new();
+    let mut bd = Vec::new();
     let mut degenerate = false;
     for cond in TRUNCATION_ORDER.iter().filter(|c| **c != "fresh_context") {
         let rows: Vec<&CondRow> = pairs
@@ -290,29 +366,29 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
         } else {
             String::new()
         };
-        b.push(vec![
-            txt(*cond),
-            txt(condition_label(cond)),
-            num(agg.estimate),
-            num(agg.lo),
-            num(agg.hi),
-            int(n),
-            int(rows.len()),
-            int(samples),
-            uint(seed),
-            txt("model_dataset_aggregate_row"),
-            num(item.0),
-            num(item.1),
-            txt(note),
-        ]);
-        bd.push(vec![
-            txt(condition_label(cond)),
-            num(agg.estimate),
-            ci(agg.lo, agg.hi),
-            int(rows.len()),
-            int(n),
-            ci(item.0, item.1),
-        ]);
+        b.push(BoundaryRow {
+            condition: cond,
+            label: condition_label(cond),
+            mean_gap: Num(agg.estimate),
+            ci_low: Num(agg.lo),
+            ci_high: Num(agg.hi),
+            n_items: n,
+            n_pairs: rows.len(),
+            bootstrap_samples: samples,
+            bootstrap_seed: seed,
+            bootstrap_unit: "model_dataset_aggregate_row",
+            item_ci_low: Num(item.0),
+            item_ci_high: Num(item.1),
+            notes: note,
+        });
+        bd.push(BoundaryView {
+            context_retained: condition_label(cond),
+            mean_gap: Num(agg.estimate),
+            ci: Ci(agg.lo, agg.hi),
+            pairs: rows.len(),
+            n,
+            item_ci: Ci::from(item),
+        });
     }
     let mut bnotes = vec![
         format!("Mean gap = mean of the per-pair mean gaps; 95% CI = aggregate-row bootstrap over those pair means ({samples} replicates, fresh default_rng({seed}) per condition), as in the paper's Table 5."),
@@ -323,43 +399,28 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
     }
     out.push(
         Output::new(
-            "Table 5",
             "table05_truncation_boundary",
             "Truncation boundary: mean gap and 95% CI",
             "none (gap only)",
-            b,
+            &b,
         )
-        .with_display(bd)
+        .with_display(&bd)
         .with_notes(bnotes),
     );
 
+    out
+}
+
+/// Table 18: the full truncation boundary per pair.
+pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
+    let pairs = collect(ctx);
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
     // Table 18
-    let mut t18 = Table::new(&[
-        "model",
-        "dataset",
-        "full_history_gap",
-        "remove_strong_only_gap",
-        "remove_medium_strong_gap",
-        "remove_all_pressure_gap",
-        "reset_only_gap",
-        "fresh_context_gap",
-        "best_nonfresh_condition",
-        "first_condition_with_clean_context_like_recovery",
-        "recovery_pattern",
-    ]);
-    let mut d18 = Table::new(&[
-        "Model",
-        "Dataset",
-        "Full",
-        "Drop strongest",
-        "Drop med.+strong",
-        "Drop all pressure",
-        "Reset only",
-        "Fresh",
-        "Best non-fresh",
-        "First clean-like",
-        "Pattern",
-    ]);
+    let mut t18 = Vec::new();
+    let mut d18 = Vec::new();
     for tp in &pairs {
         let gap = |c: &str| {
             tp.rows
@@ -367,7 +428,6 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
                 .find(|r| r.cond == c)
                 .map_or(f64::NAN, |r| r.gap)
         };
-        let gaps: Vec<f64> = TRUNCATION_ORDER.iter().map(|c| gap(c)).collect();
         let best = tp
             .rows
             .iter()
@@ -383,30 +443,50 @@ pub(super) fn tables(ctx: &Ctx) -> Vec<Output> {
             .find(|r| r.clean_like)
             .map_or("none", |r| r.cond);
         let pattern = recovery_pattern(&tp.rows);
-        let mut row = vec![txt(tp.model.clone()), txt(tp.dataset.clone())];
-        row.extend(gaps.iter().map(|g| num(*g)));
-        row.extend([txt(best), txt(first), txt(pattern)]);
-        t18.push(row);
-        let mut drow = vec![txt(tp.model.clone()), txt(dataset_display(&tp.dataset))];
-        drow.extend(gaps.iter().map(|g| num(*g)));
-        drow.extend([
-            txt(if best.is_empty() {
+        let full_history_gap = gap("full_history_reset");
+        let remove_strong_only_gap = gap("remove_strong_only");
+        let remove_medium_strong_gap = gap("remove_medium_strong");
+        let remove_all_pressure_gap = gap("remove_all_pressure");
+        let reset_only_gap = gap("reset_only");
+        let fresh_context_gap = gap("fresh_context");
+        t18.push(Table18Row {
+            model: tp.model.clone(),
+            dataset: tp.dataset.clone(),
+            full_history_gap: Num(full_history_gap),
+            remove_strong_only_gap: Num(remove_strong_only_gap),
+            remove_medium_strong_gap: Num(remove_medium_strong_gap),
+            remove_all_pressure_gap: Num(remove_all_pressure_gap),
+            reset_only_gap: Num(reset_only_gap),
+            fresh_context_gap: Num(fresh_context_gap),
+            best_nonfresh_condition: best,
+            first_condition_with_clean_context_like_recovery: first,
+            recovery_pattern: pattern,
+        });
+        d18.push(Table18View {
+            model: tp.model.clone(),
+            dataset: dataset_display(&tp.dataset),
+            full: Num(full_history_gap),
+            drop_strongest: Num(remove_strong_only_gap),
+            drop_medium_strong: Num(remove_medium_strong_gap),
+            drop_all_pressure: Num(remove_all_pressure_gap),
+            reset_only: Num(reset_only_gap),
+            fresh: Num(fresh_context_gap),
+            best_nonfresh: if best.is_empty() {
                 String::new()
             } else {
                 condition_label(best)
-            }),
-            txt(if first == "none" {
+            },
+            first_clean_like: if first == "none" {
                 "none".into()
             } else {
                 condition_label(first)
-            }),
-            txt(pattern),
-        ]);
-        d18.push(drow);
+            },
+            pattern,
+        });
     }
     out.push(
-        Output::new("Table 18", "table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", t18)
-            .with_display(d18)
+        Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", &t18)
+            .with_display(&d18)
             .with_notes(vec![
                 "Gaps are mean p_X(w) - p_clean(w) per pair; best_nonfresh_condition = the non-fresh condition with the smallest |gap| (ties: earlier in the order full, drop strongest, drop medium+strong, drop all pressure, reset only).".into(),
                 "first_condition_with_clean_context_like_recovery scans that order (then fresh_context) with the MAIN criterion; none if no condition passes.".into(),

@@ -1,19 +1,116 @@
-//! Cells, tables and the three renderers (CSV, Markdown, LaTeX).
+//! Typed table rows and the three renderers (CSV, Markdown, LaTeX).
+//!
+//! A table is a slice of typed rows ([`rows`]) whose fields are the cell types of [`cells`]:
+//! `csv::Writer` writes them (RFC 4180 quoting) and [`table_of`] turns them into a [`Table`] of
+//! [`Cell`]s for the Markdown and LaTeX renderers below.
 //!
 //! Formatting is deterministic and locale-free:
 //! - CSV: floats with 6 decimals (`{:.6}`), NaN as an empty field, booleans `True`/`False`
-//!   (pandas style), RFC 4180 quoting.
+//!   (pandas style).
 //! - Markdown / LaTeX: floats with 3 decimals, percentages with 1 decimal, NaN as `NA`.
 //! - A value that rounds to zero is printed without a sign (never `-0.000`).
 
-/// One table cell.
+/// Methods of a serde `Serializer` that reject their value with `$err(method name)`.
+macro_rules! reject {
+    ($err:ident; $($method:ident($($ty:ty),*)),* $(,)?) => {
+        $(
+            fn $method(self, $(_: $ty),*) -> Result<Self::Ok, Self::Error> {
+                Err($err(stringify!($method)))
+            }
+        )*
+    };
+}
+
+/// All scalar methods of a serde `Serializer`, rejecting their value with `$err(method name)`.
+macro_rules! reject_scalars {
+    ($err:ident) => {
+        reject!(
+            $err;
+            serialize_bool(bool),
+            serialize_i8(i8),
+            serialize_i16(i16),
+            serialize_i32(i32),
+            serialize_i64(i64),
+            serialize_u8(u8),
+            serialize_u16(u16),
+            serialize_u32(u32),
+            serialize_u64(u64),
+            serialize_f32(f32),
+            serialize_f64(f64),
+            serialize_char(char),
+            serialize_str(&str),
+            serialize_bytes(&[u8]),
+            serialize_none(),
+            serialize_unit(),
+            serialize_unit_struct(&'static str),
+            serialize_unit_variant(&'static str, u32, &'static str),
+        );
+    };
+}
+
+/// The compound methods of a serde `Serializer` (but tuples, structs and options) that reject
+/// their value with `$err(what)`.
+macro_rules! reject_compound {
+    ($err:ident) => {
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<Self::Ok, Self::Error> {
+            Err($err("an enum"))
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
+            Err($err("a sequence"))
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, Self::Error> {
+            Err($err("a tuple struct"))
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, Self::Error> {
+            Err($err("an enum"))
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
+            Err($err("a map (serde flatten)"))
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, Self::Error> {
+            Err($err("an enum"))
+        }
+    };
+}
+
+mod cells;
+mod join;
+mod rows;
+
+pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
+pub(crate) use join::Join;
+pub(crate) use rows::{csv_text, table_of, Row};
+
+/// One table cell of the Markdown/LaTeX view.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Int(i64),
     /// A plain number (probability, gap, rate as a fraction, …).
     Num(f64),
-    /// A fraction shown as a percentage in Markdown/LaTeX (the CSV keeps the fraction).
+    /// A fraction shown as a percentage.
     Pct(f64),
     Bool(bool),
     /// A 95% interval `[lo, hi]`; `pct` shows it in percentage points.
@@ -22,7 +119,7 @@ pub enum Cell {
         hi: f64,
         pct: bool,
     },
-    /// Missing value: empty in CSV, `NA` in Markdown/LaTeX.
+    /// Missing value (`NA`).
     Na,
 }
 
@@ -35,38 +132,8 @@ impl Cell {
     }
 }
 
-pub fn txt(s: impl Into<String>) -> Cell {
-    Cell::Text(s.into())
-}
-pub fn num(v: f64) -> Cell {
-    Cell::Num(v)
-}
-pub fn pct(v: f64) -> Cell {
-    Cell::Pct(v)
-}
-pub fn int(v: usize) -> Cell {
-    Cell::Int(v as i64)
-}
-/// An unsigned integer (text if it does not fit an `i64`).
-pub fn uint(v: u64) -> Cell {
-    i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
-}
-pub fn boolc(b: bool) -> Cell {
-    Cell::Bool(b)
-}
-pub fn ci(lo: f64, hi: f64) -> Cell {
-    Cell::Ci { lo, hi, pct: false }
-}
-pub fn ci_pct(lo: f64, hi: f64) -> Cell {
-    Cell::Ci { lo, hi, pct: true }
-}
-/// `Num` when `Some`, `Na` otherwise.
-pub fn opt_num(v: Option<f64>) -> Cell {
-    v.map_or(Cell::Na, Cell::Num)
-}
-
 /// Fixed-precision float; `None` for NaN. Never prints a negative zero.
-pub fn fmt_float(v: f64, decimals: usize) -> Option<String> {
+pub(crate) fn fmt_float(v: f64, decimals: usize) -> Option<String> {
     if v.is_nan() {
         return None;
     }
@@ -80,20 +147,6 @@ pub fn fmt_float(v: f64, decimals: usize) -> Option<String> {
         }
     }
     Some(s)
-}
-
-fn csv_value(c: &Cell) -> String {
-    match c {
-        Cell::Text(s) => s.clone(),
-        Cell::Int(i) => i.to_string(),
-        Cell::Num(v) | Cell::Pct(v) => fmt_float(*v, 6).unwrap_or_default(),
-        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        Cell::Ci { lo, hi, .. } => match (fmt_float(*lo, 6), fmt_float(*hi, 6)) {
-            (Some(a), Some(b)) => format!("[{a}, {b}]"),
-            _ => String::new(),
-        },
-        Cell::Na => String::new(),
-    }
 }
 
 /// Display text (Markdown and LaTeX, before escaping).
@@ -122,26 +175,20 @@ fn display_value(c: &Cell) -> String {
 
 /// A rectangular table.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Table {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Cell>>,
+pub(crate) struct Table {
+    pub(crate) columns: Vec<String>,
+    pub(crate) rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
-    pub fn new(columns: &[&str]) -> Table {
+    pub(crate) fn new(columns: &[&str]) -> Table {
         Table {
             columns: columns.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
         }
     }
-    pub fn with_columns(columns: Vec<String>) -> Table {
-        Table {
-            columns,
-            rows: Vec::new(),
-        }
-    }
     /// Appends a row; panics on a width mismatch (a programming error).
-    pub fn push(&mut self, row: Vec<Cell>) {
+    pub(crate) fn push(&mut self, row: Vec<Cell>) {
         assert_eq!(
             row.len(),
             self.columns.len(),
@@ -150,30 +197,9 @@ impl Table {
         );
         self.rows.push(row);
     }
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
     /// Index of a column by name.
-    pub fn col(&self, name: &str) -> Option<usize> {
+    pub(crate) fn col(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // CSV
-    // ------------------------------------------------------------------------------------------
-
-    pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        let line = |cells: Vec<String>, out: &mut String| {
-            let parts: Vec<String> = cells.iter().map(|s| csv_quote(s)).collect();
-            out.push_str(&parts.join(","));
-            out.push('\n');
-        };
-        line(self.columns.clone(), &mut out);
-        for r in &self.rows {
-            line(r.iter().map(csv_value).collect(), &mut out);
-        }
-        out
     }
 
     // ------------------------------------------------------------------------------------------
@@ -182,7 +208,7 @@ impl Table {
 
     /// A pipe table padded to column width (readable as plain text in a terminal); numeric
     /// columns are right-aligned.
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let header: Vec<String> = self.columns.iter().map(|s| md_escape(s)).collect();
         let body: Vec<Vec<String>> = self
             .rows
@@ -253,7 +279,7 @@ impl Table {
     // ------------------------------------------------------------------------------------------
 
     /// A booktabs `tabular` (no surrounding float).
-    pub fn to_latex_tabular(&self) -> String {
+    pub(crate) fn to_latex_tabular(&self) -> String {
         let ncol = self.columns.len();
         let numeric: Vec<bool> = (0..ncol)
             .map(|j| {
@@ -279,21 +305,13 @@ impl Table {
     }
 }
 
-fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// Escapes a Markdown table cell: pipes, and line breaks folded to spaces.
-pub fn md_escape(s: &str) -> String {
+pub(crate) fn md_escape(s: &str) -> String {
     s.replace(['\r', '\n'], " ").replace('|', "\\|")
 }
 
 /// Escapes LaTeX special characters in text mode.
-pub fn tex_escape(s: &str) -> String {
+pub(crate) fn tex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -312,7 +330,7 @@ pub fn tex_escape(s: &str) -> String {
 }
 
 /// Truncates display text to `max` characters (adds `...`).
-pub fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if s.chars().count() <= max {
         s
@@ -334,8 +352,11 @@ mod tests {
         assert_eq!(fmt_float(0.2166666, 6).unwrap(), "0.216667");
         assert!(fmt_float(f64::NAN, 3).is_none());
         let mut t = Table::new(&["a", "b_c", "x"]);
-        t.push(vec![num(f64::NAN), txt("p|q, r"), pct(0.5)]);
-        assert_eq!(t.to_csv(), "a,b_c,x\n,\"p|q, r\",0.500000\n");
+        t.push(vec![
+            Cell::Num(f64::NAN),
+            Cell::Text("p|q, r".into()),
+            Cell::Pct(0.5),
+        ]);
         let md = t.to_markdown();
         assert!(
             md.contains("NA") && md.contains("p\\|q, r") && md.contains("50.0"),

@@ -1,0 +1,453 @@
+//! Behavioural controls: Table 3 (pooled, by dataset, by pair) and Table 7 (per pair with
+//! paired CIs) — pressure vs neutral history vs correct pressure.
+
+use serde::Serialize;
+
+use super::boot::{paired_cis, Stat};
+use super::common::*;
+use super::format::{Ci, Join, Num, Pct};
+use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
+use super::{Ctx, Output};
+use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_CONTROLS};
+use crate::metrics::{hysteresis_gap, item_gaps, mean, rate};
+
+const NEUTRAL_RESET: &str = "neutral_history:strong_reset";
+const NEUTRAL_PROBE: [&str; 2] = [
+    "neutral_history:clean_context_probe",
+    "neutral_history:clean_context",
+];
+const CORRECT_RESET: &str = "correct_pressure:strong_reset";
+
+/// The controls a pair has: the neutral-history clean probe (when its strong reset is present
+/// too) and whether the correct-pressure strong reset is present; `None` when it has neither.
+fn controls_of(p: &PairData) -> Option<(Option<&'static str>, bool)> {
+    let neutral = p.resolve(&NEUTRAL_PROBE).filter(|_| p.has(NEUTRAL_RESET));
+    let correct = p.has(CORRECT_RESET);
+    (neutral.is_some() || correct).then_some((neutral, correct))
+}
+
+struct ControlsPair<'p, 'a> {
+    p: &'p PairData<'a>,
+    r0: &'static str,
+    n: usize,
+    pressure_clean_pw: f64,
+    pressure_reset_pw: f64,
+    neutral_reset_pw: f64,
+    neutral_n: usize,
+    correct_n: usize,
+    m: Metrics,
+}
+
+fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
+    let mut out = Vec::new();
+    for (p, r0, a) in ctx.idx.clean_r0_pairs() {
+        let Some((neutral, correct)) = controls_of(p) else {
+            continue;
+        };
+        let (c, r) = (a.obs(0), a.obs(1));
+        let mut cp = ControlsPair {
+            p,
+            r0,
+            n: a.n(),
+            pressure_clean_pw: mean(&pw(&c)),
+            pressure_reset_pw: mean(&pw(&r)),
+            neutral_reset_pw: f64::NAN,
+            neutral_n: 0,
+            correct_n: 0,
+            m: Metrics {
+                pressure_gap: hysteresis_gap(&r, &c),
+                pressure_wf: rate(&wf_flags(&r)),
+                neutral_gap: f64::NAN,
+                neutral_wf: f64::NAN,
+                correct_pc: f64::NAN,
+                correct_pw: f64::NAN,
+                correct_wf: f64::NAN,
+            },
+        };
+        if let Some(np) = neutral {
+            let a = p.align(&[np, NEUTRAL_RESET]);
+            let (c, r) = (a.obs(0), a.obs(1));
+            cp.neutral_n = a.n();
+            if a.n() > 0 {
+                cp.m.neutral_gap = hysteresis_gap(&r, &c);
+                cp.neutral_reset_pw = mean(&pw(&r));
+                cp.m.neutral_wf = rate(&wf_flags(&r));
+            }
+        }
+        if correct {
+            let a = p.align(&[CORRECT_RESET]);
+            let r = a.obs(0);
+            cp.correct_n = a.n();
+            cp.m.correct_pc = mean(&pc(&r));
+            cp.m.correct_pw = mean(&pw(&r));
+            cp.m.correct_wf = rate(&wf_flags(&r));
+        }
+        out.push(cp);
+    }
+    out
+}
+
+/// The seven control metrics of a pair, or n_items-weighted means over a group of pairs.
+#[derive(Clone, Copy)]
+struct Metrics {
+    pressure_gap: f64,
+    neutral_gap: f64,
+    correct_pc: f64,
+    correct_pw: f64,
+    pressure_wf: f64,
+    neutral_wf: f64,
+    correct_wf: f64,
+}
+
+/// (n_items, n_pairs, weighted metrics) of a group of pairs.
+fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, Metrics) {
+    let n: usize = group.iter().map(|c| c.n).sum();
+    let w = |f: fn(&Metrics) -> f64| {
+        weighted_mean(&group.iter().map(|c| (f(&c.m), c.n)).collect::<Vec<_>>())
+    };
+    let m = Metrics {
+        pressure_gap: w(|m| m.pressure_gap),
+        neutral_gap: w(|m| m.neutral_gap),
+        correct_pc: w(|m| m.correct_pc),
+        correct_pw: w(|m| m.correct_pw),
+        pressure_wf: w(|m| m.pressure_wf),
+        neutral_wf: w(|m| m.neutral_wf),
+        correct_wf: w(|m| m.correct_wf),
+    };
+    (n, group.len(), m)
+}
+
+/// The pooled columns of `table03_controls.csv` and `table03_controls_by_dataset.csv` (after
+/// the group column).
+#[derive(Serialize, Default)]
+struct PooledCols {
+    n_items: usize,
+    n_pairs: usize,
+    pressure_gap: Num,
+    neutral_gap: Num,
+    correct_reset_p_correct: Num,
+    correct_reset_p_wrong: Num,
+    pressure_wrong_follow_rate: Num,
+    neutral_wrong_follow_rate: Num,
+    correct_wrong_follow_rate: Num,
+}
+
+impl PooledCols {
+    fn new(n_items: usize, n_pairs: usize, m: &Metrics) -> PooledCols {
+        PooledCols {
+            n_items,
+            n_pairs,
+            pressure_gap: Num(m.pressure_gap),
+            neutral_gap: Num(m.neutral_gap),
+            correct_reset_p_correct: Num(m.correct_pc),
+            correct_reset_p_wrong: Num(m.correct_pw),
+            pressure_wrong_follow_rate: Num(m.pressure_wf),
+            neutral_wrong_follow_rate: Num(m.neutral_wf),
+            correct_wrong_follow_rate: Num(m.correct_wf),
+        }
+    }
+}
+
+/// The group column of `table03_controls.csv`.
+#[derive(Serialize, Default)]
+struct AllPairsKey {
+    all_pairs: &'static str,
+}
+
+/// The group column of `table03_controls_by_dataset.csv`.
+#[derive(Serialize, Default)]
+struct DatasetKey {
+    dataset: String,
+}
+
+/// `table03_controls_by_pair.csv`.
+#[derive(Serialize, Default)]
+struct ByPairRow {
+    model_key: String,
+    model_short_name: String,
+    dataset: String,
+    n_items: usize,
+    pressure_clean_p_wrong: Num,
+    pressure_reset_p_wrong: Num,
+    pressure_gap: Num,
+    pressure_wrong_follow_rate: Num,
+    pressure_source: &'static str,
+    neutral_gap: Num,
+    neutral_reset_p_wrong: Num,
+    neutral_wrong_follow_rate: Num,
+    correct_reset_p_correct: Num,
+    correct_reset_p_wrong: Num,
+    correct_wrong_follow_rate: Num,
+    neutral_n_scored: usize,
+    correct_n_scored: usize,
+}
+
+/// The seven metrics in the Markdown/LaTeX views.
+#[derive(Serialize, Default)]
+struct MetricsView {
+    #[serde(rename = "Pressure gap")]
+    pressure_gap: Num,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Num,
+    #[serde(rename = "Correct-pressure p(c)")]
+    correct_pc: Num,
+    #[serde(rename = "Correct-pressure p(w)")]
+    correct_pw: Num,
+    #[serde(rename = "Pressure WF (%)")]
+    pressure_wf: Pct,
+    #[serde(rename = "Neutral WF (%)")]
+    neutral_wf: Pct,
+    #[serde(rename = "Correct-pressure WF (%)")]
+    correct_wf: Pct,
+}
+
+impl From<&Metrics> for MetricsView {
+    fn from(m: &Metrics) -> MetricsView {
+        MetricsView {
+            pressure_gap: Num(m.pressure_gap),
+            neutral_gap: Num(m.neutral_gap),
+            correct_pc: Num(m.correct_pc),
+            correct_pw: Num(m.correct_pw),
+            pressure_wf: Pct(m.pressure_wf),
+            neutral_wf: Pct(m.neutral_wf),
+            correct_wf: Pct(m.correct_wf),
+        }
+    }
+}
+
+/// The leading columns of the pooled view (all pairs, then each dataset).
+#[derive(Serialize, Default)]
+struct GroupHead {
+    #[serde(rename = "Group")]
+    group: String,
+    n: usize,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+}
+
+/// The leading columns of the per-pair view.
+#[derive(Serialize, Default)]
+struct PairHead {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+}
+
+pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
+    let cps = controls_pairs(ctx);
+    if cps.is_empty() {
+        return Vec::new();
+    }
+    let all: Vec<&ControlsPair> = cps.iter().collect();
+    let (n, k, m) = pooled_controls(&all);
+    let t = [Join(
+        AllPairsKey { all_pairs: "all" },
+        PooledCols::new(n, k, &m),
+    )];
+    let group = |group: String, n: usize, pairs: usize, m: &Metrics| {
+        Join(GroupHead { group, n, pairs }, MetricsView::from(m))
+    };
+    let mut d = vec![group("All pairs".into(), n, k, &m)];
+
+    // by dataset
+    let mut td = Vec::new();
+    for ds in ctx.idx.datasets() {
+        let g: Vec<&ControlsPair> = cps.iter().filter(|c| c.p.dataset == ds).collect();
+        if g.is_empty() {
+            continue;
+        }
+        let (n, k, m) = pooled_controls(&g);
+        d.push(group(dataset_display(&ds), n, k, &m));
+        td.push(Join(DatasetKey { dataset: ds }, PooledCols::new(n, k, &m)));
+    }
+
+    // by pair
+    let mut tp = Vec::new();
+    let mut dp = Vec::new();
+    for c in &cps {
+        tp.push(ByPairRow {
+            model_key: c.p.model_key.clone(),
+            model_short_name: c.p.model.clone(),
+            dataset: c.p.dataset.clone(),
+            n_items: c.n,
+            pressure_clean_p_wrong: Num(c.pressure_clean_pw),
+            pressure_reset_p_wrong: Num(c.pressure_reset_pw),
+            pressure_gap: Num(c.m.pressure_gap),
+            pressure_wrong_follow_rate: Num(c.m.pressure_wf),
+            pressure_source: c.r0,
+            neutral_gap: Num(c.m.neutral_gap),
+            neutral_reset_p_wrong: Num(c.neutral_reset_pw),
+            neutral_wrong_follow_rate: Num(c.m.neutral_wf),
+            correct_reset_p_correct: Num(c.m.correct_pc),
+            correct_reset_p_wrong: Num(c.m.correct_pw),
+            correct_wrong_follow_rate: Num(c.m.correct_wf),
+            neutral_n_scored: c.neutral_n,
+            correct_n_scored: c.correct_n,
+        });
+        let (model, dataset) = model_dataset(c.p);
+        let n = c.n;
+        dp.push(Join(
+            PairHead { model, dataset, n },
+            MetricsView::from(&c.m),
+        ));
+    }
+    let notes = vec![
+        "pressure_gap = mean(R0 p(w) - clean p(w)) per pair; neutral_gap = mean(neutral strong-reset p(w) - neutral clean-probe p(w)); correct_reset_* = the correct-pressure control at its strong reset (p(w) is the originally sampled wrong option).".to_string(),
+        "Pooled rows are n_items-weighted means over the pairs that have the metric (NA values skipped).".to_string(),
+        "The paper's Table 3 also summarises plausibility (Table 11), false mention (Table 12) and label inertia (Table 15); see those tables.".to_string(),
+    ];
+    vec![
+        Output::new(
+            "table03_controls",
+            "Behavioural controls summary (all pairs)",
+            NO_CRITERION,
+            &t,
+        )
+        .with_display(&d)
+        .with_notes(notes.clone()),
+        Output::new(
+            "table03_controls_by_dataset",
+            "Behavioural controls by dataset",
+            NO_CRITERION,
+            &td,
+        )
+        .with_notes(notes.clone()),
+        Output::new(
+            "table03_controls_by_pair",
+            "Behavioural controls by model and dataset",
+            NO_CRITERION,
+            &tp,
+        )
+        .with_display(&dp)
+        .with_notes(notes),
+    ]
+}
+
+/// Markdown/LaTeX view of Table 7 (NA where the pair lacks the control).
+#[derive(Serialize, Default)]
+struct Table07View {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    n: usize,
+    #[serde(rename = "Pressure gap")]
+    pressure_gap: Option<Num>,
+    #[serde(rename = "Pressure gap CI")]
+    pressure_gap_ci: Option<Ci>,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Option<Num>,
+    #[serde(rename = "Neutral gap CI")]
+    neutral_gap_ci: Option<Ci>,
+    #[serde(rename = "Correct-pressure p(c)")]
+    correct_pc: Option<Num>,
+    #[serde(rename = "p(c) CI")]
+    correct_pc_ci: Option<Ci>,
+    #[serde(rename = "Correct-pressure p(w)")]
+    correct_pw: Option<Num>,
+    #[serde(rename = "p(w) CI")]
+    correct_pw_ci: Option<Ci>,
+}
+
+pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
+    let samples = ctx.opts.bootstrap_samples;
+    let seed = ctx.opts.seed + SEED_OFFSET_CONTROLS;
+    let mut stream = IndexStream::new(seed);
+    let mut long = Vec::new();
+    let mut wide = Vec::new();
+    for p in &ctx.idx.pairs {
+        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
+            continue;
+        };
+        let Some((neutral, correct)) = controls_of(p) else {
+            continue;
+        };
+        let mut conds = vec![clean, r0];
+        if let Some(np) = neutral {
+            conds.extend([np, NEUTRAL_RESET]);
+        }
+        if correct {
+            conds.push(CORRECT_RESET);
+        }
+        let a = p.align(&conds);
+        let n = a.n();
+        if n == 0 {
+            continue;
+        }
+        let press_gap = item_gaps(&a.obs(1), &a.obs(0));
+        let neutral_gap = if neutral.is_some() {
+            item_gaps(&a.obs(3), &a.obs(2))
+        } else {
+            Vec::new()
+        };
+        let (cpc, cpw) = if correct {
+            let o = a.obs(conds.len() - 1);
+            (pc(&o), pw(&o))
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let mut stats = vec![Stat::Mean(&press_gap)];
+        let mut names = vec!["pressure_gap"];
+        if neutral.is_some() {
+            stats.push(Stat::Mean(&neutral_gap));
+            names.push("neutral_gap");
+        }
+        if correct {
+            stats.push(Stat::Mean(&cpc));
+            stats.push(Stat::Mean(&cpw));
+            names.extend(["correct_reset_pc", "correct_reset_pw"]);
+        }
+        let cis = paired_cis(&mut stream, n, samples, &stats);
+        let vals: Vec<f64> = stats
+            .iter()
+            .map(|s| match s {
+                Stat::Mean(v) => mean(v),
+                _ => f64::NAN,
+            })
+            .collect();
+        let mut by_name = std::collections::BTreeMap::new();
+        for k in 0..names.len() {
+            long.push(LongRow::new(
+                "behavioral_controls",
+                p,
+                "behavioral_controls",
+                names[k],
+                vals[k],
+                cis[k],
+                n,
+            ));
+            by_name.insert(names[k], (vals[k], cis[k]));
+        }
+        let get = |m: &str| by_name.get(m).map(|&(v, c)| (Num(v), Ci::from(c))).unzip();
+        let (pressure_gap, pressure_gap_ci) = get("pressure_gap");
+        let (neutral_gap, neutral_gap_ci) = get("neutral_gap");
+        let (correct_pc, correct_pc_ci) = get("correct_reset_pc");
+        let (correct_pw, correct_pw_ci) = get("correct_reset_pw");
+        let (model, dataset) = model_dataset(p);
+        wide.push(Table07View {
+            model,
+            dataset,
+            n,
+            pressure_gap,
+            pressure_gap_ci,
+            neutral_gap,
+            neutral_gap_ci,
+            correct_pc,
+            correct_pc_ci,
+            correct_pw,
+            correct_pw_ci,
+        });
+    }
+    if long.is_empty() {
+        return Vec::new();
+    }
+    sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
+    vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
+        .with_display(&wide)
+        .with_notes(vec![
+            "pressure_gap = mean(R0 p(w) - clean p(w)); neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
+            format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 2, one matrix per pair over the items present in every condition used."),
+        ])]
+}
