@@ -157,3 +157,45 @@ fn csv_dataset_through_the_csv_reader() {
     std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,b\n").unwrap();
     fails(&["items", "--dataset", &spec], &format!("{}: line 3: 3 fields, but the header has 4", p.display()));
 }
+
+/// Every command that opens a model names the command that fetches it, with the real key; a
+/// dangling link says so.
+#[test]
+fn a_missing_model_names_its_fetch_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    let msgs = dir.path().join("m.json");
+    std::fs::write(&msgs, r#"[{"role":"user","content":"Hi"}]"#).unwrap();
+    let write_cfg = |path: &std::path::Path| {
+        std::fs::write(
+            &cfg,
+            format!(
+                "[models.\"my-model\"]\nname = \"X\"\nfamily = \"f\"\nfile = \"x.gguf\"\nsystem = \"native\"\nsource = {{ kind = \"local\", path = \"{}\" }}\n",
+                path.display()
+            ),
+        )
+        .unwrap();
+    };
+    let gone = dir.path().join("gone.gguf");
+    write_cfg(&gone);
+    let c = cfg.to_str().unwrap();
+    let m = msgs.to_str().unwrap();
+    let want = format!("model file not found: {} (fetch it with: hyst-tui models fetch my-model)", gone.display());
+    fails(&["--models-config", c, "score", "--model", "my-model", "--messages", m], &want);
+    fails(&["--models-config", c, "prompts", "--model", "my-model"], &want);
+    fails(&["--models-config", c, "bench", "engine", "--model", "my-model"], &want);
+    fails(&["--models-config", c, "bench", "batch", "--model", "my-model"], &want);
+    // A dangling link is missing too, and says where it points.
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link.gguf");
+        std::os::unix::fs::symlink(dir.path().join("nowhere.gguf"), &link).unwrap();
+        write_cfg(&link);
+        let want = format!(
+            "model file not found: {} (a dangling link to {}; fetch it with: hyst-tui models fetch my-model)",
+            link.display(),
+            dir.path().join("nowhere.gguf").display()
+        );
+        fails(&["--models-config", c, "score", "--model", "my-model", "--messages", m], &want);
+    }
+}
