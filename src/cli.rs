@@ -289,10 +289,19 @@ pub enum ModelsCmd {
         no_verify: bool,
     },
     /// Download / assemble model files and verify their sha256 (idempotent).
+    ///
+    /// Hugging Face files are downloaded into the hub cache ($HF_HUB_CACHE, else $HF_HOME/hub,
+    /// else ~/.cache/huggingface/hub) from $HF_ENDPOINT (default https://huggingface.co) and
+    /// linked into the models directory (a hard link, else a symlink; never a second copy). A
+    /// download that breaks off resumes where it stopped, in this run or the next.
     Fetch {
-        /// Model keys (see `models list`).
-        #[arg(required = true)]
+        /// Model keys from models.toml, one or more (see `hyst-tui models list`).
+        #[arg(required = true, value_name = "KEY")]
         keys: Vec<String>,
+        /// Resume a download that breaks off up to N times in this run (the next run resumes it
+        /// too).
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        retries: u32,
     },
     /// Print the models directory.
     Dir,
