@@ -4,9 +4,12 @@
 #    ($HYST_MODELS_DIR, default: the platform data dir, e.g. ~/.local/share/hyst-tui/models);
 #  - Hugging Face tokenizer.json files converted offline from those GGUFs (for the tokenizer
 #    parity test), in <models dir>/tokenizers/<key>/tokenizer.json.
+#
+# It builds like the README's commands do: into $CARGO_TARGET_DIR when set, else cargo's default
+# (target/ in the repository), so it reuses the build of `cargo run --release` and the
+# `cargo test --release` after it reuses this one (llama.cpp and polars compile once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
 keys=(smollm2-135m qwen2.5-coder-0.5b gemma3-270m)
 cargo run --release --locked --quiet -- models fetch "${keys[@]}"
 models_dir=$(cargo run --release --locked --quiet -- models dir)

@@ -36,7 +36,7 @@ pub struct GlobalOpts {
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
     /// CPU threads for llama.cpp (default: all cores).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
     /// Evaluate every prompt from scratch (no KV-cache prefix reuse).
     #[arg(long, global = true)]
@@ -64,10 +64,10 @@ pub struct GlobalOpts {
 #[derive(Debug, Args, Clone)]
 pub struct TuiArgs {
     /// Model key for the explorer (default: the default model).
-    #[arg(long)]
+    #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
     /// Dataset spec for the explorer (default: sample).
-    #[arg(long)]
+    #[arg(long, value_name = "SPEC")]
     pub dataset: Option<String>,
     /// Browse a stored batch run without recomputing.
     #[arg(long, value_name = "DIR")]
@@ -77,25 +77,25 @@ pub struct TuiArgs {
 #[derive(Debug, Args, Clone)]
 pub struct SnapshotArgs {
     /// The screen to render.
-    #[arg(long, default_value = "dialogue")]
+    #[arg(long, default_value = "dialogue", value_name = "SCREEN")]
     pub view: ScreenArg,
     /// Item id (default: the first item).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub item: Option<String>,
     /// Terminal size WIDTHxHEIGHT (40x10 to 1000x1000).
-    #[arg(long, default_value = "120x40")]
+    #[arg(long, default_value = "120x40", value_name = "WxH")]
     pub size: TermSize,
     /// Output file: .svg, .html or .txt.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Model key (default: the default model).
-    #[arg(long)]
+    #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
-    /// Dataset spec (default: sample).
-    #[arg(long, default_value = "sample")]
+    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
     /// Dialogue step to show (0 = clean … 6 = clean probe).
-    #[arg(long)]
+    #[arg(long, value_name = "STEP")]
     pub step: Option<usize>,
     /// Tables view: the stored batch run to show.
     #[arg(long, value_name = "DIR")]
@@ -106,7 +106,7 @@ pub struct SnapshotArgs {
 #[derive(Debug, Args, Clone)]
 pub struct SelectionArgs {
     /// Items to draw (CPython `random.Random(seed).shuffle`, first N; default: all).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub n: Option<usize>,
     /// Selection seed (subset draw and advocated wrong option).
     #[arg(long, default_value_t = DEFAULT_SEED)]
@@ -133,13 +133,13 @@ pub struct BatchArgs {
     #[arg(long, value_delimiter = ',', value_name = "SPEC,...")]
     pub datasets: Vec<String>,
     /// Suites, comma separated (default: hierarchy; `all` = every suite).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "SUITE,...")]
     pub suites: Vec<SuiteArg>,
     /// Run directory (default: <data dir>/runs/<name derived from the configuration>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Score at most N items per dataset (after selection and sharding).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// Run shard K of N (1-based): items with subset_index % N == K-1.
     #[arg(long, value_name = "K/N")]
@@ -268,29 +268,40 @@ pub enum Command {
     },
     /// Combine shard run directories into one (rejects mixed configurations).
     Merge {
-        /// Shard run directories.
-        #[arg(required = true)]
+        /// Shard run directories (written by `batch --shard K/N`), two or more.
+        #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
+        /// The merged run directory to write.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+    },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    ///
+    /// For example `hyst-tui completions bash > ~/.local/share/bash-completion/completions/hyst-tui`,
+    /// or `hyst-tui completions zsh > ~/.zfunc/_hyst-tui` (with ~/.zfunc in $fpath).
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
     },
 }
 
 #[derive(Debug, Args)]
 pub struct PromptsArgs {
     /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
-    #[arg(long, default_value = "sample")]
+    #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
     /// Item id (default: the first selected item).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub item: Option<String>,
     /// Condition name (see `hyst-tui conditions`).
-    #[arg(long, default_value = "ordinary_strong_reset")]
+    #[arg(long, default_value = "ordinary_strong_reset", value_name = "NAME")]
     pub condition: String,
     /// With a model: run the ramp for real (the assistant letters are the model's), and print
     /// the rendered template text and token count.
-    #[arg(long)]
+    #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
+    /// Print the item, condition, letters and messages (with --model also the rendered prompt)
+    /// as one JSON object.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -299,7 +310,8 @@ pub struct PromptsArgs {
 
 #[derive(Debug, Args)]
 pub struct ItemsArgs {
-    #[arg(long, default_value = "sample")]
+    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
     #[command(flatten)]
     pub selection: SelectionArgs,
@@ -314,10 +326,19 @@ pub enum ModelsCmd {
         no_verify: bool,
     },
     /// Download / assemble model files and verify their sha256 (idempotent).
+    ///
+    /// Hugging Face files are downloaded into the hub cache ($HF_HUB_CACHE, else $HF_HOME/hub,
+    /// else ~/.cache/huggingface/hub) from $HF_ENDPOINT (default https://huggingface.co) and
+    /// linked into the models directory (a hard link, else a symlink; never a second copy). A
+    /// download that breaks off resumes where it stopped, in this run or the next.
     Fetch {
-        /// Model keys (see `models list`).
-        #[arg(required = true)]
+        /// Model keys from models.toml, one or more (see `hyst-tui models list`).
+        #[arg(required = true, value_name = "KEY")]
         keys: Vec<String>,
+        /// Resume a download that breaks off up to N times in this run (the next run resumes it
+        /// too).
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        retries: u32,
     },
     /// Print the models directory.
     Dir,
@@ -326,14 +347,14 @@ pub enum ModelsCmd {
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
     /// Model key from models.toml (default: the config's default_model).
-    #[arg(long)]
+    #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
     /// A .json file with one conversation ([{"role":..,"content":..}, ...]) or a .jsonl file with
     /// one conversation per line (an array, or {"messages": [...], "letters": "A,B,C"}).
     #[arg(long, value_name = "FILE")]
     pub messages: PathBuf,
     /// Option letters to score, comma separated (default A,B,C,D).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
     pub letters: Option<Vec<char>>,
     /// Print one JSON object per conversation.
     #[arg(long)]
@@ -343,7 +364,7 @@ pub struct ScoreArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Check only this model (default: every present model).
-    #[arg(long)]
+    #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
     /// Compare llama.cpp's tokenization with this Hugging Face tokenizer.json (needs --model).
     #[arg(long, value_name = "TOKENIZER_JSON", requires = "model")]
@@ -354,20 +375,23 @@ pub struct DoctorArgs {
 pub enum BenchCmd {
     /// Raw llama.cpp prompt throughput vs the engine on a ramp-plus-branches workload.
     Engine {
-        #[arg(long)]
+        /// Model key (default: the default model).
+        #[arg(long, value_name = "KEY")]
         model: Option<String>,
         /// Tokens in the raw-throughput decode.
-        #[arg(long, default_value_t = 512)]
+        #[arg(long, default_value_t = 512, value_name = "N")]
         raw_tokens: usize,
         /// Items of the bundled sample to run.
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 2, value_name = "N")]
         items: usize,
     },
     /// Tokens per item with reuse vs from scratch vs the prefix-trie bound, on the hierarchy.
     Batch {
-        #[arg(long)]
+        /// Model key (default: the default model).
+        #[arg(long, value_name = "KEY")]
         model: Option<String>,
-        #[arg(long, default_value_t = 3)]
+        /// Items of the bundled sample to run.
+        #[arg(long, default_value_t = 3, value_name = "N")]
         limit: usize,
     },
 }

@@ -77,6 +77,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Some(Command::Completions { shell }) = &cli.command {
+        // Needs no models config: works before anything is set up.
+        return commands::completions(*shell);
+    }
     let ctx = Ctx::new(cli.global.clone())?;
     if cli.global.batch {
         if cli.command.is_some() {
@@ -99,6 +103,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Tables { from }) => commands::batch::tables_from(from),
         Some(Command::Merge { dirs, out }) => commands::batch::merge(dirs, out),
         Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
+        Some(Command::Completions { shell }) => commands::completions(*shell),
         None => commands::explorer::run(&ctx, &cli.global.tui, &cli.global.batch_args),
     }
 }

@@ -157,3 +157,125 @@ fn csv_dataset_through_the_csv_reader() {
     std::fs::write(&p, "question,option_a,option_b,answer\nQ,a,b,A\nQ2,a,b\n").unwrap();
     fails(&["items", "--dataset", &spec], &format!("{}: line 3: 3 fields, but the header has 4", p.display()));
 }
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let script = ok(&["completions", shell]);
+        assert!(script.len() > 1000, "{shell}: {script}");
+        for word in ["hyst-tui", "fetch", "merge", "models-config"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    usage(&["completions", "tcsh"], "possible values: bash");
+}
+
+/// The bash script completes past the first word (a hyphenated binary name trips clap_complete).
+#[test]
+fn bash_completion_completes_subcommand_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hyst-tui.bash");
+    std::fs::write(&script, ok(&["completions", "bash"])).unwrap();
+    let complete = |words: &str| -> String {
+        let n = words.split(' ').count() - 1;
+        let last = words.rsplit(' ').next().unwrap();
+        let prev = words.split(' ').nth(n.saturating_sub(1)).unwrap();
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source '{}'; COMP_WORDS=({words}); COMP_CWORD={n}; _hyst__tui hyst-tui '{last}' '{prev}'; echo \"${{COMPREPLY[*]}}\"",
+                script.display()
+            ))
+            .output()
+            .expect("bash");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(complete("hyst-tui mo").contains("models"));
+    assert!(complete("hyst-tui models fe").contains("fetch"));
+    assert!(complete("hyst-tui models fetch --re").contains("--retries"));
+    assert!(complete("hyst-tui completions p").contains("powershell"));
+}
+
+/// Every command that opens a model names the command that fetches it, with the real key; a
+/// dangling link says so.
+#[test]
+fn a_missing_model_names_its_fetch_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    let msgs = dir.path().join("m.json");
+    std::fs::write(&msgs, r#"[{"role":"user","content":"Hi"}]"#).unwrap();
+    let write_cfg = |path: &std::path::Path| {
+        std::fs::write(
+            &cfg,
+            format!(
+                "[models.\"my-model\"]\nname = \"X\"\nfamily = \"f\"\nfile = \"x.gguf\"\nsystem = \"native\"\nsource = {{ kind = \"local\", path = \"{}\" }}\n",
+                path.display()
+            ),
+        )
+        .unwrap();
+    };
+    let gone = dir.path().join("gone.gguf");
+    write_cfg(&gone);
+    let c = cfg.to_str().unwrap();
+    let m = msgs.to_str().unwrap();
+    let want = format!("model file not found: {} (fetch it with: hyst-tui models fetch my-model)", gone.display());
+    fails(&["--models-config", c, "score", "--model", "my-model", "--messages", m], &want);
+    fails(&["--models-config", c, "prompts", "--model", "my-model"], &want);
+    fails(&["--models-config", c, "bench", "engine", "--model", "my-model"], &want);
+    fails(&["--models-config", c, "bench", "batch", "--model", "my-model"], &want);
+    // A dangling link is missing too, and says where it points.
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link.gguf");
+        std::os::unix::fs::symlink(dir.path().join("nowhere.gguf"), &link).unwrap();
+        write_cfg(&link);
+        let want = format!(
+            "model file not found: {} (a dangling link to {}; fetch it with: hyst-tui models fetch my-model)",
+            link.display(),
+            dir.path().join("nowhere.gguf").display()
+        );
+        fails(&["--models-config", c, "score", "--model", "my-model", "--messages", m], &want);
+    }
+}
+
+/// Walks the command tree through `-h` (every command, recursively) and checks that every
+/// command, argument and option has a description.
+#[test]
+fn every_command_argument_and_option_has_help() {
+    fn walk(path: &[String], seen: &mut Vec<String>, problems: &mut Vec<String>) {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let text = ok(&args);
+        seen.push(path.join(" "));
+        let mut section = String::new();
+        for line in text.lines() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                section = line.to_string();
+                continue;
+            }
+            if !line.starts_with("  ") || !matches!(section.as_str(), "Commands:" | "Arguments:" | "Options:") {
+                continue;
+            }
+            let t = line.trim_start();
+            let (spec, desc) = match t.find("  ") {
+                Some(i) => (&t[..i], t[i..].trim()),
+                None => (t, ""),
+            };
+            if desc.is_empty() {
+                problems.push(format!("`hyst-tui {}` {section} `{spec}` has no description", path.join(" ")));
+            }
+            if section == "Commands:" && spec != "help" {
+                let mut sub = path.to_vec();
+                sub.push(spec.to_string());
+                walk(&sub, seen, problems);
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    let mut problems = Vec::new();
+    walk(&[], &mut seen, &mut problems);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for cmd in ["models fetch", "bench engine", "merge", "completions", "score", "batch"] {
+        assert!(seen.iter().any(|s| s == cmd), "the walk missed `{cmd}`: {seen:?}");
+    }
+}

@@ -167,7 +167,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     // Every model file must be there before the run directory is touched.
     for mkey in &cfg.models {
         let model = models.get(mkey)?;
-        crate::engine::worker::check_gguf_file(&model.path(&models_dir()))
+        crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
             .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
     }
     let _lock = RunLock::acquire(out)?;

@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 
 use super::Ctx;
 use crate::cli::ModelsCmd;
-use hyst_tui::config::models_dir;
+use hyst_tui::config::{models_dir, Source};
 use hyst_tui::fetch;
 
 fn human_size(n: u64) -> String {
@@ -24,12 +24,19 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
         ModelsCmd::Dir => println!("{}", dir.display()),
         ModelsCmd::List { no_verify } => {
             println!("models directory: {}  (config: {})", dir.display(), ctx.config.origin);
-            println!(
-                "{:<22} {:<8} {:>9}  {:<12} {}",
-                "KEY", "PRESENT", "SIZE", "SHA256", "NAME"
-            );
+            println!("{:<22} {:<8} {:>9}  {:<12} NAME", "KEY", "PRESENT", "SIZE", "SHA256");
+            let mut missing = Vec::new();
+            let mut dangling = Vec::new();
             for m in &ctx.config.models {
                 let st = fetch::status(m, &dir, !no_verify);
+                if !st.present {
+                    if let Some(t) = &st.link_target {
+                        dangling.push(format!("{}: {} is a dangling link to {}", m.key, st.path.display(), t.display()));
+                    }
+                    if !matches!(m.source, Source::Local { .. }) {
+                        missing.push(m.key.as_str());
+                    }
+                }
                 let sha = match (st.present, st.sha256_ok, &m.sha256) {
                     (false, _, _) => "-",
                     (true, Some(true), _) => "ok",
@@ -47,8 +54,19 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
                     m.name
                 );
             }
+            for d in &dangling {
+                println!("{d}");
+            }
+            if !missing.is_empty() {
+                println!("fetch the missing ones with: hyst-tui {}models fetch {}", config_flag(ctx), missing.join(" "));
+            }
         }
-        ModelsCmd::Fetch { keys } => {
+        ModelsCmd::Fetch { keys, retries } => {
+            let opts = fetch::FetchOptions {
+                retries: *retries,
+                interrupted: super::interrupted,
+                progress: true,
+            };
             let mut failed = Vec::new();
             for k in keys {
                 let entry = ctx.config.get(k)?;
@@ -56,7 +74,7 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
                     bail!("interrupted before fetching {k}");
                 }
                 let mut err = std::io::stderr();
-                match fetch::fetch(entry, &dir, &mut err) {
+                match fetch::fetch_with(entry, &dir, &opts, &mut err) {
                     Ok(p) => println!("{}\t{}", entry.key, p.display()),
                     Err(e) if keys.len() == 1 => return Err(e.into()),
                     Err(e) => {
@@ -71,4 +89,12 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--models-config FILE ` when the command line gave one (so a printed command works as is).
+fn config_flag(ctx: &Ctx) -> String {
+    match &ctx.global.models_config {
+        Some(p) => format!("--models-config {} ", p.display()),
+        None => String::new(),
+    }
 }

