@@ -100,6 +100,10 @@ pub struct SnapshotArgs {
     /// Tables view: the stored batch run to show.
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
+    /// Models to compare with the shown one, comma separated (model keys, or a stored run's
+    /// models): the Items, Dialogue, Trace and Recovery views show them side by side.
+    #[arg(long, value_delimiter = ',', value_name = "K1,K2")]
+    pub compare: Vec<String>,
 }
 
 /// Item selection shared by `items`, `prompts`, `batch` and the explorer.

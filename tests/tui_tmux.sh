@@ -13,6 +13,8 @@ SOCK="hyst-tui-test-$$"
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }
 cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
+# The explorer shares a score store with every run: keep the test's own apart from the user's.
+export HYST_SCORE_STORE=${HYST_SCORE_STORE:-$WORK/scores/scores.jsonl}
 
 FAILS=0
 CUR=""
@@ -44,7 +46,7 @@ start() { # start WIDTH HEIGHT [ENV...]
   shift 2
   local envs=(HOME="$HOME" PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8)
   local v
-  for v in HYST_MODELS_DIR HYST_MODELS_CONFIG HYST_DATA_DIR XDG_DATA_HOME; do
+  for v in HYST_MODELS_DIR HYST_MODELS_CONFIG HYST_DATA_DIR XDG_DATA_HOME HYST_SCORE_STORE; do
     if [ -n "${!v:-}" ]; then envs+=("$v=${!v}"); fi
   done
   # A new session first, then the old one goes: the server never runs empty in between.
@@ -120,6 +122,7 @@ quit_and_check_restored "80x24 quit while scoring"
 echo "== 120x40: views and quit"
 start 120 40
 check 'Items' 30 "120x40: the Items view opens"
+check '[0-9]+ from store' 30 "120x40: what the first session scored comes from the shared score store"
 keys Enter
 check 'Dialogue ·' 10 "120x40: Enter opens the Dialogue"
 check '▶A|▶B|▶C|▶D|▶E' 300 "120x40: the distribution appears"

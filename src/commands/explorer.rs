@@ -6,6 +6,7 @@ use anyhow::Result;
 use super::{batch::request, command_line, Ctx};
 use crate::cli::{BatchArgs, SnapshotArgs, TuiArgs};
 use hyst_tui::logging::default_log_file;
+use hyst_tui::store::shared::configured_path;
 use hyst_tui::tui::{self, AppConfig, SnapshotRequest};
 
 fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Option<std::path::PathBuf>, b: &BatchArgs) -> Result<AppConfig> {
@@ -15,6 +16,7 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
         model,
         dataset,
         run,
+        score_store: configured_path(ctx.global.score_store.as_deref()),
         batch: request(b, ctx.global.score_store.as_deref()),
         command_line: command_line(),
         ..AppConfig::new(ctx.config.clone())
@@ -35,6 +37,7 @@ pub fn snapshot(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
         step: a.step,
         size: a.size,
         out: a.out.clone(),
+        compare: a.compare.clone(),
     };
     tui::snapshot(cfg, &req)
 }

@@ -30,6 +30,8 @@ pub(crate) enum Action {
     MoveModelCursor(isize),
     /// Loads the model under the switcher's cursor (in the background) and closes the switcher.
     LoadSelectedModel,
+    /// Adds the model under the switcher's cursor to the compared models, or removes it.
+    ToggleCompareSelected,
 
     // The item list.
     MoveItem(Motion),

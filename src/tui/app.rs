@@ -1,9 +1,14 @@
-//! The explorer's router. [`App`] owns the parts that keep state — the engine slot, the
-//! scheduler, the score store, the item list, the table browser and a batch task — plus the
-//! cursor of what is shown (view, overlay, step, scrolls). Keys become [`Action`]s in
-//! [`keymap`](super::keymap); [`App::apply`] carries them out; [`App::update`] takes in what the
-//! engine and the batch thread have sent. Views read the state through the accessors at the end;
-//! nothing here draws.
+//! The explorer's router. [`App`] owns the parts that keep state — one lane (engine slot and
+//! scheduler) per shown model, the score store, the link to the shared score store, the item
+//! list, the table browser and a batch task — plus the cursor of what is shown (view, overlay,
+//! step, scrolls). Keys become [`Action`]s in [`keymap`](super::keymap); [`App::apply`] carries
+//! them out; [`App::update`] takes in what the engines, the shared store and the batch thread
+//! have sent. Views read the state through the accessors at the end; nothing here draws.
+//!
+//! Models: the first lane is the shown model (its scores fill every view); the others are the
+//! compared models (`c` in the model switcher), each scored in its own engine under the same
+//! scheduling rules, or — for a stored run's models — read from the run's rows without any
+//! engine.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -14,13 +19,14 @@ use crossterm::event::KeyEvent;
 use super::action::{Action, Motion};
 use super::batch_task::BatchTask;
 use super::engine_slot::{EngineSlot, EngineState};
-use super::item_list::{ItemList, ItemSummary};
+use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::jobs::Submit;
 use super::keymap::{self, KeyContext};
 use super::model::{self, Part};
-use super::scheduler::{Answer, Scheduler, Scope};
+use super::scheduler::{self, Answer, Scheduler, Scope};
 use super::score_store::ScoreStore;
 use super::screen::{Overlay, View};
+use super::shared_scores::{Access, SharedLink};
 use super::stored_run::{self, RowProblem};
 use super::table_browser::TableBrowser;
 use super::theme::Theme;
@@ -31,6 +37,9 @@ use crate::dialogue::{Builder, DialogueItem, Suite};
 use crate::engine::{Engine, EngineOptions, JobOutput};
 use crate::prompts::PromptSet;
 use crate::protocol::{ChatMessage, SlotScore};
+
+/// At most this many models are compared with the shown one.
+pub(crate) const MAX_COMPARED: usize = 3;
 
 /// Behaviour switches (tests and screenshots freeze the status bar and turn prefetch off).
 #[derive(Clone, Copy, Debug)]
@@ -63,12 +72,19 @@ pub struct AppConfig {
     pub prompts: PromptSet,
     /// Model key (default: the config's default model).
     pub model: Option<String>,
+    /// Models compared with it from the start (keys of models.toml or of the stored run).
+    pub compare: Vec<String>,
     /// Dataset spec (default: `sample`).
     pub dataset: Option<String>,
     /// Browse this stored batch run instead of scoring.
     pub run: Option<PathBuf>,
+    /// The score store shared with every run (`store::shared`): scores found there are never
+    /// computed, and every score computed here is added to it. `None` = none (what
+    /// [`AppConfig::new`] chooses; the binary passes `store::shared::configured_path`).
+    pub score_store: Option<PathBuf>,
     /// The item selection, and the template of a batch started with `b` (its models, datasets
-    /// and suites are replaced by the explorer's model, dataset and the hierarchy).
+    /// and suites are replaced by the explorer's model, dataset and the hierarchy; its score
+    /// store by the explorer's).
     pub batch: BatchRequest,
     /// The command line recorded in the manifest of a batch started with `b`.
     pub command_line: String,
@@ -76,15 +92,18 @@ pub struct AppConfig {
 }
 
 impl AppConfig {
-    /// The bundled prompts, default engine options and selection, the default model on `sample`.
+    /// The bundled prompts, default engine options and selection, the default model on `sample`,
+    /// no shared score store, nothing compared.
     pub fn new(models: ModelsConfig) -> AppConfig {
         AppConfig {
             models,
             engine: EngineOptions::default(),
             prompts: PromptSet::bundled(),
             model: None,
+            compare: Vec::new(),
             dataset: None,
             run: None,
+            score_store: None,
             batch: BatchRequest::default(),
             command_line: "hyst-tui (explorer)".into(),
             options: AppOptions::default(),
@@ -92,14 +111,38 @@ impl AppConfig {
     }
 }
 
+/// One model's engine and scheduler.
+struct Lane {
+    engine: EngineSlot,
+    scheduler: Scheduler,
+}
+
+/// A model the switcher offers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ModelChoice {
+    pub(crate) key: String,
+    pub(crate) name: String,
+    /// The model file is there (or the stored run has the model's rows).
+    pub(crate) present: bool,
+    /// The stored run has rows of this model.
+    pub(crate) stored: bool,
+    /// In models.toml.
+    pub(crate) configured: bool,
+}
+
 pub struct App {
     cfg: AppConfig,
     theme: Theme,
     dataset_label: String,
     dataset_spec: String,
-    engine: EngineSlot,
-    scheduler: Scheduler,
+    /// The shown model first, then the compared ones.
+    lanes: Vec<Lane>,
     scores: ScoreStore,
+    shared: SharedLink,
+    /// Every list item's ramp has been looked up in the shared store (since it last changed).
+    sweep_done: bool,
+    /// The models of the stored run (empty without one).
+    stored_models: Vec<String>,
     items: ItemList,
     tables: TableBrowser,
     batch: Option<BatchTask>,
@@ -123,11 +166,11 @@ impl App {
     pub fn new(cfg: AppConfig) -> Result<App> {
         let theme = Theme { color: cfg.options.color };
         let mut scores = ScoreStore::default();
-        let (entries, dataset_label, dataset_spec, model_key, notice, problems);
+        let (entries, dataset_label, dataset_spec, model_key, notice, problems, stored_models);
         if let Some(dir) = &cfg.run {
             let run = stored_run::load_run(dir, cfg.model.as_deref())?;
-            for (id, part, s) in run.scores {
-                scores.insert(&run.model_key, &id, part, s);
+            for (model, id, part, s) in run.scores {
+                scores.insert(&model, &id, part, s);
             }
             for p in &run.problems {
                 tracing::warn!("stored run: skipped {p}");
@@ -141,6 +184,7 @@ impl App {
                 Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
             });
             problems = run.problems;
+            stored_models = run.models;
         } else {
             let spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             entries = load_selection(&spec, &cfg.batch.selection)?;
@@ -152,15 +196,22 @@ impl App {
             model_key = cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone();
             notice = None;
             problems = Vec::new();
+            stored_models = Vec::new();
         }
         let items = ItemList::new(entries);
+        let lane = Lane {
+            engine: EngineSlot::new(model_key),
+            scheduler: Scheduler::new(items.current()),
+        };
         let mut app = App {
             theme,
             dataset_label,
             dataset_spec,
-            engine: EngineSlot::new(model_key),
-            scheduler: Scheduler::new(items.current()),
+            lanes: vec![lane],
             scores,
+            shared: SharedLink::new(cfg.score_store.clone()),
+            sweep_done: false,
+            stored_models,
             items,
             tables: TableBrowser::new(cfg.run.clone()),
             batch: None,
@@ -176,9 +227,16 @@ impl App {
             quit: false,
             cfg,
         };
+        let key = app.model_key().to_string();
         if app.cfg.run.is_none() {
-            let key = app.engine.model_key().to_string();
-            app.start_engine(&key);
+            app.start_engine(0, &key);
+        } else {
+            app.shared.want(&app.cfg.models, &key, app.cfg.engine.gpu_layers);
+        }
+        for k in app.cfg.compare.clone() {
+            if let Err(e) = app.add_compared(&k) {
+                bail!("--compare {k}: {e}");
+            }
         }
         Ok(app)
     }
@@ -219,23 +277,24 @@ impl App {
             }
             Action::ScrollHelp(d) => self.help_scroll = self.help_scroll.saturating_add_signed(d),
             Action::OpenModels => {
-                let cur = self.cfg.models.models.iter().position(|m| m.key == self.engine.model_key()).unwrap_or(0);
+                let cur = self.model_choices().iter().position(|m| m.key == self.model_key()).unwrap_or(0);
                 self.overlay = Overlay::Models { sel: cur };
             }
             Action::CloseOverlay => self.overlay = Overlay::None,
             Action::MoveModelCursor(d) => {
                 if let Overlay::Models { sel } = self.overlay {
-                    let last = self.cfg.models.models.len().saturating_sub(1);
+                    let last = self.model_choices().len().saturating_sub(1);
                     self.overlay = Overlay::Models { sel: sel.saturating_add_signed(d).min(last) };
                 }
             }
             Action::LoadSelectedModel => self.load_selected_model(),
+            Action::ToggleCompareSelected => self.toggle_compare_selected(),
             Action::MoveItem(m) => {
                 self.items.move_cursor(m);
                 self.sync_focus();
             }
             Action::CycleSort => {
-                self.items.cycle_sort();
+                self.items.cycle_sort(self.lanes.len() - 1);
                 self.refresh_items();
             }
             Action::ReverseSort => {
@@ -284,18 +343,141 @@ impl App {
         }
     }
 
+    /// The models the switcher offers: models.toml's, then the stored run's other models.
+    pub(crate) fn model_choices(&self) -> Vec<ModelChoice> {
+        let dir = models_dir();
+        let mut v: Vec<ModelChoice> = self
+            .cfg
+            .models
+            .models
+            .iter()
+            .map(|m| {
+                let stored = self.stored_models.contains(&m.key);
+                ModelChoice {
+                    key: m.key.clone(),
+                    name: m.name.clone(),
+                    present: stored || m.path(&dir).exists(),
+                    stored,
+                    configured: true,
+                }
+            })
+            .collect();
+        for k in &self.stored_models {
+            if !v.iter().any(|c| &c.key == k) {
+                v.push(ModelChoice {
+                    key: k.clone(),
+                    name: "(stored run)".into(),
+                    present: true,
+                    stored: true,
+                    configured: false,
+                });
+            }
+        }
+        v
+    }
+
+    fn selected_choice(&self) -> Option<ModelChoice> {
+        let Overlay::Models { sel } = self.overlay else { return None };
+        self.model_choices().get(sel).cloned()
+    }
+
     fn load_selected_model(&mut self) {
-        let Overlay::Models { sel } = self.overlay else { return };
-        let Some(m) = self.cfg.models.models.get(sel).cloned() else { return };
+        let Some(m) = self.selected_choice() else { return };
         self.overlay = Overlay::None;
-        if !m.path(&models_dir()).exists() {
+        if let Some(i) = self.lane_of(&m.key).filter(|&i| i > 0) {
+            self.remove_compared(i);
+        }
+        if !m.configured {
+            // A stored run's model that models.toml does not have: show its stored scores.
+            if m.key != self.model_key() {
+                self.lanes[0].engine.show_stored(&m.key);
+                self.lanes[0].scheduler.reset();
+                self.after_models_changed();
+                self.notice = Some(format!("showing the stored scores of {}", m.key));
+            }
+            return;
+        }
+        let Ok(entry) = self.cfg.models.get(&m.key) else { return };
+        if !entry.path(&models_dir()).exists() {
             self.notice = Some(format!("{} is not present (hyst-tui models fetch {})", m.key, m.key));
             return;
         }
-        if !self.engine.serves(&m.key) {
-            self.start_engine(&m.key);
+        if !self.lanes[0].engine.serves(&m.key) {
+            self.start_engine(0, &m.key);
+            self.after_models_changed();
             self.notice = Some(format!("loading model {}…", m.key));
         }
+    }
+
+    fn toggle_compare_selected(&mut self) {
+        let Some(m) = self.selected_choice() else { return };
+        match self.lane_of(&m.key) {
+            Some(0) => self.notice = Some(format!("{} is the shown model (Enter switches to another)", m.key)),
+            Some(i) => {
+                self.remove_compared(i);
+                self.notice = Some(format!("{} is no longer compared", m.key));
+            }
+            None => {
+                self.notice = Some(match self.add_compared(&m.key) {
+                    Ok(()) if m.stored => format!("comparing with {} (its stored rows)", m.key),
+                    Ok(()) => format!("comparing with {} (loading…)", m.key),
+                    Err(e) => format!("{}: {e}", m.key),
+                });
+            }
+        }
+    }
+
+    /// The lane of a model (0 = the shown one).
+    fn lane_of(&self, key: &str) -> Option<usize> {
+        self.lanes.iter().position(|l| l.engine.model_key() == key)
+    }
+
+    /// Compares `key` with the shown model: a stored run's model from its rows, any other from
+    /// its own engine, loaded in the background.
+    pub(crate) fn add_compared(&mut self, key: &str) -> Result<(), String> {
+        if self.lane_of(key) == Some(0) {
+            return Err("it is the shown model".into());
+        }
+        if self.lane_of(key).is_some() {
+            return Err("it is compared already".into());
+        }
+        if self.lanes.len() > MAX_COMPARED {
+            return Err(format!("at most {MAX_COMPARED} models are compared (c on one removes it)"));
+        }
+        let lane = Lane {
+            engine: EngineSlot::new(key.to_string()),
+            scheduler: Scheduler::new(self.items.current()),
+        };
+        if self.stored_models.iter().any(|m| m == key) {
+            self.lanes.push(lane);
+            self.shared.want(&self.cfg.models, key, self.cfg.engine.gpu_layers);
+        } else {
+            let entry = self.cfg.models.get(key).map_err(|e| e.to_string())?;
+            if !entry.path(&models_dir()).exists() {
+                return Err(format!("not present (hyst-tui models fetch {key})"));
+            }
+            self.lanes.push(lane);
+            let i = self.lanes.len() - 1;
+            self.start_engine(i, key);
+        }
+        self.after_models_changed();
+        Ok(())
+    }
+
+    fn remove_compared(&mut self, i: usize) {
+        if i == 0 || i >= self.lanes.len() {
+            return;
+        }
+        let mut lane = self.lanes.remove(i);
+        lane.engine.shut_down();
+        self.items.forget_compared(self.lanes.len() - 1);
+        self.after_models_changed();
+    }
+
+    fn after_models_changed(&mut self) {
+        self.sweep_done = false;
+        self.refresh_items();
+        self.schedule();
     }
 
     pub(crate) fn set_view(&mut self, v: View) {
@@ -322,58 +504,146 @@ impl App {
     }
 
     // -----------------------------------------------------------------------------------------
-    // The engine, scheduling and the batch
+    // The engines, the shared store, scheduling and the batch
     // -----------------------------------------------------------------------------------------
 
-    /// Loads a model on a background thread; the UI stays usable meanwhile.
-    fn start_engine(&mut self, key: &str) {
+    /// Loads a model in lane `i` on a background thread; the UI stays usable meanwhile.
+    fn start_engine(&mut self, i: usize, key: &str) {
         let opts = self.cfg.engine.clone();
-        if self.engine.start(&self.cfg.models, key, opts) {
-            self.scheduler.reset();
+        let lane = &mut self.lanes[i];
+        if lane.engine.start(&self.cfg.models, key, opts) {
+            lane.scheduler.reset();
         }
+        self.shared.want(&self.cfg.models, key, self.cfg.engine.gpu_layers);
+        self.sweep_done = false;
     }
 
-    /// Re-filters and re-sorts the item list (score columns read the current model's scores).
+    /// Re-filters and re-sorts the item list (score columns read the shown and compared
+    /// models' scores).
     fn refresh_items(&mut self) {
-        let (scores, model) = (&self.scores, self.engine.model_key());
-        self.items.refresh(|_, e| summary_of(scores, model, e));
+        let models: Vec<&str> = self.lanes.iter().map(|l| l.engine.model_key()).collect();
+        let scores = &self.scores;
+        self.items.refresh(|_, e, sort| {
+            let model = match sort {
+                SortKey::CmpGap(k) => *models.get(k + 1)?,
+                _ => models[0],
+            };
+            summary_of(scores, model, e).sort_value(sort)
+        });
+        // Items the filter showed again may not have been looked up in the shared store.
+        self.sweep_done = false;
     }
 
-    /// After any move: a new current item starts a new generation (pending requests for the
-    /// old one are cancelled, late results dropped) and its parts are requested first.
+    /// After any move: a new current item starts a new generation in every lane (pending
+    /// requests for the old one are cancelled, late results dropped) and its parts are
+    /// requested first.
     fn sync_focus(&mut self) {
-        let engine = self.engine.ready().map(|e| e as &dyn Submit);
-        if self.scheduler.refocus(self.items.current(), engine) {
+        let current = self.items.current();
+        let mut changed = false;
+        for lane in &mut self.lanes {
+            let engine = lane.engine.ready().map(|e| e as &dyn Submit);
+            changed |= lane.scheduler.refocus(current, engine);
+        }
+        if changed {
             self.dialogue_scroll = 0;
             self.schedule();
         }
     }
 
-    /// Submits what is ready to be scored (see [`Scheduler::schedule`]).
+    /// Looks up in the shared store, then submits, what is ready to be scored, for every model
+    /// (see [`Scheduler::schedule`]). Nothing is sent to a model's engine while the store or
+    /// the model's identity is still being worked out.
     fn schedule(&mut self) {
-        let Some(engine) = self.engine.ready() else { return };
-        let scope = Scope {
-            engine,
-            model: self.engine.model_key(),
-            builder: Builder::new(&self.cfg.prompts),
-            items: &self.items,
-            steps: &self.steps,
-            prefetch: self.cfg.options.prefetch,
-            prefetch_window: self.cfg.options.prefetch_window,
-        };
-        self.scheduler.schedule(&scope, &mut self.scores);
+        let hits = self.shared.hits();
+        for lane in &mut self.lanes {
+            let model = lane.engine.model_key().to_string();
+            let mut access = self.shared.access(&model);
+            let (engine, lookup) = match &mut access {
+                Access::Off => (lane.engine.ready(), None),
+                Access::Wait => (None, None),
+                Access::Ready(l) => (lane.engine.ready(), Some(l)),
+            };
+            if engine.is_none() && lookup.is_none() {
+                continue;
+            }
+            let scope = Scope {
+                engine: engine.map(|e| e as &dyn Submit),
+                model: &model,
+                builder: Builder::new(&self.cfg.prompts),
+                items: &self.items,
+                steps: &self.steps,
+                prefetch: self.cfg.options.prefetch,
+                prefetch_window: self.cfg.options.prefetch_window,
+            };
+            lane.scheduler.schedule(&scope, &mut self.scores, lookup);
+        }
+        if self.shared.hits() != hits && self.items.sort().by_score() {
+            self.refresh_items_keep_sweep();
+        }
     }
 
-    /// Processes arrived results, engine loads and batch events; refreshes derived state. Call
-    /// once per frame.
-    pub fn update(&mut self) {
-        if let Some(key) = self.engine.poll() {
-            self.notice = Some(format!("model {key} loaded"));
-            self.scheduler.reset();
+    fn refresh_items_keep_sweep(&mut self) {
+        let done = self.sweep_done;
+        self.refresh_items();
+        self.sweep_done = done;
+    }
+
+    /// Looks the ramps of the whole list up in the shared store, a slice per frame, for every
+    /// model, until all are looked up (again after the store or the models change).
+    fn sweep_store(&mut self) {
+        if self.shared.take_dirty() {
+            self.sweep_done = false;
         }
-        let results = self.scheduler.poll();
-        self.absorb(results);
-        self.engine.sample_rate();
+        if self.sweep_done || !self.shared.enabled() {
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_millis(15);
+        let hits = self.shared.hits();
+        let mut done = true;
+        for lane in &self.lanes {
+            let model = lane.engine.model_key().to_string();
+            match self.shared.access(&model) {
+                Access::Ready(mut l) => {
+                    let scope = Scope {
+                        engine: None,
+                        model: &model,
+                        builder: Builder::new(&self.cfg.prompts),
+                        items: &self.items,
+                        steps: &self.steps,
+                        prefetch: false,
+                        prefetch_window: 0,
+                    };
+                    done &= scheduler::sweep_store(&scope, &mut self.scores, &mut l, deadline);
+                }
+                Access::Wait => done = false,
+                Access::Off => {}
+            }
+        }
+        self.sweep_done = done;
+        if self.shared.hits() != hits && self.items.sort().by_score() {
+            self.refresh_items_keep_sweep();
+        }
+    }
+
+    /// Processes arrived results, engine loads, the shared store and batch events; refreshes
+    /// derived state. Call once per frame.
+    pub fn update(&mut self) {
+        for i in 0..self.lanes.len() {
+            if let Some(key) = self.lanes[i].engine.poll() {
+                self.notice = Some(format!("model {key} loaded"));
+                self.lanes[i].scheduler.reset();
+            }
+            let results = self.lanes[i].scheduler.poll();
+            self.absorb(i, results);
+            self.lanes[i].engine.sample_rate();
+        }
+        if let Some(n) = self.shared.poll() {
+            self.notice = Some(n);
+        }
+        self.sweep_store();
+        if let Some(n) = self.shared.flush() {
+            self.notice = Some(n);
+        }
         self.poll_batch();
         if self.view == View::Tables {
             self.tables.refresh(false);
@@ -381,35 +651,52 @@ impl App {
         self.schedule();
     }
 
-    fn absorb(&mut self, results: Vec<Answer>) {
+    /// Takes in lane `i`'s results; computed scores are also kept for the shared store.
+    fn absorb(&mut self, i: usize, results: Vec<Answer>) {
         if results.is_empty() {
             return;
         }
-        let model = self.engine.model_key();
+        let model = self.lanes[i].engine.model_key().to_string();
+        let builder = Builder::new(&self.cfg.prompts);
         for (t, r) in results {
             let Some(e) = self.items.entry(t.item) else { continue };
             let id = &e.item.id;
             match r {
-                Ok(JobOutput::Score(s)) => self.scores.insert(model, id, t.part, *s),
+                Ok(JobOutput::Score(s)) => {
+                    if self.shared.enabled() {
+                        let d = DialogueItem::from(e);
+                        if let Some(msgs) = self.scores.messages(&builder, &model, &d, t.part) {
+                            let letters: String = d.item.letters().iter().collect();
+                            self.shared.record(&model, &msgs, &letters, &s);
+                        }
+                    }
+                    self.scores.insert(&model, id, t.part, *s)
+                }
                 Ok(_) => {}
                 Err(err) => {
-                    tracing::warn!("scoring {id} {:?}: {err}", t.part);
-                    self.scores.insert_error(model, id, t.part, err.to_string());
+                    tracing::warn!("scoring {id} {:?} with {model}: {err}", t.part);
+                    self.scores.insert_error(&model, id, t.part, err.to_string());
                 }
             }
         }
         if self.items.sort().by_score() {
-            self.refresh_items();
+            self.refresh_items_keep_sweep();
         }
         self.schedule();
     }
 
-    /// Waits until the model has loaded (or failed). Returns false on timeout.
+    /// Something still loads: a model, the shared store or a model's identity, or the list's
+    /// lookups in the store.
+    fn loading(&self) -> bool {
+        self.lanes.iter().any(|l| l.engine.loading()) || self.shared.pending() || (self.shared.enabled() && !self.sweep_done)
+    }
+
+    /// Waits until every model has loaded (or failed). Returns false on timeout.
     pub fn wait_loaded(&mut self, timeout: Duration) -> bool {
         let t0 = Instant::now();
         loop {
             self.update();
-            if !self.engine.loading() {
+            if !self.lanes.iter().any(|l| l.engine.loading()) {
                 return true;
             }
             if t0.elapsed() > timeout {
@@ -419,21 +706,30 @@ impl App {
         }
     }
 
-    /// Waits until the engine is loaded and the current item (and the prefetch window) has
-    /// nothing left to score. Returns false on timeout.
+    /// Waits until every model is loaded, the shared store has been asked, and the current item
+    /// (and the prefetch window) has nothing left to score in any model. Returns false on
+    /// timeout.
     pub fn settle(&mut self, timeout: Duration) -> bool {
         let t0 = Instant::now();
         loop {
             self.update();
-            if self.engine.loading() {
+            if self.loading() {
                 std::thread::sleep(Duration::from_millis(30));
             } else {
                 self.schedule();
-                if self.scheduler.pending() == 0 {
+                if self.lanes.iter().all(|l| l.scheduler.pending() == 0) {
+                    // What the last results recorded goes to the shared store now.
+                    if let Some(n) = self.shared.flush() {
+                        self.notice = Some(n);
+                    }
                     return true;
                 }
-                let r = self.scheduler.wait(Duration::from_millis(50));
-                self.absorb(r);
+                let waiting: Vec<usize> = (0..self.lanes.len()).filter(|&i| self.lanes[i].scheduler.pending() > 0).collect();
+                let each = Duration::from_millis((50 / waiting.len().max(1)) as u64);
+                for i in waiting {
+                    let r = self.lanes[i].scheduler.wait(each);
+                    self.absorb(i, r);
+                }
             }
             if t0.elapsed() > timeout {
                 return false;
@@ -447,11 +743,13 @@ impl App {
             self.notice = Some("a batch is already running (x stops it)".into());
             return;
         }
-        let model_key = self.engine.model_key().to_string();
+        let model_key = self.model_key().to_string();
+        let score_store = Some(self.shared.path().map_or_else(|| "off".to_string(), |p| p.display().to_string()));
         let req = BatchRequest {
             models: vec![model_key.clone()],
             datasets: vec![self.dataset_spec.clone()],
             suites: vec![Suite::Hierarchy],
+            score_store,
             ..self.cfg.batch.clone()
         };
         let plan = match crate::batch::plan(
@@ -497,12 +795,14 @@ impl App {
         if let Some(b) = &self.batch {
             b.request_stop();
         }
-        self.engine.shut_down();
+        for lane in &mut self.lanes {
+            lane.engine.shut_down();
+        }
     }
 
     /// Something is in progress (the event loop polls more often).
     pub(crate) fn busy(&self) -> bool {
-        self.engine.loading() || self.scheduler.pending_all() > 0 || self.batch.as_ref().is_some_and(BatchTask::running)
+        self.loading() || self.lanes.iter().any(|l| l.scheduler.pending_all() > 0) || self.batch.as_ref().is_some_and(BatchTask::running)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -513,18 +813,40 @@ impl App {
         self.quit
     }
 
+    /// The shown model's engine, once loaded.
     pub fn engine_ready(&self) -> Option<&Engine> {
-        self.engine.ready()
+        self.lanes[0].engine.ready()
     }
 
-    /// Scoring requests of the current generation waiting for the engine.
+    /// Scoring requests of the current generation waiting for the shown model's engine.
     pub fn jobs_pending(&self) -> usize {
-        self.scheduler.pending()
+        self.lanes[0].scheduler.pending()
+    }
+
+    /// Jobs sent to any model's engine since the start (parts found in the shared store or in
+    /// a stored run never are).
+    pub fn jobs_submitted(&self) -> u64 {
+        self.lanes.iter().map(|l| l.scheduler.submitted()).sum()
+    }
+
+    /// Scores taken from the shared score store since the start.
+    pub fn store_hits(&self) -> usize {
+        self.shared.hits()
+    }
+
+    /// Scores computed here and appended to the shared score store since the start.
+    pub fn store_appended(&self) -> usize {
+        self.shared.appended()
+    }
+
+    /// Compares `key` with the shown model (as `c` in the model switcher does).
+    pub fn compare(&mut self, key: &str) -> Result<()> {
+        self.add_compared(key).map_err(|e| anyhow::anyhow!("{key}: {e}"))
     }
 
     /// Results that arrived for an item the user had already left, and were dropped.
     pub fn stale_results_dropped(&self) -> u64 {
-        self.scheduler.stale_dropped()
+        self.lanes.iter().map(|l| l.scheduler.stale_dropped()).sum()
     }
 
     /// Colour on or off (as `NO_COLOR` would).
@@ -559,25 +881,45 @@ impl App {
     pub(crate) fn frozen(&self) -> bool {
         self.cfg.options.frozen
     }
-    pub(crate) fn models(&self) -> &ModelsConfig {
-        &self.cfg.models
-    }
     pub(crate) fn prompts(&self) -> &PromptSet {
         &self.cfg.prompts
     }
     pub(crate) fn engine_state(&self) -> &EngineState {
-        self.engine.state()
+        self.lanes[0].engine.state()
     }
     /// The model whose scores are shown.
     pub(crate) fn model_key(&self) -> &str {
-        self.engine.model_key()
+        self.lanes[0].engine.model_key()
+    }
+    /// The shown model, then the compared ones.
+    pub(crate) fn shown_models(&self) -> Vec<&str> {
+        self.lanes.iter().map(|l| l.engine.model_key()).collect()
+    }
+    /// The compared models (not the shown one).
+    pub(crate) fn compared(&self) -> Vec<&str> {
+        self.lanes[1..].iter().map(|l| l.engine.model_key()).collect()
+    }
+    /// The engine state of the `i`-th shown model (0 = the shown one).
+    pub(crate) fn model_state(&self, i: usize) -> Option<&EngineState> {
+        self.lanes.get(i).map(|l| l.engine.state())
+    }
+    /// Requests of the `i`-th model still waiting (any generation).
+    pub(crate) fn model_pending(&self, i: usize) -> usize {
+        self.lanes.get(i).map_or(0, |l| l.scheduler.pending_all())
+    }
+    /// The shared store is being opened or a model's identity worked out.
+    pub(crate) fn store_pending(&self) -> bool {
+        self.shared.pending()
+    }
+    pub(crate) fn store_error(&self) -> Option<&str> {
+        self.shared.error()
     }
     pub(crate) fn tokens_per_s(&self) -> Option<f64> {
-        self.engine.tokens_per_s()
+        self.lanes[0].engine.tokens_per_s()
     }
     /// Requests of any generation still waiting (older ones will be dropped).
     pub(crate) fn jobs_pending_all(&self) -> usize {
-        self.scheduler.pending_all()
+        self.lanes[0].scheduler.pending_all()
     }
     pub(crate) fn dataset_label(&self) -> &str {
         &self.dataset_label
@@ -643,18 +985,32 @@ impl App {
         self.steps.get(self.step).copied().unwrap_or(Part::Curve(0))
     }
 
+    /// The shown model's score of a part.
     pub fn score(&self, item: usize, part: Part) -> Option<&SlotScore> {
+        self.score_of(self.model_key(), item, part)
+    }
+
+    /// A model's score of a part (the shown model, a compared one, or any other scored before).
+    pub fn score_of(&self, model: &str, item: usize, part: Part) -> Option<&SlotScore> {
         let e = self.entry(item)?;
-        self.scores.get(self.engine.model_key(), &e.item.id, part)
+        self.scores.get(model, &e.item.id, part)
+    }
+
+    /// A model's letters at ramp steps 1..=4 (its own self-conditioned ramp), as far as known.
+    pub(crate) fn ramp_letters_of(&self, model: &str, item: usize) -> [Option<char>; 4] {
+        match self.entry(item) {
+            Some(e) => self.scores.ramp_letters(model, &e.item.id),
+            None => [None; 4],
+        }
     }
 
     pub(crate) fn error(&self, item: usize, part: Part) -> Option<&str> {
         let e = self.entry(item)?;
-        self.scores.error(self.engine.model_key(), &e.item.id, part)
+        self.scores.error(self.model_key(), &e.item.id, part)
     }
 
     pub(crate) fn in_flight(&self, item: usize, part: Part) -> bool {
-        self.scheduler.in_flight(item, part)
+        self.lanes[0].scheduler.in_flight(item, part)
     }
 
     pub(crate) fn dialogue_item(&self, item: usize) -> Option<DialogueItem> {
@@ -664,12 +1020,17 @@ impl App {
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
         let d = self.dialogue_item(item)?;
-        self.scores.messages(&Builder::new(&self.cfg.prompts), self.engine.model_key(), &d, part)
+        self.scores.messages(&Builder::new(&self.cfg.prompts), self.model_key(), &d, part)
     }
 
     /// The values of the item list's row of `item`.
     pub(crate) fn summary(&self, item: usize) -> ItemSummary {
-        self.entry(item).map(|e| summary_of(&self.scores, self.engine.model_key(), e)).unwrap_or_default()
+        self.summary_of_model(self.model_key(), item)
+    }
+
+    /// The values of the item list's row of `item` for `model`.
+    pub(crate) fn summary_of_model(&self, model: &str, item: usize) -> ItemSummary {
+        self.entry(item).map(|e| summary_of(&self.scores, model, e)).unwrap_or_default()
     }
 }
 
@@ -701,6 +1062,100 @@ mod tests {
         (dir, app)
     }
 
+    /// The synthetic rows plus a copy of `toy_a`'s as `toy_c`, with 60% of the advocated wrong
+    /// option's probability moved to the correct one.
+    fn rows_with_toy_c(n: usize) -> Vec<crate::store::ItemRow> {
+        use crate::store::rows::{letter_map_json, parse_letter_map};
+        let mut rows = crate::tables::testutil::synthetic_rows(n);
+        let copies: Vec<_> = rows
+            .iter()
+            .filter(|r| r.model_key == "toy_a")
+            .map(|r| {
+                let mut c = r.clone();
+                c.model_key = "toy_c".into();
+                let m = parse_letter_map(&r.option_probs_json).unwrap();
+                let letters: String = m.keys().map(|k| k.chars().next().unwrap()).collect();
+                let mut p: Vec<f64> = m.values().copied().collect();
+                let (w, k) = (crate::protocol::letter_index(&r.wrong_advocated_letter).unwrap(), crate::protocol::letter_index(&r.correct_option_letter).unwrap());
+                let moved = p[w] * 0.6;
+                p[w] -= moved;
+                p[k] += moved;
+                let best = (0..p.len()).fold(0, |b, i| if p[i] > p[b] { i } else { b });
+                c.option_probs_json = letter_map_json(&letters, &p);
+                c.pred_letter = letters.chars().nth(best).unwrap().to_string();
+                c
+            })
+            .collect();
+        rows.extend(copies);
+        rows
+    }
+
+    #[test]
+    fn comparing_a_stored_runs_models() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::write_item_rows(dir.path(), &rows_with_toy_c(3)).unwrap();
+        let mut cfg = AppConfig::new(ModelsConfig::bundled().unwrap());
+        cfg.run = Some(dir.path().to_path_buf());
+        cfg.options.color = false;
+        let mut app = App::new(cfg).unwrap();
+        assert_eq!(app.stored_run_problems(), &[]);
+        let n = app.cfg.models.models.len();
+        let keys: Vec<String> = app.model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        assert_eq!(keys, ["toy_a", "toy_b", "toy_c"]);
+        // c on toy_c in the switcher: compared from its rows, no engine.
+        app.apply(Action::OpenModels);
+        app.apply(Action::MoveModelCursor(2));
+        app.apply(Action::ToggleCompareSelected);
+        assert_eq!(app.compared(), ["toy_c"]);
+        assert!(app.notice().unwrap().contains("stored rows"), "{:?}", app.notice());
+        app.update();
+        assert!(app.model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
+        for part in model::steps() {
+            let (a, c) = (app.score_of("toy_a", 0, part), app.score_of("toy_c", 0, part));
+            assert!(a.is_some() && c.is_some(), "{part:?}");
+            let w = app.entry(0).unwrap().wrong;
+            assert!(c.unwrap().probs[w] < a.unwrap().probs[w], "{part:?}");
+        }
+        // c on the shown model says so; toy_b (other items) compares but has no values here.
+        app.apply(Action::MoveModelCursor(-2));
+        app.apply(Action::ToggleCompareSelected);
+        assert!(app.notice().unwrap().contains("is the shown model"));
+        app.apply(Action::MoveModelCursor(1));
+        app.apply(Action::ToggleCompareSelected);
+        assert_eq!(app.compared(), ["toy_c", "toy_b"]);
+        assert!(app.score_of("toy_b", 0, Part::Curve(0)).is_none());
+        // Sorting cycles through each compared model's gap.
+        app.apply(Action::CloseOverlay);
+        for _ in 0..5 {
+            app.apply(Action::CycleSort);
+        }
+        assert_eq!(app.items().sort(), SortKey::CmpGap(1));
+        app.apply(Action::OpenModels);
+        app.apply(Action::MoveModelCursor(1));
+        app.apply(Action::ToggleCompareSelected); // toy_b again: removed
+        assert_eq!(app.compared(), ["toy_c"]);
+        assert_eq!(app.items().sort(), SortKey::Index, "its sort column went with it");
+        app.apply(Action::CloseOverlay);
+        for _ in 0..4 {
+            app.apply(Action::CycleSort);
+        }
+        assert_eq!(app.items().sort(), SortKey::CmpGap(0));
+        let gaps: Vec<f64> = app.visible_items().iter().map(|&i| app.summary_of_model("toy_c", i).gap().unwrap()).collect();
+        assert!(gaps.windows(2).all(|w| w[0] >= w[1]), "{gaps:?}");
+        // Enter on toy_c shows it: it is no longer compared.
+        app.apply(Action::OpenModels);
+        app.apply(Action::MoveModelCursor(1000));
+        app.apply(Action::LoadSelectedModel);
+        assert_eq!((app.model_key(), app.compared().len()), ("toy_c", 0));
+        assert_eq!(app.jobs_submitted(), 0);
+        // Errors: unknown models, and at most MAX_COMPARED.
+        assert!(app.add_compared("no-such-model").is_err());
+        for k in ["toy_a", "toy_b"] {
+            app.add_compared(k).unwrap();
+        }
+        assert!(app.add_compared("toy_a").unwrap_err().contains("already"));
+    }
+
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
@@ -725,13 +1180,18 @@ mod tests {
         app.apply(Action::CloseOverlay);
         assert_eq!(app.overlay(), Overlay::None);
 
-        // The stored run's model is not in the config: the cursor starts on the first model.
+        // The stored run's models follow the config's; the cursor starts on the shown one.
         app.apply(Action::OpenModels);
+        let n = app.cfg.models.models.len();
+        assert_eq!(app.overlay(), Overlay::Models { sel: n });
+        let keys: Vec<String> = app.model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        assert_eq!(keys, ["toy_a", "toy_b"]);
+        app.apply(Action::MoveModelCursor(-1000));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(-1));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(1000));
-        assert_eq!(app.overlay(), Overlay::Models { sel: app.models().models.len() - 1 });
+        assert_eq!(app.overlay(), Overlay::Models { sel: app.model_choices().len() - 1 });
         app.apply(Action::CloseOverlay);
         // Without the switcher open, its cursor and Enter do nothing.
         app.apply(Action::MoveModelCursor(1));

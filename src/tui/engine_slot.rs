@@ -1,6 +1,6 @@
-//! The explorer's one engine: loaded on a background thread so the UI stays usable, each load a
-//! new generation (a load that was superseded while it ran is dropped when it arrives), and a
-//! tokens/s meter over the engine's own counters.
+//! One model's engine (the shown model's, or a compared model's): loaded on a background thread
+//! so the UI stays usable, each load a new generation (a load that was superseded while it ran
+//! is dropped when it arrives), and a tokens/s meter over the engine's own counters.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -159,5 +159,13 @@ impl EngineSlot {
     /// Drops the engine without waiting for it.
     pub(crate) fn shut_down(&mut self) {
         self.state = EngineState::Off;
+    }
+
+    /// No engine: shows `key`'s stored scores (a load in progress is dropped when it arrives).
+    pub(crate) fn show_stored(&mut self, key: &str) {
+        self.generation += 1;
+        self.state = EngineState::Off;
+        self.rate = RateMeter::default();
+        self.model_key = key.to_string();
     }
 }

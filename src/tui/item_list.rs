@@ -1,6 +1,9 @@
 //! The item list: the selected items, the text filter, the sort column and the selection. The
 //! visible list is a filtered, sorted list of indices into the items; it is rebuilt by
 //! [`ItemList::refresh`], which keeps the selected item selected.
+//!
+//! The filter (`/`) keeps the items whose id or question text contains it, ignoring case
+//! (nothing else: not the dataset, category or options).
 
 use std::cmp::Ordering;
 
@@ -15,27 +18,34 @@ pub(crate) enum SortKey {
     Clean,
     R0,
     Gap,
+    /// The gap of the `k`-th compared model.
+    CmpGap(usize),
     Wf,
     Id,
 }
 
 impl SortKey {
-    pub(crate) fn next(self) -> SortKey {
+    /// The next sort column when `compared` models are compared (their gaps follow the
+    /// shown model's gap).
+    pub(crate) fn next(self, compared: usize) -> SortKey {
         match self {
             SortKey::Index => SortKey::Clean,
             SortKey::Clean => SortKey::R0,
             SortKey::R0 => SortKey::Gap,
-            SortKey::Gap => SortKey::Wf,
+            SortKey::Gap if compared > 0 => SortKey::CmpGap(0),
+            SortKey::CmpGap(k) if k + 1 < compared => SortKey::CmpGap(k + 1),
+            SortKey::Gap | SortKey::CmpGap(_) => SortKey::Wf,
             SortKey::Wf => SortKey::Id,
             SortKey::Id => SortKey::Index,
         }
     }
+    /// The column's name (a compared model's gap: "gap"; the view adds the model).
     pub(crate) fn name(self) -> &'static str {
         match self {
             SortKey::Index => "#",
             SortKey::Clean => "clean p(w)",
             SortKey::R0 => "R0 p(w)",
-            SortKey::Gap => "gap",
+            SortKey::Gap | SortKey::CmpGap(_) => "gap",
             SortKey::Wf => "WF",
             SortKey::Id => "id",
         }
@@ -74,11 +84,13 @@ impl ItemSummary {
         Some(self.r0_pw? - self.clean_pw?)
     }
 
-    fn sort_value(&self, sort: SortKey) -> Option<f64> {
+    /// The value a score column sorts by (`CmpGap` reads this summary's gap: pass the
+    /// compared model's summary).
+    pub(crate) fn sort_value(&self, sort: SortKey) -> Option<f64> {
         match sort {
             SortKey::Clean => self.clean_pw,
             SortKey::R0 => self.r0_pw,
-            SortKey::Gap => self.gap(),
+            SortKey::Gap | SortKey::CmpGap(_) => self.gap(),
             SortKey::Wf => self.wf.map(|b| if b { 1.0 } else { 0.0 }),
             SortKey::Index | SortKey::Id => None,
         }
@@ -168,10 +180,18 @@ impl ItemList {
         }
     }
 
-    /// The next sort column, in its natural direction (call [`refresh`](Self::refresh) after).
-    pub(crate) fn cycle_sort(&mut self) {
-        self.sort = self.sort.next();
+    /// The next sort column, in its natural direction, with `compared` models compared (call
+    /// [`refresh`](Self::refresh) after).
+    pub(crate) fn cycle_sort(&mut self, compared: usize) {
+        self.sort = self.sort.next(compared);
         self.reverse = false;
+    }
+    /// Back to list order when the sort column is a compared model's that is gone.
+    pub(crate) fn forget_compared(&mut self, compared: usize) {
+        if matches!(self.sort, SortKey::CmpGap(k) if k >= compared) {
+            self.sort = SortKey::Index;
+            self.reverse = false;
+        }
     }
     pub(crate) fn toggle_reverse(&mut self) {
         self.reverse = !self.reverse;
@@ -193,26 +213,30 @@ impl ItemList {
         self.filter_mode = false;
     }
 
-    /// Re-filters and re-sorts the list, keeping the selected item selected. `summary` gives an
-    /// item's scored values (sorting by a score column).
-    pub(crate) fn refresh(&mut self, summary: impl Fn(usize, &Selected) -> ItemSummary) {
+    /// Whether an item passes the filter: its id or question contains it, ignoring case.
+    pub(crate) fn matches(e: &Selected, filter_lower: &str) -> bool {
+        filter_lower.is_empty() || [&e.item.id, &e.item.question].iter().any(|s| s.to_lowercase().contains(filter_lower))
+    }
+
+    /// Re-filters and re-sorts the list, keeping the selected item selected. `value` gives an
+    /// item's value in a score column (sorting by one).
+    pub(crate) fn refresh(&mut self, value: impl Fn(usize, &Selected, SortKey) -> Option<f64>) {
         let keep = self.current();
         let f = self.filter.to_lowercase();
         let entries = &self.entries;
         let mut v: Vec<usize> = entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| {
-                let it = &e.item;
-                f.is_empty() || [&it.id, &it.dataset, &it.category, &it.question].iter().any(|s| s.to_lowercase().contains(&f))
-            })
+            .filter(|(_, e)| Self::matches(e, &f))
             .map(|(i, _)| i)
             .collect();
         match self.sort {
             SortKey::Index => {}
             SortKey::Id => v.sort_by_key(|&i| entries.get(i).map(|e| &e.item.id)),
             sort => {
-                let value = |i: usize| entries.get(i).and_then(|e| summary(i, e).sort_value(sort));
+                let values: Vec<Option<f64>> =
+                    entries.iter().enumerate().map(|(i, e)| value(i, e, sort)).collect();
+                let value = |i: usize| values.get(i).copied().flatten();
                 // Largest first; items without a value last (in list order).
                 v.sort_by(|&a, &b| match (value(a), value(b)) {
                     (Some(x), Some(y)) => y.partial_cmp(&x).unwrap_or(Ordering::Equal),
@@ -257,7 +281,7 @@ mod tests {
     #[test]
     fn filter_sort_and_selection() {
         let mut l = ItemList::new(vec![entry("b1", "cats"), entry("a2", "dogs"), entry("c3", "cats and dogs")]);
-        let none = |_: usize, _: &Selected| ItemSummary::default();
+        let none = |_: usize, _: &Selected, _: SortKey| None;
         assert_eq!(l.current(), Some(0));
         l.move_cursor(Motion::By(5));
         assert_eq!(l.current(), Some(2));
@@ -267,7 +291,7 @@ mod tests {
         assert_eq!(l.current(), Some(2));
         // Sorting by id keeps the selected item selected.
         for _ in 0..5 {
-            l.cycle_sort();
+            l.cycle_sort(0);
         }
         assert_eq!(l.sort(), SortKey::Id);
         l.refresh(none);
@@ -276,6 +300,14 @@ mod tests {
         l.toggle_reverse();
         l.refresh(none);
         assert_eq!(l.visible(), &[2, 0, 1]);
+        // The filter matches the id or the question, case-insensitively; nothing else.
+        let mut x = entry("X1", "Cats?");
+        x.item.dataset = "zoo".into();
+        x.item.category = "felines".into();
+        x.item.options = vec!["dog".into(), "bird".into()];
+        for (f, hit) in [("x1", true), ("cats", true), ("", true), ("zoo", false), ("felines", false), ("dog", false)] {
+            assert_eq!(ItemList::matches(&x, f), hit, "{f:?}");
+        }
         // The filter matches the question, case-insensitively.
         l.edit_filter();
         for c in "DOGS".chars() {
@@ -298,10 +330,35 @@ mod tests {
     #[test]
     fn sorting_by_a_score_puts_unscored_items_last() {
         let mut l = ItemList::new(vec![entry("a", ""), entry("b", ""), entry("c", "")]);
-        l.cycle_sort(); // clean p(w)
+        l.cycle_sort(0); // clean p(w)
         let clean = [Some(0.2), None, Some(0.7)];
-        l.refresh(|i, _| ItemSummary { clean_pw: clean[i], ..Default::default() });
+        l.refresh(|i, _, k| ItemSummary { clean_pw: clean[i], ..Default::default() }.sort_value(k));
         assert_eq!(l.visible(), &[2, 0, 1]);
         assert!(l.sort().by_score());
+    }
+
+    #[test]
+    fn compared_gaps_are_sort_columns() {
+        let mut k = SortKey::Index;
+        let mut seen = vec![];
+        for _ in 0..8 {
+            k = k.next(2);
+            seen.push(k);
+        }
+        use SortKey::*;
+        assert_eq!(seen, [Clean, R0, Gap, CmpGap(0), CmpGap(1), Wf, Id, Index]);
+        assert_eq!(Gap.next(0), Wf);
+        let mut l = ItemList::new(vec![entry("a", ""), entry("b", "")]);
+        for _ in 0..4 {
+            l.cycle_sort(1);
+        }
+        assert_eq!(l.sort(), CmpGap(0));
+        let gaps = [Some(0.1), Some(0.5)];
+        l.refresh(|i, _, k| if k == CmpGap(0) { gaps[i] } else { None });
+        assert_eq!(l.visible(), &[1, 0]);
+        l.forget_compared(1);
+        assert_eq!(l.sort(), CmpGap(0));
+        l.forget_compared(0);
+        assert_eq!(l.sort(), Index);
     }
 }

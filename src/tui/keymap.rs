@@ -54,6 +54,7 @@ fn models_key(k: KeyEvent) -> Option<Action> {
         KeyCode::Down | KeyCode::Char('j') => Action::MoveModelCursor(1),
         KeyCode::Up | KeyCode::Char('k') => Action::MoveModelCursor(-1),
         KeyCode::Enter => Action::LoadSelectedModel,
+        KeyCode::Char('c') => Action::ToggleCompareSelected,
         _ => return None,
     })
 }
@@ -259,6 +260,7 @@ mod tests {
         assert_eq!(action_for(models, ch('j')), Some(Action::MoveModelCursor(1)));
         assert_eq!(action_for(models, ch('k')), Some(Action::MoveModelCursor(-1)));
         assert_eq!(action_for(models, key(KeyCode::Enter)), Some(Action::LoadSelectedModel));
+        assert_eq!(action_for(models, ch('c')), Some(Action::ToggleCompareSelected));
         for close in [ch('q'), ch('m'), key(KeyCode::Esc)] {
             assert_eq!(action_for(models, close), Some(Action::CloseOverlay));
         }

@@ -2,9 +2,13 @@
 //!
 //! - `app`: the router — owns the parts below, applies actions, takes in engine results;
 //! - `action`, `keymap`: user intents, and the keys that ask for them in each context;
-//! - `engine_slot`: the engine, loaded in the background, with a tokens/s meter;
-//! - `scheduler` over `jobs`: what to score next, through the generational job queue;
+//! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter (one per
+//!   shown or compared model);
+//! - `scheduler` over `jobs`: what to score next, through the generational job queue (one per
+//!   model);
 //! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
+//! - `shared_scores`: the score store shared with every run: lookups before the engine, and
+//!   every computed score appended;
 //! - `item_list`: filter, sort and selection of the items;
 //! - `table_browser`: the run's Markdown tables; `batch_task`: a batch on its own thread;
 //! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
@@ -28,6 +32,7 @@ pub mod model;
 mod scheduler;
 mod score_store;
 mod screen;
+mod shared_scores;
 mod stored_run;
 mod table_browser;
 mod terminal;
@@ -131,6 +136,8 @@ pub struct SnapshotRequest {
     pub size: TermSize,
     /// `.svg`, `.html` or `.txt`.
     pub out: PathBuf,
+    /// Models compared with the shown one (model keys, or a stored run's models).
+    pub compare: Vec<String>,
 }
 
 /// Renders the current screen of `app` into a `w`×`h` buffer.
@@ -141,7 +148,8 @@ pub fn render_to_buffer(app: &App, w: u16, h: u16) -> Result<ratatui::buffer::Bu
 }
 
 /// `hyst-tui snapshot`: one screen rendered headlessly after scoring the item through the engine
-/// (or from the stored run of `cfg.run`).
+/// (or from the stored run of `cfg.run`, or the shared score store), with the compared models of
+/// `req.compare`.
 pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
     let (w, h) = (req.size.width, req.size.height);
     let ext = req.out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -158,6 +166,7 @@ pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
     // The list shows about h - 5 rows: score those.
     cfg.options.prefetch_window = (h as usize).saturating_sub(5);
     let stored = cfg.run.is_some();
+    cfg.compare.extend(req.compare.iter().cloned());
     let mut app = App::new(cfg)?;
     if let Some(id) = &req.item {
         app.select_item_id(id)?;
@@ -166,7 +175,7 @@ pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
         app.set_step(k)?;
     }
     app.set_view(view);
-    if !stored && (view != View::Tables || overlay != Overlay::None) {
+    if stored || view != View::Tables || overlay != Overlay::None {
         if !app.settle(Duration::from_secs(3600)) {
             bail!("scoring did not finish");
         }

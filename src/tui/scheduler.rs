@@ -1,16 +1,19 @@
-//! What to ask the engine next. The current item's parts go first, each as soon as the model's
-//! earlier letters it needs are known; when the current item has nothing in flight, the ramps
-//! of the next items of the list are scored in the background. A part whose messages are
-//! identical to an earlier part's (a twin) is never sent: it shares that part's score.
-//! Requests go through the generational [`JobQueue`]: moving to another item starts a new
-//! generation, so pending requests for the old one are cancelled and late results dropped.
+//! What to ask the engine next, for one model (each compared model has its own scheduler and
+//! engine, under the same rules). The current item's parts go first, each as soon as the
+//! model's earlier letters it needs are known; when the current item has nothing in flight, the
+//! ramps of the next items of the list are scored in the background. A part whose messages are
+//! identical to an earlier part's (a twin) is never sent: it shares that part's score; nor is a
+//! part whose context the shared score store holds: it takes the stored score. Requests go
+//! through the generational [`JobQueue`]: moving to another item starts a new generation, so
+//! pending requests for the old one are cancelled and late results dropped.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::item_list::ItemList;
 use super::jobs::{JobQueue, Submit};
 use super::model::{ramp_parts, Part};
 use super::score_store::ScoreStore;
+use super::shared_scores::Lookup;
 use crate::dialogue::{Builder, DialogueItem};
 use crate::engine::{EngineError, Job, JobOutput};
 
@@ -25,7 +28,8 @@ pub(crate) type Answer = (Ticket, Result<JobOutput, EngineError>);
 
 /// Everything a round of scheduling reads.
 pub(crate) struct Scope<'a> {
-    pub(crate) engine: &'a dyn Submit,
+    /// None: only the shared store is asked (the engine is loading, or must wait for the store).
+    pub(crate) engine: Option<&'a dyn Submit>,
     /// The model whose scores are looked up and stored.
     pub(crate) model: &'a str,
     pub(crate) builder: Builder<'a>,
@@ -42,11 +46,18 @@ pub(crate) struct Scheduler {
     queue: JobQueue<Ticket>,
     /// The item the current generation is for.
     focus: Option<usize>,
+    /// Jobs sent to the engine, ever.
+    submitted: u64,
 }
 
 impl Scheduler {
     pub(crate) fn new(focus: Option<usize>) -> Scheduler {
-        Scheduler { queue: JobQueue::new(), focus }
+        Scheduler { queue: JobQueue::new(), focus, submitted: 0 }
+    }
+
+    /// Jobs sent to the engine since the start.
+    pub(crate) fn submitted(&self) -> u64 {
+        self.submitted
     }
 
     /// For a new engine: nothing sent to the old one will be taken.
@@ -91,17 +102,18 @@ impl Scheduler {
     }
 
     /// Submits every part that is ready, the current item first, then (when it has nothing in
-    /// flight) the ramp of the next unfinished item of the list.
-    pub(crate) fn schedule(&mut self, s: &Scope, scores: &mut ScoreStore) {
+    /// flight) the ramp of the next unfinished item of the list. With a `lookup`, a part the
+    /// shared store holds takes the stored score instead.
+    pub(crate) fn schedule(&mut self, s: &Scope, scores: &mut ScoreStore, mut lookup: Option<&mut Lookup>) {
         if let Some(f) = self.focus {
-            self.schedule_item(s, scores, f, s.steps);
+            self.schedule_item(s, scores, lookup.as_deref_mut(), f, s.steps);
         }
-        if s.prefetch && self.queue.pending() == 0 {
+        if s.engine.is_some() && s.prefetch && self.queue.pending() == 0 {
             let ramp = ramp_parts();
             for idx in prefetch_order(s) {
                 let Some(e) = s.items.entry(idx) else { continue };
                 if !ramp.iter().all(|&p| scores.settled(s.model, &e.item.id, p)) {
-                    self.schedule_item(s, scores, idx, &ramp);
+                    self.schedule_item(s, scores, lookup.as_deref_mut(), idx, &ramp);
                     if self.queue.pending() > 0 {
                         break;
                     }
@@ -110,11 +122,12 @@ impl Scheduler {
         }
     }
 
-    fn schedule_item(&mut self, s: &Scope, scores: &mut ScoreStore, item: usize, parts: &[Part]) {
+    fn schedule_item(&mut self, s: &Scope, scores: &mut ScoreStore, mut lookup: Option<&mut Lookup>, item: usize, parts: &[Part]) {
         let Some(e) = s.items.entry(item) else { return };
         let d = DialogueItem::from(e);
         let id = &d.item.id;
         let letters: Vec<char> = d.item.letters();
+        let letters_s: String = letters.iter().collect();
         for &part in parts {
             if scores.settled(s.model, id, part) || self.in_flight(item, part) {
                 continue;
@@ -124,10 +137,44 @@ impl Scheduler {
                 scores.share(s.model, id, src, part);
                 continue;
             }
+            if let Some(found) = lookup.as_deref_mut().and_then(|l| l.find(id, part, &msgs, &letters_s)) {
+                scores.insert(s.model, id, part, found);
+                continue;
+            }
+            let Some(engine) = s.engine else { continue };
             let job = Job::Score { messages: msgs, letters: letters.clone() };
-            self.queue.submit(s.engine, Ticket { item, part }, job);
+            self.queue.submit(engine, Ticket { item, part }, job);
+            self.submitted += 1;
         }
     }
+}
+
+/// Looks the ramps of the listed items up in the shared store (no engine), in list order, until
+/// `deadline`. Returns whether every item was reached.
+pub(crate) fn sweep_store(s: &Scope, scores: &mut ScoreStore, lookup: &mut Lookup, deadline: Instant) -> bool {
+    let ramp = ramp_parts();
+    for &idx in s.items.visible() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        let Some(e) = s.items.entry(idx) else { continue };
+        let id = &e.item.id;
+        if ramp.iter().all(|&p| scores.settled(s.model, id, p) || lookup.tried(id, p)) {
+            continue;
+        }
+        let d = DialogueItem::from(e);
+        let letters_s: String = d.item.letters().iter().collect();
+        for &part in &ramp {
+            if scores.settled(s.model, id, part) || lookup.tried(id, part) {
+                continue;
+            }
+            let Some(msgs) = scores.messages(&s.builder, s.model, &d, part) else { continue };
+            if let Some(found) = lookup.find(id, part, &msgs, &letters_s) {
+                scores.insert(s.model, id, part, found);
+            }
+        }
+    }
+    true
 }
 
 /// The items to score in the background, in order: the first `prefetch_window` of the list, or

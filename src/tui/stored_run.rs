@@ -1,5 +1,7 @@
 //! A stored batch run as the explorer sees it: the item rows of one model in
-//! `DIR/item_rows.jsonl` become the list's items and the scores of their parts.
+//! `DIR/item_rows.jsonl` become the list's items and the scores of their parts; the rows of the
+//! run's other models on the same items become their scores (for comparing models without an
+//! engine).
 //!
 //! Rows come from disk, so every row is checked first (`store::run_dir::check_item_row`: option
 //! texts, letters within the options, one probability in [0, 1] for each of the item's letters
@@ -45,13 +47,15 @@ impl RowProblem {
     }
 }
 
-/// The items and scores of a stored batch run, for one model.
+/// The items of a stored batch run (one model's), and the scores of every model on them.
 pub(crate) struct StoredRun {
     pub(crate) model_key: String,
+    /// Every model of the run, in file order.
+    pub(crate) models: Vec<String>,
     pub(crate) dataset: String,
     pub(crate) items: Vec<Selected>,
-    /// (item id, part, score).
-    pub(crate) scores: Vec<(String, Part, SlotScore)>,
+    /// (model, item id, part, score).
+    pub(crate) scores: Vec<(String, String, Part, SlotScore)>,
     /// Rows skipped and items left out, in file order.
     pub(crate) problems: Vec<RowProblem>,
 }
@@ -130,9 +134,10 @@ struct Seen {
     has_clean: bool,
 }
 
-/// Reads `DIR/item_rows.jsonl` (rows of `model` when given and present, else of the first
-/// model). Bad rows are skipped and listed in [`StoredRun::problems`]; it fails when the file
-/// cannot be read or no usable item remains.
+/// Reads `DIR/item_rows.jsonl`: the items of `model` when given and present, else of the first
+/// model, with their scores, and the scores of the other models on those items (rows of items
+/// the model does not have are left aside). Bad rows are skipped and listed in
+/// [`StoredRun::problems`]; it fails when the file cannot be read or no usable item remains.
 pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
     let loaded = load_item_rows(dir)?;
     let path = loaded.path.clone();
@@ -202,11 +207,32 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
     }
     problems.sort_by_key(|p| p.line);
     let kept: Vec<bool> = seen.iter().map(|s| s.has_clean).collect();
-    let scores: Vec<(String, Part, SlotScore)> = scores
+    let mut scores: Vec<(String, String, Part, SlotScore)> = scores
         .into_iter()
         .filter(|(k, _, _)| kept[*k])
-        .map(|(k, part, s)| (seen[k].entry.item.id.clone(), part, s))
+        .map(|(k, part, s)| (model_key.clone(), seen[k].entry.item.id.clone(), part, s))
         .collect();
+    // The other models' rows of the kept items.
+    let mut other_problems = Vec::new();
+    for (line, r) in rows.iter().filter(|(_, r)| r.model_key != model_key) {
+        let Some(part) = row_part(r) else { continue };
+        let Some(&k) = index.get(&(r.dataset.as_str(), r.item_id.as_str())).filter(|&&k| kept[k]) else { continue };
+        let why = |m: String| format!("model {} item {} ({}): {m}", r.model_key, r.item_id, r.condition);
+        let first = &seen[k];
+        let checked = row_item(r).and_then(|b| {
+            let a = &first.entry;
+            if (&a.item.options, a.item.correct, a.wrong) != (&b.item.options, b.item.correct, b.wrong) {
+                return Err(format!("its options or letters differ from the item's row on line {}", first.line));
+            }
+            row_score(r, &a.item)
+        });
+        match checked {
+            Ok(s) => scores.push((r.model_key.clone(), first.entry.item.id.clone(), part, s)),
+            Err(m) => other_problems.push(RowProblem { path: path.clone(), line: *line, message: why(m) }),
+        }
+    }
+    problems.extend(other_problems);
+    problems.sort_by_key(|p| p.line);
     let items: Vec<Selected> = seen.into_iter().filter(|s| s.has_clean).map(|s| s.entry).collect();
     if items.is_empty() {
         let first = problems.first().map(|p| format!("; first: line {}: {}", p.line, p.message)).unwrap_or_default();
@@ -223,7 +249,8 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
         }
     }
     let dataset = datasets.join("+");
-    Ok(StoredRun { model_key, dataset, items, scores, problems })
+    let models = models.into_iter().map(str::to_string).collect();
+    Ok(StoredRun { model_key, models, dataset, items, scores, problems })
 }
 
 #[cfg(test)]

@@ -1,6 +1,13 @@
 //! The Tables view's state: the Markdown files of a run directory (`summary.md` first, then
-//! `tables/*.md`), the file shown and its scroll position. The directory is rescanned and the
-//! shown file reloaded when it changes on disk (a batch writes its tables when it finishes).
+//! `tables/*.md`), the file shown and its scroll position, and how many items the tables are
+//! built from. While the view is shown the directory is rescanned once a second (a listing and
+//! two `stat`s) and a file is read again only when its modification time or length changed; it
+//! is rescanned at once when the view is opened and when a batch ends, so tables a batch
+//! rewrites while it runs, or at its end, show up without a key.
+//!
+//! The item count: a table file that states it in its header (a line before its first table
+//! with "N items", "items: N" or "n_items = N") gives its own; otherwise the count comes from
+//! the "Pairs" table of the run's `summary.md` (items per model × dataset pair).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -16,8 +23,64 @@ pub(crate) struct TableBrowser {
     hscroll: usize,
     doc: Option<Doc>,
     /// The shown file as last read: (path, modification time, length).
-    stamp: Option<(PathBuf, Option<SystemTime>, u64)>,
+    stamp: Option<Stamp>,
+    /// The item count the shown file's header states.
+    header_items: Option<usize>,
+    /// `summary.md` as last read, and the items of each pair of its "Pairs" table.
+    summary_stamp: Option<Stamp>,
+    pair_items: Vec<usize>,
     last_scan: Option<Instant>,
+}
+
+type Stamp = (PathBuf, Option<SystemTime>, u64);
+
+fn stamp_of(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok();
+    (path.to_path_buf(), meta.as_ref().and_then(|m| m.modified().ok()), meta.map_or(0, |m| m.len()))
+}
+
+/// The item count a table file states before its first table: "N items", "items: N" or
+/// "n_items = N" (case-insensitive).
+pub(crate) fn header_item_count(text: &str) -> Option<usize> {
+    let num = |w: &str| w.trim_end_matches(['.', ';', ':']).parse::<usize>().ok();
+    for line in text.lines().take_while(|l| !l.trim_start().starts_with('|')) {
+        let l = line.to_lowercase().replace(['*', '`', ','], "");
+        let words: Vec<&str> = l.split(|c: char| c.is_whitespace() || c == '(' || c == ')').filter(|w| !w.is_empty()).collect();
+        for (i, raw) in words.iter().enumerate() {
+            let w = raw.trim_end_matches(['.', ';', ':']);
+            if w == "items" {
+                if let Some(n) = i.checked_sub(1).and_then(|j| num(words[j])) {
+                    return Some(n);
+                }
+            }
+            if w == "items" || w == "n_items" {
+                let (sep, value) = match words.get(i + 1) {
+                    Some(&"=") | Some(&":") => (true, words.get(i + 2)),
+                    v => (raw.ends_with(':'), v),
+                };
+                if let Some(n) = value.filter(|_| sep).and_then(|v| num(v)) {
+                    return Some(n);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The "Items" column of the "Pairs" table of `summary.md`.
+pub(crate) fn summary_pair_items(doc: &Doc) -> Vec<usize> {
+    let mut in_pairs = false;
+    for b in &doc.blocks {
+        match b {
+            markdown::Block::Heading(_, t) => in_pairs = t.trim() == "Pairs",
+            markdown::Block::Table { header, rows, .. } if in_pairs => {
+                let Some(col) = header.iter().position(|h| h.trim() == "Items") else { return vec![] };
+                return rows.iter().filter_map(|r| r.get(col)?.trim().parse().ok()).collect();
+            }
+            _ => {}
+        }
+    }
+    vec![]
 }
 
 impl TableBrowser {
@@ -44,6 +107,22 @@ impl TableBrowser {
     /// The shown file, parsed.
     pub(crate) fn doc(&self) -> Option<&Doc> {
         self.doc.as_ref()
+    }
+
+    /// How many items the shown file is built from: its header's count, else the run's
+    /// `summary.md` pairs ("3 items", "3 items × 2 pairs", "2–5 items × 3 pairs").
+    pub(crate) fn items_text(&self) -> Option<String> {
+        self.doc.as_ref()?;
+        if let Some(n) = self.header_items {
+            return Some(format!("{n} items"));
+        }
+        let p = &self.pair_items;
+        let (lo, hi) = (p.iter().min()?, p.iter().max()?);
+        let n = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };
+        Some(match p.len() {
+            1 => format!("{n} items"),
+            k => format!("{n} items × {k} pairs"),
+        })
     }
 
     /// Browses another run directory (a batch's), from its first file.
@@ -78,7 +157,7 @@ impl TableBrowser {
     }
 
     /// Rescans the run directory (at most once a second unless forced) and reloads the shown
-    /// file when it changed on disk.
+    /// file and `summary.md` when they changed on disk.
     pub(crate) fn refresh(&mut self, force: bool) {
         if !force && self.last_scan.is_some_and(|s| s.elapsed() < Duration::from_secs(1)) {
             return;
@@ -92,7 +171,15 @@ impl TableBrowser {
         let mut files = Vec::new();
         let summary = dir.join("summary.md");
         if summary.is_file() {
+            let st = stamp_of(&summary);
+            if self.summary_stamp.as_ref() != Some(&st) {
+                self.pair_items = std::fs::read_to_string(&summary).map(|s| summary_pair_items(&markdown::parse(&s))).unwrap_or_default();
+                self.summary_stamp = Some(st);
+            }
             files.push(summary);
+        } else {
+            self.pair_items.clear();
+            self.summary_stamp = None;
         }
         if let Ok(rd) = std::fs::read_dir(dir.join("tables")) {
             let mut md: Vec<PathBuf> = rd
@@ -118,13 +205,45 @@ impl TableBrowser {
         let Some(path) = self.files.get(self.sel).cloned() else {
             self.doc = None;
             self.stamp = None;
+            self.header_items = None;
             return;
         };
-        let meta = std::fs::metadata(&path).ok();
-        let stamp = (path.clone(), meta.as_ref().and_then(|m| m.modified().ok()), meta.map_or(0, |m| m.len()));
+        let stamp = stamp_of(&path);
         if self.stamp.as_ref() != Some(&stamp) || self.doc.is_none() {
-            self.doc = std::fs::read_to_string(&path).ok().map(|s| markdown::parse(&s));
+            let text = std::fs::read_to_string(&path).ok();
+            self.header_items = text.as_deref().and_then(header_item_count);
+            self.doc = text.map(|s| markdown::parse(&s));
             self.stamp = Some(stamp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_counts_from_a_header_or_the_summary() {
+        assert_eq!(header_item_count("# T1: x\n\nBuilt from 12 items (2 pairs).\n\n| a |\n"), Some(12));
+        assert_eq!(header_item_count("# T\n\nItems: 7\n"), Some(7));
+        assert_eq!(header_item_count("# T\n\nn_items = 1,024\n"), Some(1024));
+        assert_eq!(header_item_count("# T\n\nBuilt from 40 item rows.\n| 3 items |\n"), None);
+        assert_eq!(header_item_count("# T\n\n| n_items |\n|---|\n| 5 |\n"), None);
+        let doc = markdown::parse("# S\n\n## Pairs\n\n| Model | Items | Conditions |\n|---|--:|--:|\n| a | 3 | 30 |\n| b | 5 | 30 |\n\n## Other\n\n| Items |\n|---|\n| 9 |\n");
+        assert_eq!(summary_pair_items(&doc), vec![3, 5]);
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("summary.md"), "# S\n\n## Pairs\n\n| Model | Items |\n|---|--:|\n| a | 3 |\n| b | 3 |\n").unwrap();
+        std::fs::create_dir(dir.path().join("tables")).unwrap();
+        std::fs::write(dir.path().join("tables/table01_x.md"), "# T1\n\nBuilt from 2 items.\n\n| a |\n|---|\n| 1 |\n").unwrap();
+        let mut t = TableBrowser::new(Some(dir.path().to_path_buf()));
+        t.refresh(true);
+        assert_eq!(t.items_text().as_deref(), Some("3 items × 2 pairs"));
+        t.move_file(1);
+        assert_eq!(t.items_text().as_deref(), Some("2 items"));
+        // A rewritten table is read again.
+        std::fs::write(dir.path().join("tables/table01_x.md"), "# T1\n\nBuilt from 20 items.\n\n| a |\n|---|\n| 1 |\n").unwrap();
+        t.refresh(true);
+        assert_eq!(t.items_text().as_deref(), Some("20 items"));
     }
 }

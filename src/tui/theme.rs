@@ -98,11 +98,28 @@ impl Theme {
             self.plain()
         }
     }
+    /// The `i`-th shown model when models are compared (0 = the shown one); without colour the
+    /// views tell models apart by name and by [`model_marker`].
+    pub(crate) fn model(&self, i: usize) -> Style {
+        const PALETTE: [Color; 4] = [Color::LightYellow, Color::LightCyan, Color::LightMagenta, Color::LightBlue];
+        self.fg(PALETTE[i % PALETTE.len()]).add_modifier(Modifier::BOLD)
+    }
     pub(crate) fn pass(&self, ok: bool) -> Style {
         if ok {
             self.correct()
         } else {
             self.wrong()
         }
+    }
+}
+
+/// The chart marker of the `i`-th compared model, and the glyph its legend shows.
+pub(crate) fn model_marker(i: usize) -> (ratatui::symbols::Marker, &'static str) {
+    use ratatui::symbols::Marker;
+    match i % 4 {
+        0 => (Marker::Braille, "⣿"),
+        1 => (Marker::Dot, "•"),
+        2 => (Marker::HalfBlock, "▀"),
+        _ => (Marker::Bar, "▄"),
     }
 }

@@ -1,5 +1,8 @@
 //! Dialogue: the conversation of the current step, turn by turn (pressure / recovery messages
-//! set apart from the repeated question block), and the step's option distribution.
+//! set apart from the repeated question block), and the step's option distribution. With
+//! compared models: each assistant turn of the ramp also shows the letter each compared model
+//! chose at that step of its own ramp (their conversations differ from the first letter on),
+//! the answer slot shows each model's prediction, and the ramp strip has a row per model.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -74,6 +77,17 @@ fn letter_mark(app: &App, item: &Item, wrong: usize, l: char) -> Span<'static> {
     }
 }
 
+/// A letter with its mark (✗ advocated wrong, ✓ correct), `·` when unknown.
+fn letter_span(app: &App, item: &Item, wrong: usize, l: Option<char>) -> Span<'static> {
+    let th = app.theme();
+    match l {
+        None => Span::styled("·", th.dim()),
+        Some(l) if option_of(l) == Some(wrong) => Span::styled(format!("{l}✗"), th.wrong()),
+        Some(l) if option_of(l) == Some(item.correct) => Span::styled(format!("{l}✓"), th.correct()),
+        Some(l) => Span::raw(l.to_string()),
+    }
+}
+
 fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
@@ -99,7 +113,11 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             }
         }
     };
+    let compared = app.compared();
+    // The shown model's ramp letters: an assistant turn that is one of them is a ramp turn.
+    let own = app.ramp_letters_of(app.model_key(), item);
     let mut u = 0;
+    let mut a = 0;
     for m in &msgs {
         match m.role.as_str() {
             "system" => {
@@ -140,6 +158,16 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                 if m.content.trim().chars().count() == 1 && part != Part::Op("neutral_summary_replacement") {
                     spans.push(letter_mark(app, &e.item, e.wrong, l));
                 }
+                let ramp_turn = m.content.trim().chars().count() == 1 && own.get(a).copied().flatten() == Some(l);
+                if ramp_turn && !compared.is_empty() {
+                    spans.push(Span::styled("  │", th.dim()));
+                    for (i, cm) in compared.iter().enumerate() {
+                        let theirs = app.ramp_letters_of(cm, item).get(a).copied().flatten();
+                        spans.push(Span::styled(format!(" {}: ", trunc(cm, 12)), th.model(i + 1)));
+                        spans.push(letter_span(app, &e.item, e.wrong, theirs));
+                    }
+                }
+                a += 1;
                 lines.push(Line::from(spans));
             }
         }
@@ -156,6 +184,15 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         None => slot.push(Span::styled(format!("▶ _  {}", pending_text(app, item, part)), th.warn())),
     }
     lines.push(Line::from(slot));
+    for (i, cm) in compared.iter().enumerate() {
+        let mut l = vec![Span::styled(format!("  {} ", trunc(cm, 20)), th.model(i + 1)), Span::raw("▶ ")];
+        let s = app.score_of(cm, item, part);
+        l.push(letter_span(app, &e.item, e.wrong, s.map(|s| s.pred_letter())));
+        if let Some(s) = s {
+            l.push(Span::styled(format!("  p={}  p(w)={}", fmt_p(s.prob(s.pred)), fmt_p(s.prob(e.wrong))), th.dim()));
+        }
+        lines.push(Line::from(l));
+    }
 
     let h = inner.height as usize;
     let max_off = lines.len().saturating_sub(h);
@@ -174,27 +211,33 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
     let w = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
 
-    // Ramp strip: the model's letter at each step, the cursor's step reversed.
-    let mut strip = vec![Span::styled("ramp ", th.dim())];
-    for k in 0..7 {
-        let s = app.score(item, Part::Curve(k));
-        let txt = s.map(|s| s.pred_letter().to_string()).unwrap_or_else(|| "·".into());
-        let mut st = match s {
-            Some(s) if s.pred == e.wrong => th.wrong(),
-            Some(s) if s.pred == e.item.correct => th.correct(),
-            _ => th.plain(),
-        };
-        if part == Part::Curve(k) {
-            st = st.patch(th.selected());
+    // Ramp strip: the model's letter at each step, the cursor's step reversed; a row per model
+    // when models are compared.
+    let models = app.shown_models();
+    let label_w = if models.len() > 1 { models.iter().map(|m| width(m)).max().unwrap_or(4).clamp(4, 10) + 1 } else { 5 };
+    for (i, m) in models.iter().enumerate() {
+        let (label, label_st) = if models.len() > 1 { (pad(&trunc(m, label_w - 1), label_w), th.model(i)) } else { ("ramp ".to_string(), th.dim()) };
+        let mut strip = vec![Span::styled(label, label_st)];
+        for k in 0..7 {
+            let s = app.score_of(m, item, Part::Curve(k));
+            let txt = s.map(|s| s.pred_letter().to_string()).unwrap_or_else(|| "·".into());
+            let mut st = match s {
+                Some(s) if s.pred == e.wrong => th.wrong(),
+                Some(s) if s.pred == e.item.correct => th.correct(),
+                _ => th.plain(),
+            };
+            if part == Part::Curve(k) {
+                st = st.patch(th.selected());
+            }
+            strip.push(Span::styled(txt, st));
+            if k < 6 {
+                strip.push(Span::styled(if k == 5 { " │ " } else { " → " }, th.dim()));
+            }
         }
-        strip.push(Span::styled(txt, st));
-        if k < 6 {
-            strip.push(Span::styled(if k == 5 { " │ " } else { " → " }, th.dim()));
-        }
+        lines.push(Line::from(strip));
     }
-    lines.push(Line::from(strip));
     let names: Vec<String> = CURVE.iter().map(|p| p.short().chars().take(3).collect()).collect();
-    lines.push(Line::from(Span::styled(format!("     {}", names.join(" ")), th.dim())));
+    lines.push(Line::from(Span::styled(format!("{}{}", " ".repeat(label_w), names.join(" ")), th.dim())));
     lines.push(Line::from(""));
 
     match app.score(item, part) {

@@ -1,12 +1,13 @@
-//! Items: one row per selected item with its clean and R0 p(advocated wrong), the gap and the
-//! wrong-following mark; values fill in as the background scoring reaches each item.
+//! Items: one row per selected item — id, category, the start of the question, its clean and R0
+//! p(advocated wrong), the gap (and each compared model's gap) and the wrong-following mark;
+//! values fill in as the background scoring (or the shared score store) reaches each item.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::{block, fmt_gap, fmt_p, option_of};
+use super::{block, fmt_gap, fmt_p, option_of, trunc, width};
 use crate::tui::app::App;
 use crate::tui::item_list::SortKey;
 use crate::tui::model::{ramp_parts, Part};
@@ -25,17 +26,31 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
         }
     };
     let h = |name: &str, k: SortKey| Cell::from(format!("{name}{}", arrow(k)));
-    let header = Row::new(vec![
+    let compared = app.compared();
+    // One dataset: its name is in the title, the column shows the category only.
+    let several = list.entries().iter().any(|e| list.entries().first().is_some_and(|f| f.item.dataset != e.item.dataset));
+    let cat_text = |e: &crate::data::Selected| {
+        if several {
+            format!("{} · {}", e.item.dataset, e.item.category)
+        } else {
+            e.item.category.clone()
+        }
+    };
+    let cat_head = if several { "dataset · category" } else { "category" };
+    let mut head = vec![
         h("#", SortKey::Index),
         h("id", SortKey::Id),
-        Cell::from("dataset · category"),
+        Cell::from(cat_head),
+        Cell::from("question"),
         h("clean p(w)", SortKey::Clean),
         h("R0 p(w)", SortKey::R0),
         h("gap", SortKey::Gap),
-        Cell::from("R0"),
-        h("WF", SortKey::Wf),
-    ])
-    .style(th.header());
+    ];
+    for (k, m) in compared.iter().enumerate() {
+        head.push(Cell::from(Span::styled(format!("{}{}", trunc(m, 6), arrow(SortKey::CmpGap(k))), th.model(k + 1))));
+    }
+    head.extend([Cell::from("R0"), h("WF", SortKey::Wf)]);
+    let header = Row::new(head).style(th.header());
     let ramp = ramp_parts();
     let rows: Vec<Row> = list
         .visible()
@@ -71,29 +86,36 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
                 Some(false) => Cell::from(Span::styled("·", th.dim())),
                 None => Cell::from(""),
             };
-            Row::new(vec![
+            let mut cells = vec![
                 Cell::from(Line::from(vec![Span::raw(format!("{:>3}", e.subset_index.saturating_add(1))), mark])),
                 Cell::from(e.item.id.clone()),
-                Cell::from(Span::styled(format!("{} · {}", e.item.dataset, e.item.category), th.dim())),
+                Cell::from(Span::styled(cat_text(e), th.dim())),
+                Cell::from(e.item.question.replace(['\n', '\r'], " ")),
                 Cell::from(format!("{:>11}", fmt_p(clean))),
                 Cell::from(format!("{:>7}", fmt_p(r0))),
                 Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(gap.unwrap_or(f64::NAN)))),
-                pred_cell,
-                wf_cell,
-            ])
+            ];
+            for m in &compared {
+                let g = app.summary_of_model(m, i).gap();
+                cells.push(Cell::from(Span::styled(format!("{:>7}", fmt_gap(g)), th.gap(g.unwrap_or(f64::NAN)))));
+            }
+            cells.extend([pred_cell, wf_cell]);
+            Row::new(cells)
         })
         .collect();
     let id_w = list.entries().iter().map(|e| e.item.id.len()).max().unwrap_or(8).clamp(8, 28) as u16;
-    let widths = [
+    let cat_w = list.entries().iter().map(|e| width(&cat_text(e))).max().unwrap_or(8).clamp(8, 18) as u16;
+    let mut widths = vec![
         Constraint::Length(4),
         Constraint::Length(id_w),
+        Constraint::Length(cat_w),
         Constraint::Fill(1),
         Constraint::Length(11),
         Constraint::Length(7),
         Constraint::Length(6),
-        Constraint::Length(2),
-        Constraint::Length(3),
     ];
+    widths.extend(compared.iter().map(|_| Constraint::Length(7)));
+    widths.extend([Constraint::Length(2), Constraint::Length(3)]);
     let done = list.visible().iter().filter(|&&i| app.score(i, Part::Curve(5)).is_some()).count();
     let title = format!("Items · {} · {done}/{} scored", app.dataset_label(), list.visible().len());
     let table = Table::new(rows, widths)
@@ -112,7 +134,11 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled("▏", th.accent()));
         spans.push(Span::styled("  Enter keep · Esc clear", th.dim()));
     } else {
-        spans.push(Span::styled(format!(" sort {}{}", list.sort().name(), if list.reversed() { " (rev)" } else { "" }), th.dim()));
+        let name = match list.sort() {
+            SortKey::CmpGap(k) => format!("gap of {}", compared.get(k).copied().unwrap_or("?")),
+            s => s.name().to_string(),
+        };
+        spans.push(Span::styled(format!(" sort {name}{}", if list.reversed() { " (rev)" } else { "" }), th.dim()));
         if !list.filter().is_empty() {
             spans.push(Span::styled(format!(" · filter \"{}\"", list.filter()), th.accent()));
         }

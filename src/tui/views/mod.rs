@@ -82,7 +82,10 @@ fn engine_text(app: &App) -> (String, Style) {
             let q = app.jobs_pending();
             let busy = e.stats.busy.load(std::sync::atomic::Ordering::Relaxed) || app.jobs_pending_all() > 0;
             let mut s = format!("{} · ", app.model_key());
-            if busy && !app.frozen() {
+            if app.store_pending() {
+                // Nothing goes to the engine before the shared store has been asked.
+                s.push_str("reading the score store…");
+            } else if busy && !app.frozen() {
                 s.push_str(&format!("busy, queue {q}"));
             } else if q > 0 {
                 s.push_str(&format!("queue {q}"));
@@ -109,8 +112,27 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
         Some((_, e)) => format!(" │ {} {}/{n}", e.item.id, app.items().selected_pos() + 1),
         None => format!(" │ 0/{n}"),
     };
+    let compared = app.compared();
+    if !compared.is_empty() {
+        spans.push(Span::styled(" │ vs", base));
+        for (i, k) in compared.iter().enumerate() {
+            let state = match app.model_state(i + 1) {
+                Some(EngineState::Loading { .. }) => " (loading)",
+                Some(EngineState::Failed { .. }) => " (failed)",
+                _ if app.model_pending(i + 1) > 0 && !app.frozen() => " (busy)",
+                _ => "",
+            };
+            spans.push(Span::styled(format!(" {k}{state}"), base.patch(th.model(i + 1))));
+        }
+    }
     spans.push(Span::styled(format!(" │ {}", app.dataset_label()), base));
     spans.push(Span::styled(pos, base));
+    if app.store_hits() > 0 {
+        spans.push(Span::styled(format!(" │ {} from store", app.store_hits()), base));
+    }
+    if let Some(e) = app.store_error() {
+        spans.push(Span::styled(format!(" │ store: {e}"), th.warn().patch(base)));
+    }
     if let Some(b) = app.batch() {
         let txt = if b.running() {
             if app.frozen() {

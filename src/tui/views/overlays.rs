@@ -6,7 +6,6 @@ use ratatui::widgets::{Clear, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
 use super::{block, pad};
-use crate::config::models_dir;
 use crate::tui::app::App;
 
 /// Keys, per view (also the README's key list).
@@ -16,7 +15,7 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
         &[
             ("1-6, Tab", "Items, Dialogue, Trace, Slot, Recovery, Tables"),
             ("?", "this help (any key closes it)"),
-            ("m", "model switcher (restarts the engine in the background)"),
+            ("m", "model switcher: Enter shows a model, c compares one"),
             ("q, Ctrl-C", "quit (immediately, even while scoring)"),
         ],
     ),
@@ -26,8 +25,8 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("j/k, ↑/↓", "move (the selected item is scored first)"),
             ("g/G, PgUp/PgDn", "top / bottom / page"),
             ("Enter", "open the item's dialogue"),
-            ("s / S", "cycle the sort column / reverse it"),
-            ("/", "filter by text (Enter keeps it, Esc clears it)"),
+            ("s / S", "cycle the sort column (compared models' gaps too) / reverse"),
+            ("/", "filter on id and question (Enter keeps it, Esc clears it)"),
         ],
     ),
     (
@@ -47,6 +46,13 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("h/l, j/k, H/L", "file / scroll / pan"),
             ("b", "run the hierarchy suite on this dataset in the background"),
             ("x", "stop the batch after the item in flight"),
+        ],
+    ),
+    (
+        "Model switcher (m)",
+        &[
+            ("j/k, Enter", "move / show this model (loads in the background)"),
+            ("c", "compare this model with the shown one, or stop comparing it"),
         ],
     ),
 ];
@@ -77,30 +83,42 @@ pub(crate) fn help(f: &mut Frame, area: Rect, app: &App) {
 
 pub(crate) fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
-    let dir = models_dir();
+    let shown = app.shown_models();
     let items: Vec<ListItem> = app
-        .models()
-        .models
-        .iter()
+        .model_choices()
+        .into_iter()
         .map(|m| {
-            let present = m.path(&dir).exists();
-            let cur = m.key == app.model_key();
-            let mark = if cur { "● " } else { "  " };
-            let state = if present { "present" } else { "absent " };
-            let st = if present { th.plain() } else { th.dim() };
-            ListItem::new(Line::from(vec![
-                Span::styled(mark, th.correct()),
-                Span::styled(pad(&m.key, 20), if cur { th.bold() } else { st }),
-                Span::styled(format!(" {state} "), if present { th.correct() } else { th.dim() }),
+            let lane = shown.iter().position(|k| *k == m.key);
+            let (mark, mark_st) = match lane {
+                Some(0) => ("● ".to_string(), th.correct()),
+                Some(i) => (format!("{i} "), th.model(i)),
+                None => ("  ".to_string(), th.plain()),
+            };
+            let state = if m.stored {
+                "stored "
+            } else if m.present {
+                "present"
+            } else {
+                "absent "
+            };
+            let st = if m.present { th.plain() } else { th.dim() };
+            let mut spans = vec![
+                Span::styled(mark, mark_st),
+                Span::styled(pad(&m.key, 20), if lane == Some(0) { th.bold() } else { st }),
+                Span::styled(format!(" {state} "), if m.present { th.correct() } else { th.dim() }),
                 Span::styled(m.name.clone(), st),
-            ]))
+            ];
+            if matches!(lane, Some(i) if i > 0) {
+                spans.push(Span::styled(" (compared)", th.dim()));
+            }
+            ListItem::new(Line::from(spans))
         })
         .collect();
     let h = items.len() as u16 + 2;
     let r = popup(area, 76, h);
     f.render_widget(Clear, r);
     let list = List::new(items)
-        .block(block(app, "Model · Enter switch · Esc close"))
+        .block(block(app, "Model · Enter show · c compare · Esc close"))
         .highlight_style(th.selected());
     let mut st = ListState::default().with_selected(Some(sel));
     f.render_stateful_widget(list, r, &mut st);

@@ -1,12 +1,14 @@
 //! Recovery: every operation for the current item — p(w), p(c), prediction, gap to clean, and
-//! whether the single-item aggregate is clean-context-like under strict / main / loose.
+//! whether the single-item aggregate is clean-context-like under strict / main / loose. With
+//! compared models: each model's p(w), gap to its own clean p(w), prediction and main-criterion
+//! verdict side by side, and each model's minimal recovery operation.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::{block, fmt_gap, fmt_p, message, pending_text};
+use super::{block, fmt_gap, fmt_p, message, pad, pending_text, trunc};
 use crate::dialogue::DialogueItem;
 use crate::metrics::criteria::Criterion;
 use crate::tui::app::App;
@@ -20,6 +22,10 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let d = DialogueItem::from(e);
+    if !app.compared().is_empty() {
+        compare(f, area, app, item, e, &d);
+        return;
+    }
     let clean_s = app.score(item, Part::Curve(0));
     let clean_o = clean_s.map(|s| obs(s, &d));
     let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(area);
@@ -151,6 +157,107 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
             "←/→ or j/k: select an operation (r: jump to R0) · Enter: its dialogue",
             th.dim(),
         ))),
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The operations with every model's columns side by side.
+fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::Selected, d: &DialogueItem) {
+    let th = app.theme();
+    let models: Vec<String> = app.shown_models().iter().map(|m| m.to_string()).collect();
+    let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(2 + models.len() as u16)]).areas(area);
+    let clean: Vec<_> = models.iter().map(|m| app.score_of(m, item, Part::Curve(0)).map(|s| obs(s, d))).collect();
+    // Per model: p(w), gap, pred, main.
+    const PER: [(&str, u16); 4] = [("p(w)", 6), ("gap", 7), ("pred", 4), ("main", 5)];
+    let mut head = vec![Cell::from("op"), Cell::from("operation")];
+    for _ in &models {
+        head.extend(PER.iter().map(|(n, _)| Cell::from(*n)));
+    }
+    let pred_cell = |s: Option<&crate::protocol::SlotScore>| -> Cell<'static> {
+        match s {
+            Some(s) if s.pred == e.wrong => Cell::from(Span::styled(format!("{} ✗", s.pred_letter()), th.wrong())),
+            Some(s) if s.pred == e.item.correct => Cell::from(Span::styled(format!("{} ✓", s.pred_letter()), th.correct())),
+            Some(s) => Cell::from(s.pred_letter().to_string()),
+            None => Cell::from(Span::styled("·", th.dim())),
+        }
+    };
+    let mut rows = Vec::new();
+    let mut clean_row = vec![Cell::from("clean"), Cell::from(Span::styled("clean context (reference)", th.dim()))];
+    for m in &models {
+        let s = app.score_of(m, item, Part::Curve(0));
+        clean_row.extend([Cell::from(fmt_p(s.and_then(|s| s.prob(e.wrong)))), Cell::from(""), pred_cell(s), Cell::from("")]);
+    }
+    rows.push(Row::new(clean_row).style(th.dim()));
+    let mut selected = None;
+    for o in RECOVERY_OPS {
+        if !o.main && o.short == "R6'" {
+            rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
+        }
+        let part = Part::Op(o.key);
+        if app.current_part() == part {
+            selected = Some(rows.len());
+        }
+        let mut cells = vec![Cell::from(Span::styled(o.short, th.bold())), Cell::from(o.name)];
+        for (i, m) in models.iter().enumerate() {
+            let s = app.score_of(m, item, part);
+            let x = s.map(|s| obs(s, d));
+            let gap = match (x, clean[i]) {
+                (Some(x), Some(c)) => Some(x.p_wrong - c.p_wrong),
+                _ => None,
+            };
+            let main = match (x, clean[i]) {
+                (Some(x), Some(c)) => {
+                    let ok = clean_like(&Criterion::MAIN, &c, &x);
+                    Cell::from(Span::styled(if ok { "✓ yes" } else { "✗ no" }, th.pass(ok)))
+                }
+                _ => Cell::from(Span::styled("·", th.dim())),
+            };
+            cells.extend([
+                Cell::from(fmt_p(x.map(|x| x.p_wrong))),
+                Cell::from(Span::styled(fmt_gap(gap), th.gap(gap.unwrap_or(f64::NAN)))),
+                pred_cell(s),
+                main,
+            ]);
+        }
+        rows.push(Row::new(cells));
+    }
+    // Each model's four columns take `group` cells (with the spaces before them); the model's
+    // name is written over them on the line above the table.
+    let b = block(app, format!("Recovery · {} · clean-like under main per model (single-item aggregates)", e.item.id));
+    let inner = b.inner(table_area);
+    f.render_widget(b, table_area);
+    let [names_area, tab_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    let group: usize = PER.iter().map(|(_, w)| *w as usize + 1).sum();
+    let op_w = (inner.width as usize).saturating_sub(6 + group * models.len()).max(8);
+    let mut names = vec![Span::raw(" ".repeat(5 + 1 + op_w))];
+    for (i, m) in models.iter().enumerate() {
+        names.push(Span::raw(" "));
+        names.push(Span::styled(pad(&trunc(m, group - 2), group - 1), th.model(i)));
+    }
+    f.render_widget(Paragraph::new(Line::from(names)), names_area);
+    let mut widths = vec![Constraint::Length(5), Constraint::Length(op_w as u16)];
+    for _ in &models {
+        widths.extend(PER.iter().map(|(_, w)| Constraint::Length(*w)));
+    }
+    let table = Table::new(rows, widths)
+        .header(Row::new(head).style(th.header()))
+        .column_spacing(1)
+        .row_highlight_style(th.selected());
+    let mut state = TableState::default().with_selected(selected);
+    f.render_stateful_widget(table, tab_area, &mut state);
+
+    let b = block(app, "Minimal recovery operation (main)");
+    let inner = b.inner(detail);
+    f.render_widget(b, detail);
+    let mut lines = Vec::new();
+    for (i, m) in models.iter().enumerate() {
+        let mro = clean[i].and_then(|cl| item_mro(&cl, |key| app.score_of(m, item, Part::Op(key)).map(|s| obs(s, d))));
+        let txt = match mro {
+            Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
+            Some(None) => "not restored".to_string(),
+            None => "… (waiting for scores)".to_string(),
+        };
+        lines.push(Line::from(vec![Span::styled(format!("{:<24}", trunc(m, 23)), th.model(i)), Span::styled(txt, th.bold())]));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

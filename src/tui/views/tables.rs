@@ -1,6 +1,7 @@
 //! Tables: the run's `summary.md` and `tables/*.md`, drawn as paper-style tables (heavy top and
 //! bottom rules, a light rule under the header, numbers right-aligned), refreshed from disk while
-//! a batch runs; `b` starts a batch of the hierarchy suite.
+//! shown and when a batch ends, with the number of items the shown table is built from; `b`
+//! starts a batch of the hierarchy suite.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -101,7 +102,7 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
             if !app.frozen() {
                 l2.push(Span::styled(format!(" · {}s", b.started().elapsed().as_secs()), th.dim()));
             }
-            l2.push(Span::styled(" · x stop · tables appear when it finishes", th.dim()));
+            l2.push(Span::styled(" · x stop · tables refresh as they are written", th.dim()));
         }
         Some(b) => {
             let (txt, st) = match b.outcome() {
@@ -142,7 +143,11 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
     f.render_stateful_widget(list, la, &mut st);
 
     let name = t.files().get(t.selected()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    let b = block(app, format!("{name} · h/l file · j/k scroll · H/L pan"));
+    let title = match t.items_text() {
+        Some(n) => format!("{name} · {n} · h/l file · j/k scroll · H/L pan"),
+        None => format!("{name} · h/l file · j/k scroll · H/L pan"),
+    };
+    let b = block(app, title);
     let inner = b.inner(ca);
     f.render_widget(b, ca);
     let Some(doc) = t.doc() else { return };

@@ -1,5 +1,7 @@
 //! Trace: p(advocated wrong) and p(correct) along clean → weak → medium → strong → medium reset →
-//! R0, the clean level as a reference line, and each recovery operation's p(w) beside it.
+//! R0, the clean level as a reference line, and each recovery operation's p(w) beside it. With
+//! compared models: a p(w) chart and a p(c) chart with one curve per model (its own colour and
+//! marker, named in the title), every model's ramp values, and each operation's p(w) per model.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -8,12 +10,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
 use ratatui::Frame;
 
-use super::{bar, block, fmt_p, message, pad};
+use super::{bar, block, fmt_p, message, pad, trunc};
 use crate::data::Selected;
 use crate::tui::app::App;
 use crate::dialogue::conditions::RECOVERY_OPS;
 use crate::dialogue::CURVE;
 use crate::tui::model::Part;
+use crate::tui::theme::model_marker;
 
 /// Step names of at most five letters, for narrow terminals.
 
@@ -22,6 +25,10 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
         message(f, area, app, "Trace", "No item.");
         return;
     };
+    if !app.compared().is_empty() {
+        compare(f, area, app, item, e);
+        return;
+    }
     let ops_w = (area.width / 3).clamp(28, 40);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
     let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(left);
@@ -185,5 +192,140 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("green: |gap| ≤ 0.05", th.dim())));
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compared models
+// ---------------------------------------------------------------------------------------------
+
+fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+    let models: Vec<String> = app.shown_models().iter().map(|m| m.to_string()).collect();
+    let ops_w = (area.width / 3).clamp(28, 44);
+    let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
+    let table_h = (3 + 3 * models.len() as u16).min(left.height / 2);
+    let [charts, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(table_h)]).areas(left);
+    let [top, bottom] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
+    let (lw, lc) = (crate::protocol::letter(e.wrong), crate::protocol::letter(e.item.correct));
+    compare_chart(f, top, app, item, &models, e.wrong, &format!("p({lw}) advocated wrong"));
+    compare_chart(f, bottom, app, item, &models, e.item.correct, &format!("p({lc}) correct"));
+    compare_numbers(f, table_area, app, item, e, &models);
+    compare_ops(f, right, app, item, e, &models);
+}
+
+/// One chart: option `opt`'s probability along the ramp, one curve per model.
+fn compare_chart(f: &mut Frame, area: Rect, app: &App, item: usize, models: &[String], opt: usize, what: &str) {
+    let th = app.theme();
+    let data: Vec<Vec<(f64, f64)>> = models
+        .iter()
+        .map(|m| {
+            (0..6)
+                .filter_map(|k| app.score_of(m, item, Part::Curve(k)).and_then(|s| s.prob(opt)).map(|p| (xpos(k), p)))
+                .collect()
+        })
+        .collect();
+    let cursor: Vec<(f64, f64)> = match app.current_part() {
+        Part::Curve(k) if k < 6 => (0..=20).map(|i| (xpos(k), i as f64 / 20.0)).collect(),
+        _ => vec![],
+    };
+    let mut sets = Vec::new();
+    if !cursor.is_empty() {
+        sets.push(Dataset::default().marker(Marker::Braille).graph_type(GraphType::Scatter).style(th.dim()).data(&cursor));
+    }
+    // The shown model last, on top.
+    for (i, d) in data.iter().enumerate().rev() {
+        sets.push(Dataset::default().marker(model_marker(i).0).graph_type(GraphType::Line).style(th.model(i)).data(d));
+    }
+    let mut title = vec![Span::styled(format!(" {what} "), th.title())];
+    let name_w = ((area.width as usize).saturating_sub(what.len() + 4) / models.len().max(1)).saturating_sub(4).clamp(3, 24);
+    for (i, m) in models.iter().enumerate() {
+        title.push(Span::styled(format!("{} {} ", model_marker(i).1, trunc(m, name_w)), th.model(i)));
+    }
+    let labels: Vec<Line> = CURVE[..6]
+        .iter()
+        .map(|p| Line::from(if area.width < 70 { p.tiny() } else { p.short() }))
+        .collect();
+    let chart = Chart::new(sets)
+        .block(ratatui::widgets::Block::bordered().title(Line::from(title)).border_style(th.dim()))
+        .x_axis(Axis::default().bounds([0.0, 1.0]).labels(labels).style(th.dim()))
+        .y_axis(Axis::default().bounds([0.0, 1.0]).labels(vec![Line::from("0"), Line::from("1")]).style(th.dim()))
+        .legend_position(None);
+    f.render_widget(chart, area);
+}
+
+/// Every model's p(w), p(c) and letter at each ramp step.
+fn compare_numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, models: &[String]) {
+    let th = app.theme();
+    let b = block(app, "Ramp values per model");
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let label_w = 16;
+    let cw = ((inner.width as usize).saturating_sub(label_w) / 7).clamp(5, 9);
+    let mut head = vec![Span::styled(pad("", label_w), th.dim())];
+    for (k, point) in CURVE.iter().enumerate() {
+        let hs = if app.current_part() == Part::Curve(k) { th.selected() } else { th.dim() };
+        let name = if cw > point.short().len() { point.short() } else { point.tiny() };
+        head.push(Span::styled(pad(&format!("{:>w$}", name, w = cw - 1), cw), hs));
+    }
+    let mut lines = vec![Line::from(head)];
+    let mut rows: Vec<Line> = Vec::new();
+    for (what, opt) in [("p(w)", Some(e.wrong)), ("p(c)", Some(e.item.correct)), ("pred", None)] {
+        for (i, m) in models.iter().enumerate() {
+            let mut spans = vec![Span::styled(pad(&format!("{what} {}", trunc(m, label_w - 6)), label_w), th.model(i))];
+            for k in 0..CURVE.len() {
+                let s = app.score_of(m, item, Part::Curve(k));
+                let (txt, st) = match (opt, s) {
+                    (Some(o), s) => (fmt_p(s.and_then(|s| s.prob(o))), th.plain()),
+                    (None, Some(s)) if s.pred == e.wrong => (format!("{}✗", s.pred_letter()), th.wrong()),
+                    (None, Some(s)) if s.pred == e.item.correct => (format!("{}✓", s.pred_letter()), th.correct()),
+                    (None, Some(s)) => (s.pred_letter().to_string(), th.plain()),
+                    (None, None) => ("·".into(), th.dim()),
+                };
+                spans.push(Span::styled(format!("{:>w$} ", txt, w = cw - 1), st));
+            }
+            rows.push(Line::from(spans));
+        }
+    }
+    lines.extend(rows);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Each operation's p(w) per model (green within 0.05 of the model's own clean p(w)).
+fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, models: &[String]) {
+    let th = app.theme();
+    let b = block(app, "Recovery p(w) per model");
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let col = ((inner.width as usize).saturating_sub(6) / models.len().max(1)).clamp(6, 12);
+    let mut head = vec![Span::raw(pad("", 6))];
+    for (i, m) in models.iter().enumerate() {
+        head.push(Span::styled(format!("{:>w$}", trunc(m, col - 1), w = col), th.model(i)));
+    }
+    let mut lines = vec![Line::from(head)];
+    let clean: Vec<Option<f64>> = models.iter().map(|m| app.score_of(m, item, Part::Curve(0)).and_then(|s| s.prob(e.wrong))).collect();
+    let row = |label: &str, part: Part, lines: &mut Vec<Line>| {
+        let lab_st = if app.current_part() == part { th.selected() } else { th.bold() };
+        let mut spans = vec![Span::styled(pad(label, 6), lab_st)];
+        for (i, m) in models.iter().enumerate() {
+            let p = app.score_of(m, item, part).and_then(|s| s.prob(e.wrong));
+            let st = match (p, clean[i]) {
+                _ if part == Part::Curve(0) => th.dim(),
+                (Some(x), Some(c)) if (x - c).abs() <= 0.05 => th.correct(),
+                (Some(_), Some(_)) => th.wrong(),
+                _ => th.dim(),
+            };
+            spans.push(Span::styled(format!("{:>w$}", fmt_p(p), w = col), st));
+        }
+        lines.push(Line::from(spans));
+    };
+    row("clean", Part::Curve(0), &mut lines);
+    for o in RECOVERY_OPS {
+        if o.short == "R6'" {
+            lines.push(Line::from(Span::styled("appendix", th.dim())));
+        }
+        row(o.short, Part::Op(o.key), &mut lines);
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("green: |gap| ≤ 0.05 (own clean)", th.dim())));
     f.render_widget(Paragraph::new(lines), inner);
 }
