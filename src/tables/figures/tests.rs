@@ -465,17 +465,10 @@ fn dump_synthetic_figures() {
     let Some(dir) = std::env::var_os("HYST_FIGURES_DIR") else {
         return;
     };
-    let dir = Path::new(&dir);
-    write_tables(
-        &synthetic_rows(30),
-        &dir.join("synthetic"),
-        &TableOptions::default(),
-    )
-    .unwrap();
-    write_tables(
-        &many_pairs(8),
-        &dir.join("many_pairs"),
-        &TableOptions::default(),
-    )
-    .unwrap();
+    // with the item rows, so `hyst-tui tables --from DIR/synthetic` rebuilds them
+    for (sub, rows) in [("synthetic", synthetic_rows(30)), ("many_pairs", many_pairs(8))] {
+        let d = Path::new(&dir).join(sub);
+        crate::store::write_item_rows(&d, &rows).unwrap();
+        write_tables(&rows, &d, &TableOptions::default()).unwrap();
+    }
 }
