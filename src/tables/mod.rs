@@ -24,6 +24,7 @@ mod definitions;
 mod examples;
 mod expanded_family;
 mod false_context;
+mod figures;
 mod format;
 mod hierarchy;
 mod index;
@@ -106,9 +107,13 @@ impl<'p, 'a> Ctx<'p, 'a> {
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
 /// them.
+#[cfg_attr(not(test), allow(dead_code))] // write_tables shares its context with the figures
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
-    let ctx = Ctx::new(idx, opts);
-    let ctx = &ctx;
+    build_with(&Ctx::new(idx, opts))
+}
+
+/// [`build_tables`] on a context that the figures then share (the hierarchy is built once).
+fn build_with(ctx: &Ctx) -> Vec<Output> {
     // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
     // built once), so they run in parallel; the result does not depend on scheduling because
     // the outputs are sorted by stem below.
@@ -138,17 +143,20 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), TablesError> {
     })
 }
 
-/// Writes every table the rows have data for into `out_dir/tables/` (CSV, Markdown, LaTeX) and
+/// Writes every table the rows have data for into `out_dir/tables/` (CSV, Markdown, LaTeX),
+/// every figure they have data for into `out_dir/figures/` (SVG, [`figures`]) and
 /// `out_dir/summary.md`. Table files of an earlier run that this run does not produce
-/// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) are removed so the directory
-/// never mixes runs. Returns the written paths (tables in stem order, then `summary.md`).
+/// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) and figures it does not draw
+/// (`figures/*.svg`) are removed so the directories never mix runs. Returns the written paths
+/// (tables in stem order, then figures in their fixed order, then `summary.md`).
 pub fn write_tables(
     rows: &[ItemRow],
     out_dir: &Path,
     opts: &TableOptions,
 ) -> Result<Vec<PathBuf>, TablesError> {
     let idx = RunIndex::new(rows);
-    let outputs = build_tables(&idx, opts);
+    let ctx = Ctx::new(&idx, opts);
+    let outputs = build_with(&ctx);
     let dir = out_dir.join("tables");
     let mut written = Vec::new();
     for o in &outputs {
@@ -163,7 +171,8 @@ pub fn write_tables(
         }
     }
     remove_stale(&dir, &written)?;
-    let summary = summary::render(&idx, opts, &outputs);
+    let figures = figures::write_figures(&ctx, &out_dir.join("figures"), &mut written)?;
+    let summary = summary::render(&idx, opts, &outputs, &figures);
     let p = out_dir.join("summary.md");
     write(&p, summary.as_bytes())?;
     written.push(p);
