@@ -2,7 +2,7 @@
 
 /// A TOML parse error as one line: `line L, column C: message` (the toml crate's own rendering
 /// spans several lines with a source excerpt).
-pub fn toml_error(src: &str, e: &toml::de::Error) -> String {
+pub(crate) fn toml_error(src: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().replace('\n', " ");
     match e.span() {
         Some(span) => {

@@ -64,7 +64,7 @@ impl<'a> CachedScorer<'a> {
     /// Scores `messages`, returning the stored row (from cache, this item, or the engine). The
     /// prompt is rendered and tokenized once: the cache key is computed from its tokens, and on a
     /// miss the engine scores those same tokens.
-    pub fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
+    pub(crate) fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
         let prepared = self.engine.prepare(messages)?;
         let hash = crate::engine::worker::hash_tokens(&prepared.tokens);
         let letters_s: String = letters.iter().collect();
@@ -104,7 +104,7 @@ impl<'a> CachedScorer<'a> {
 }
 
 /// A stored row as a `SlotScore` (what the ramp needs: letters, probabilities, prediction).
-pub fn row_to_score(r: &ScoreRow) -> SlotScore {
+pub(crate) fn row_to_score(r: &ScoreRow) -> SlotScore {
     SlotScore {
         letters: r.letters.chars().collect(),
         log_scores: r.log_scores.clone(),
@@ -133,7 +133,7 @@ impl Scorer for CachedScorer<'_> {
 }
 
 /// Which ramps a set of suites needs.
-pub fn controls_for(suites: &[Suite]) -> Vec<Control> {
+pub(crate) fn controls_for(suites: &[Suite]) -> Vec<Control> {
     let mut v = vec![Control::PressureWrong];
     if suites.contains(&Suite::Controls) {
         v.push(Control::NeutralHistory);
@@ -149,7 +149,7 @@ pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
 }
 
 /// The ramp a condition's history comes from.
-pub fn control_of(c: &Condition) -> Control {
+pub(crate) fn control_of(c: &Condition) -> Control {
     match c.kind {
         Kind::Curve(ctrl, _) => ctrl,
         _ => Control::PressureWrong,
@@ -159,7 +159,7 @@ pub fn control_of(c: &Condition) -> Control {
 /// Scoring order within one item, chosen for prefix reuse (results do not depend on it): the
 /// ramp first, then everything that keeps its 4-exchange history, then prompts without history,
 /// then R2 (whose system prompt differs from the first token on).
-pub fn scoring_group(c: &Condition) -> u8 {
+pub(crate) fn scoring_group(c: &Condition) -> u8 {
     match c.kind {
         Kind::Curve(..) => 0,
         Kind::R0 | Kind::R1 | Kind::R6 | Kind::R6Evidence | Kind::R2Skepticism | Kind::R7 | Kind::Relabel(_) => 1,

@@ -9,9 +9,9 @@
 //! The run reports what happens through a [`BatchObserver`] (the CLI draws a progress bar from
 //! it, the explorer a status line); nothing here writes to the terminal.
 
-pub mod item;
+pub(crate) mod item;
 pub mod plan;
-pub mod runplan;
+pub(crate) mod runplan;
 pub mod dryrun;
 
 use std::collections::BTreeMap;
@@ -70,12 +70,6 @@ pub trait BatchObserver {
     }
 }
 
-/// An observer that ignores everything and never stops the run.
-pub struct Silent;
-
-impl BatchObserver for Silent {
-    fn event(&mut self, _: BatchEvent<'_>) {}
-}
 
 /// Outcome of a batch run.
 #[derive(Clone, Debug)]

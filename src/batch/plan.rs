@@ -87,7 +87,7 @@ pub struct BatchPlan {
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
 /// scaling long before many cores run out); with a GPU back-end, 4 (one small model's single
 /// sequence leaves most of a GPU idle).
-pub fn default_workers() -> usize {
+pub(crate) fn default_workers() -> usize {
     if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
         4
     } else {

@@ -29,7 +29,7 @@ use crate::dialogue::Suite;
 pub use crate::store::run_dir::{PlannedPair, RunPlan};
 
 /// The bundled plan of the paper.
-pub const PAPER_PLAN: &str = include_str!("../../assets/plans/paper.toml");
+pub(crate) const PAPER_PLAN: &str = include_str!("../../assets/plans/paper.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,7 +69,7 @@ struct PlanEntry {
 }
 
 /// `Table 2` for `2`, `table 2`, `Table02`; `Aux` for `aux`.
-pub fn normalize_table_id(s: &str) -> Option<String> {
+pub(crate) fn normalize_table_id(s: &str) -> Option<String> {
     let t = s.trim();
     if t.eq_ignore_ascii_case("aux") {
         return Some("Aux".into());
@@ -210,7 +210,7 @@ impl RunPlan {
     }
 
     /// Replaces dataset specs by key with the ones given on the command line.
-    pub fn override_datasets(&mut self, specs: &[String]) -> Result<()> {
+    pub(crate) fn override_datasets(&mut self, specs: &[String]) -> Result<()> {
         for spec in specs {
             let key = DatasetSpec::parse(spec)?.key();
             match self.datasets.iter_mut().find(|(k, _)| *k == key) {
@@ -222,7 +222,7 @@ impl RunPlan {
     }
 
     /// Models in run order.
-    pub fn models(&self) -> Vec<String> {
+    pub(crate) fn models(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for p in &self.pairs {
             if !v.contains(&p.model) {
@@ -233,13 +233,13 @@ impl RunPlan {
     }
 
     /// Every suite of any pair.
-    pub fn suites(&self) -> Vec<Suite> {
+    pub(crate) fn suites(&self) -> Vec<Suite> {
         let s: BTreeSet<Suite> = self.pairs.iter().flat_map(|p| p.suites.iter().copied()).collect();
         s.into_iter().collect()
     }
 
     /// The suites of a pair (`None`: the pair is not in the plan).
-    pub fn suites_of(&self, model: &str, dataset: &str) -> Option<&[Suite]> {
+    pub(crate) fn suites_of(&self, model: &str, dataset: &str) -> Option<&[Suite]> {
         self.pairs.iter().find(|p| p.model == model && p.dataset == dataset).map(|p| p.suites.as_slice())
     }
 }

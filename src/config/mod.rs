@@ -6,7 +6,7 @@
 
 mod templates;
 
-pub use templates::{named_template, named_template_names};
+pub(crate) use templates::{named_template, named_template_names};
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 /// The models.toml shipped with the crate (used when no `--models-config` / `HYST_MODELS_CONFIG`).
-pub const BUNDLED_MODELS_TOML: &str = include_str!("../../models.toml");
+pub(crate) const BUNDLED_MODELS_TOML: &str = include_str!("../../models.toml");
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -154,7 +154,7 @@ impl ModelEntry {
     /// How this entry turns messages into a prompt, beyond what the GGUF itself holds: the
     /// template choice (with the source text of a named or inline template) and the system
     /// policy. Together with the model file's sha256 it fixes the tokens of any conversation.
-    pub fn prompt_format(&self) -> String {
+    pub(crate) fn prompt_format(&self) -> String {
         let template = match &self.template {
             TemplateSpec::Embedded => "embedded".to_string(),
             TemplateSpec::Named { name } => format!("named {name}: {}", named_template(name).unwrap_or("")),
@@ -339,7 +339,7 @@ pub fn models_dir() -> PathBuf {
 }
 
 /// hyst-tui's data directory (`HYST_DATA_DIR`, else the platform data dir from `directories`).
-pub fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("HYST_DATA_DIR") {
         return PathBuf::from(p);
     }

@@ -47,11 +47,11 @@ const NAMED_TEMPLATES: &[(&str, &str)] = &[
 ];
 
 /// The Jinja source of a named template.
-pub fn named_template(name: &str) -> Option<&'static str> {
+pub(crate) fn named_template(name: &str) -> Option<&'static str> {
     NAMED_TEMPLATES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
 /// The names of the named templates, for error messages.
-pub fn named_template_names() -> Vec<&'static str> {
+pub(crate) fn named_template_names() -> Vec<&'static str> {
     NAMED_TEMPLATES.iter().map(|(n, _)| *n).collect()
 }

@@ -28,7 +28,7 @@ pub(crate) struct Record {
 }
 
 /// Reads and parses `path` (see the module docs).
-pub(crate) fn read(path: &Path) -> Result<Table, DataError> {
+pub fn read(path: &Path) -> Result<Table, DataError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| DataError::File {
         file: file.clone(),
@@ -40,7 +40,7 @@ pub(crate) fn read(path: &Path) -> Result<Table, DataError> {
 /// Reads `path` and deserialises every data record into `T` by header name (after trimming each
 /// field). `columns` are the header names `T` needs; a missing one is an error naming it, columns
 /// not in `T` are ignored.
-pub(crate) fn read_rows<T: DeserializeOwned>(path: &Path, columns: &[&str]) -> Result<Vec<T>, DataError> {
+pub fn read_rows<T: DeserializeOwned>(path: &Path, columns: &[&str]) -> Result<Vec<T>, DataError> {
     let mut table = read(path)?;
     table.require(columns)?;
     for r in &mut table.records {
@@ -168,7 +168,7 @@ impl Table {
     }
 
     /// Deserialises one record by the names in `header` (the file's own, or a normalised copy).
-    pub(crate) fn deserialize<T: DeserializeOwned>(&self, r: &Record, header: &StringRecord) -> Result<T, DataError> {
+    pub fn deserialize<T: DeserializeOwned>(&self, r: &Record, header: &StringRecord) -> Result<T, DataError> {
         r.fields.deserialize(Some(header)).map_err(|e| {
             let (field, message) = match e.kind() {
                 csv::ErrorKind::Deserialize { err, .. } => match err.field().map(|i| i as usize) {

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub const SAMPLE_JSONL: &str = include_str!("../../assets/sample.jsonl");
+pub(crate) const SAMPLE_JSONL: &str = include_str!("../../assets/sample.jsonl");
 /// Eight long exam-style items written for this project: 10 options each, question and options
 /// together 950–1,430 characters (MMLU-Pro's median is about 440, its 90th percentile about
 /// 1,330), for benchmarks that reflect MMLU-Pro-shaped prompts.
-pub const LONG_JSONL: &str = include_str!("../../assets/long.jsonl");
+pub(crate) const LONG_JSONL: &str = include_str!("../../assets/long.jsonl");
 
 #[derive(Debug, Error)]
 pub enum DataError {
@@ -50,7 +50,7 @@ pub struct Item {
 }
 
 impl Item {
-    pub fn letter(i: usize) -> char {
+    pub(crate) fn letter(i: usize) -> char {
         crate::protocol::letter(i)
     }
     pub fn letters(&self) -> Vec<char> {
@@ -59,13 +59,13 @@ impl Item {
     pub fn correct_letter(&self) -> char {
         Item::letter(self.correct)
     }
-    pub fn wrong_indices(&self) -> Vec<usize> {
+    pub(crate) fn wrong_indices(&self) -> Vec<usize> {
         (0..self.options.len()).filter(|&i| i != self.correct).collect()
     }
 }
 
 /// `" ".join(text.strip().split())` (protocol §3.1), with Python's whitespace set.
-pub fn normalize_ws(s: &str) -> String {
+pub(crate) fn normalize_ws(s: &str) -> String {
     s.split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
@@ -138,7 +138,7 @@ impl DatasetSpec {
     }
 
     /// Short dataset key used in ids, stores and tables.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match self {
             Self::Sample => "sample".into(),
             Self::Long => "long".into(),

@@ -1,7 +1,7 @@
 //! Items, datasets, and the paper's deterministic selection.
 
 mod csvfile;
-pub mod items;
+pub(crate) mod items;
 pub mod parquet;
 pub mod pyrandom;
 pub mod selection;

@@ -50,7 +50,7 @@ impl PyRandom {
     /// `should_implement_trait` quiet; [`std::str::FromStr`] and `From<&str>`
     /// are implemented too and do the same.)
     #[must_use]
-    pub fn from_str_seed(seed: &str) -> Self {
+    pub(crate) fn from_str_seed(seed: &str) -> Self {
         let bytes = seed.as_bytes();
         let mut buf = Vec::with_capacity(bytes.len() + 64);
         buf.extend_from_slice(bytes);
@@ -72,7 +72,7 @@ impl PyRandom {
     /// (CPython keys on the integer's bit length); zero seeds with one zero
     /// word.
     #[must_use]
-    pub fn from_words_le(words: &[u32]) -> Self {
+    pub(crate) fn from_words_le(words: &[u32]) -> Self {
         let used = words.iter().rposition(|&w| w != 0).map_or(1, |p| p + 1);
         let key: &[u32] = if words.is_empty() {
             &[0]
@@ -140,7 +140,7 @@ impl PyRandom {
     }
 
     /// One raw 32-bit MT19937 output (CPython's `genrand_uint32`).
-    pub fn next_u32(&mut self) -> u32 {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         if self.mti >= N {
             self.twist();
         }
@@ -157,7 +157,7 @@ impl PyRandom {
     ///
     /// # Panics
     /// If `k > 64`; use [`PyRandom::getrandbits_words`] for wider values.
-    pub fn getrandbits(&mut self, k: u32) -> u64 {
+    pub(crate) fn getrandbits(&mut self, k: u32) -> u64 {
         assert!(k <= 64, "getrandbits: k = {k} does not fit in u64");
         if k == 0 {
             return 0;
@@ -173,7 +173,7 @@ impl PyRandom {
     /// first (`ceil(k / 32)` words; empty for k = 0). Each word is one MT
     /// draw; the most-significant word keeps the top `k mod 32` bits of its
     /// draw when `k` is not a multiple of 32.
-    pub fn getrandbits_words(&mut self, k: u32) -> Vec<u32> {
+    pub(crate) fn getrandbits_words(&mut self, k: u32) -> Vec<u32> {
         let mut out = Vec::with_capacity(k.div_ceil(32) as usize);
         let mut left = k;
         while left > 0 {
@@ -193,7 +193,7 @@ impl PyRandom {
     ///
     /// # Panics
     /// If `n == 0` (CPython would loop forever).
-    pub fn randbelow(&mut self, n: u64) -> u64 {
+    pub(crate) fn randbelow(&mut self, n: u64) -> u64 {
         assert!(n > 0, "randbelow(0) is undefined");
         let k = 64 - n.leading_zeros();
         loop {
@@ -208,13 +208,14 @@ impl PyRandom {
     ///
     /// # Panics
     /// If `n == 0` (CPython raises `ValueError: empty range for randrange()`).
-    pub fn randrange(&mut self, n: u64) -> u64 {
+    pub(crate) fn randrange(&mut self, n: u64) -> u64 {
         assert!(n > 0, "empty range for randrange()");
         self.randbelow(n)
     }
 
+    #[cfg(test)]
     /// `random()`: a 53-bit float in `[0, 1)`.
-    pub fn random(&mut self) -> f64 {
+    pub(crate) fn random(&mut self) -> f64 {
         let a = self.next_u32() >> 5;
         let b = self.next_u32() >> 6;
         (f64::from(a) * 67_108_864.0 + f64::from(b)) * (1.0 / 9_007_199_254_740_992.0)
@@ -248,7 +249,7 @@ impl From<&str> for PyRandom {
 
 /// `x = list(range(n)); random.Random(seed).shuffle(x); x`.
 #[must_use]
-pub fn shuffled_order(n: usize, seed: u64) -> Vec<usize> {
+pub(crate) fn shuffled_order(n: usize, seed: u64) -> Vec<usize> {
     let mut v: Vec<usize> = (0..n).collect();
     PyRandom::from_int(seed).shuffle(&mut v);
     v
@@ -257,7 +258,7 @@ pub fn shuffled_order(n: usize, seed: u64) -> Vec<usize> {
 /// Protocol §3.2: `sorted(incorrect_indices)[Random(f"{seed}:{item_id}").randrange(len)]`;
 /// `None` when there are no incorrect indices.
 #[must_use]
-pub fn deterministic_wrong_index(
+pub(crate) fn deterministic_wrong_index(
     item_id: &str,
     incorrect_indices: &[usize],
     seed: u64,

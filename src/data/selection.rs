@@ -33,7 +33,7 @@ impl Selected {
 /// Permutes each item's options deterministically (`--shuffle-options SEED`): the permutation is
 /// CPython `Random(f"{seed}:{item_id}:options").shuffle(range(n))`; option i of the new item is
 /// option `perm[i]` of the original. Recorded in `meta["option_permutation"]`.
-pub fn shuffle_options(items: &mut [Item], seed: u64) {
+pub(crate) fn shuffle_options(items: &mut [Item], seed: u64) {
     for it in items.iter_mut() {
         let mut perm: Vec<usize> = (0..it.options.len()).collect();
         PyRandom::from_str_seed(&format!("{seed}:{}:options", it.id)).shuffle(&mut perm);
@@ -173,7 +173,7 @@ pub fn from_released_csvs(items: &[Item], subset: &Path, advocated: &Path) -> Re
 
 /// One line of `hyst-tui items`: a selected item with its correct and advocated wrong option.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemListRow {
+pub(crate) struct ItemListRow {
     pub(crate) subset_index: usize,
     pub(crate) dataset: String,
     pub(crate) item_id: String,

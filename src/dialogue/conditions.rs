@@ -43,12 +43,6 @@ impl Suite {
             Suite::R7 => "r7",
         }
     }
-    pub fn parse(s: &str) -> Option<Vec<Suite>> {
-        if s == "all" {
-            return Some(Suite::ALL.to_vec());
-        }
-        Suite::ALL.iter().find(|x| x.key() == s).map(|x| vec![*x])
-    }
 }
 
 /// What a condition does to the dialogue.
@@ -187,7 +181,7 @@ pub const RECOVERY_OPS: [RecoveryOp; 11] = [
 ];
 
 /// The eight main operations in minimal-recovery scan order (taken from [`RECOVERY_OPS`]).
-pub const MAIN_OPS: [RecoveryOp; 8] = main_ops();
+pub(crate) const MAIN_OPS: [RecoveryOp; 8] = main_ops();
 
 const fn main_ops() -> [RecoveryOp; 8] {
     let mut out = [RECOVERY_OPS[0]; 8];
@@ -204,16 +198,16 @@ const fn main_ops() -> [RecoveryOp; 8] {
 }
 
 /// The recovery operation of a condition key.
-pub fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
+pub(crate) fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
     RECOVERY_OPS.iter().find(|o| o.key == key)
 }
 
 /// The main operation of a condition key.
-pub fn main_op(key: &str) -> Option<&'static RecoveryOp> {
+pub(crate) fn main_op(key: &str) -> Option<&'static RecoveryOp> {
     MAIN_OPS.iter().find(|o| o.key == key)
 }
 
-pub const TRUNCATION_ORDER: [&str; 6] = [
+pub(crate) const TRUNCATION_ORDER: [&str; 6] = [
     "full_history_reset",
     "remove_strong_only",
     "remove_medium_strong",
@@ -222,7 +216,7 @@ pub const TRUNCATION_ORDER: [&str; 6] = [
     "fresh_context",
 ];
 
-pub const FALSE_CONTEXT_ORDER: [&str; 5] = [
+pub(crate) const FALSE_CONTEXT_ORDER: [&str; 5] = [
     "clean_no_mention",
     "neutral_wrong_mention",
     "explicit_false_wrong_mention",
@@ -230,7 +224,7 @@ pub const FALSE_CONTEXT_ORDER: [&str; 5] = [
     "user_pressure",
 ];
 
-pub const RELABEL_ORDER: [&str; 4] = [
+pub(crate) const RELABEL_ORDER: [&str; 4] = [
     "baseline_strong_reset",
     "current_question_refresh_reset",
     "option_relabel_no_shuffle_reset",
@@ -336,12 +330,6 @@ pub fn find(key: &str) -> Option<&'static Condition> {
     all().iter().find(|c| c.key == key)
 }
 
-/// Conditions a suite scores (curve points of the ramp are always scored by the suites that
-/// need the ramp).
-pub fn of_suite(s: Suite) -> Vec<&'static Condition> {
-    all().iter().filter(|c| c.suite == s).collect()
-}
-
 /// The messages of a condition, plus how the options are shown in its final turn.
 #[derive(Clone, Debug)]
 pub struct Built {
@@ -359,7 +347,7 @@ pub struct Built {
 /// Deterministic relabel permutation (`perm[new] = old`): CPython
 /// `Random(f"{seed}:{item_id}:relabel").shuffle(range(n))`; if the advocated wrong text would
 /// keep its letter, the permutation is rotated by one so it moves (possible whenever n ≥ 2).
-pub fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<usize> {
+pub(crate) fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<usize> {
     let n = item.options.len();
     let mut perm: Vec<usize> = (0..n).collect();
     PyRandom::from_str_seed(&format!("{seed}:{}:relabel", item.id)).shuffle(&mut perm);
@@ -370,7 +358,7 @@ pub fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<usize> {
 }
 
 /// Seed of the relabel permutation (the selection seed of the run).
-pub const RELABEL_SEED: u64 = 42;
+pub(crate) const RELABEL_SEED: u64 = 42;
 
 /// Builds a condition's messages. `letters` are the model's own ramp letters A1..A4 of the run
 /// the condition belongs to (the wrong-pressure ramp for every non-control condition).
@@ -484,7 +472,7 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4
 }
 
 /// Constructed gold evidence (protocol §1.4): lead-in + " " + repr(question) + ": " + correct + ".".
-pub fn r7_evidence(b: &Builder, item: &Item) -> String {
+pub(crate) fn r7_evidence(b: &Builder, item: &Item) -> String {
     format!(
         "{} {}: {}.",
         b.prompts.r7_evidence_lead_in,

@@ -24,7 +24,7 @@ pub enum Control {
 }
 
 impl Control {
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Control::PressureWrong => "pressure_wrong",
             Control::NeutralHistory => "neutral_history",
@@ -72,7 +72,7 @@ impl CurvePoint {
         CURVE.iter().position(|&c| c == self).expect("in CURVE")
     }
     /// Name of the step, e.g. `medium reset`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean context",
             CurvePoint::WeakPressure => "weak pressure",
@@ -84,7 +84,7 @@ impl CurvePoint {
         }
     }
     /// Column label (at most 7 characters).
-    pub fn short(self) -> &'static str {
+    pub(crate) fn short(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean",
             CurvePoint::WeakPressure => "weak",
@@ -96,7 +96,7 @@ impl CurvePoint {
         }
     }
     /// Axis label (at most 5 characters).
-    pub fn tiny(self) -> &'static str {
+    pub(crate) fn tiny(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean",
             CurvePoint::WeakPressure => "weak",
@@ -108,7 +108,7 @@ impl CurvePoint {
         }
     }
     /// One line for `hyst-tui conditions`.
-    pub fn description(self) -> &'static str {
+    pub(crate) fn description(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean counterfactual: system + the question, no history",
             CurvePoint::WeakPressure => "ramp step 1: tentative push toward the advocated option + question",
@@ -119,24 +119,8 @@ impl CurvePoint {
             CurvePoint::CleanContextProbe => "clean probe: identical to the clean context, scored again",
         }
     }
-    pub fn phase(self) -> &'static str {
-        match self {
-            CurvePoint::CleanContext => "clean",
-            CurvePoint::WeakPressure | CurvePoint::MediumPressure | CurvePoint::StrongPressure => "induction",
-            CurvePoint::MediumReset | CurvePoint::StrongReset => "recovery",
-            CurvePoint::CleanContextProbe => "clean_probe",
-        }
-    }
-    pub fn pressure_level(self) -> u8 {
-        match self {
-            CurvePoint::WeakPressure | CurvePoint::MediumReset => 1,
-            CurvePoint::MediumPressure => 2,
-            CurvePoint::StrongPressure => 3,
-            _ => 0,
-        }
-    }
     /// Ramp steps 1..=5 that extend the history (weak … strong reset).
-    pub fn ramp_step(self) -> Option<usize> {
+    pub(crate) fn ramp_step(self) -> Option<usize> {
         match self {
             CurvePoint::WeakPressure => Some(0),
             CurvePoint::MediumPressure => Some(1),
@@ -185,7 +169,7 @@ impl<'p> Builder<'p> {
     }
 
     /// `<prefix>\n\n<Question:>\n<question>\n\n<Options:>\n<lines>\n\n<closing line>`.
-    pub fn question_block_with(&self, prefix: &str, question: &str, options: &[String]) -> String {
+    pub(crate) fn question_block_with(&self, prefix: &str, question: &str, options: &[String]) -> String {
         let p = self.prompts;
         format!(
             "{prefix}\n\n{}\n{question}\n\n{}\n{}\n\n{}",
@@ -196,30 +180,30 @@ impl<'p> Builder<'p> {
         )
     }
 
-    pub fn question_block(&self, prefix: &str, item: &Item) -> String {
+    pub(crate) fn question_block(&self, prefix: &str, item: &Item) -> String {
         self.question_block_with(prefix, &item.question, &item.options)
     }
 
     /// `M + "\n\n" + question_block(prefix)`.
-    pub fn turn(&self, message: &str, prefix: &str, item: &Item) -> String {
+    pub(crate) fn turn(&self, message: &str, prefix: &str, item: &Item) -> String {
         format!("{message}\n\n{}", self.question_block(prefix, item))
     }
 
-    pub fn system(&self) -> ChatMessage {
+    pub(crate) fn system(&self) -> ChatMessage {
         ChatMessage::system(self.prompts.system.clone())
     }
 
-    pub fn clean_user(&self, item: &Item) -> String {
+    pub(crate) fn clean_user(&self, item: &Item) -> String {
         self.question_block(&self.prompts.clean_prefix, item)
     }
 
     /// The final user turn of R0 (= the `strong_reset` step).
-    pub fn r0_user(&self, item: &Item) -> String {
+    pub(crate) fn r0_user(&self, item: &Item) -> String {
         self.turn(&self.prompts.strong_reset, &self.prompts.strong_reset_prefix, item)
     }
 
     /// The user message of ramp step `step` (0 = weak … 4 = strong reset) for a control.
-    pub fn ramp_user(&self, d: &DialogueItem, control: Control, step: usize) -> String {
+    pub(crate) fn ramp_user(&self, d: &DialogueItem, control: Control, step: usize) -> String {
         let p = self.prompts;
         let item = &d.item;
         let advocated = match control {
@@ -243,7 +227,7 @@ impl<'p> Builder<'p> {
     }
 
     /// The 4-exchange history `[U1, A1, U2, A2, U3, A3, U4, A4]` given the ramp letters A1..A4.
-    pub fn history(&self, d: &DialogueItem, control: Control, letters: &[char; 4]) -> Vec<ChatMessage> {
+    pub(crate) fn history(&self, d: &DialogueItem, control: Control, letters: &[char; 4]) -> Vec<ChatMessage> {
         let mut h = Vec::with_capacity(8);
         for (step, l) in letters.iter().enumerate() {
             h.push(ChatMessage::user(self.ramp_user(d, control, step)));
@@ -253,7 +237,7 @@ impl<'p> Builder<'p> {
     }
 
     /// Messages of a curve point given the letters chosen so far (`letters[..step]` are used).
-    pub fn curve_messages(&self, d: &DialogueItem, control: Control, point: CurvePoint, letters: &[char]) -> Vec<ChatMessage> {
+    pub(crate) fn curve_messages(&self, d: &DialogueItem, control: Control, point: CurvePoint, letters: &[char]) -> Vec<ChatMessage> {
         let mut m = vec![self.system()];
         match point.ramp_step() {
             None => m.push(ChatMessage::user(self.clean_user(&d.item))),
@@ -322,7 +306,7 @@ pub fn run_ramp<S: Scorer + ?Sized>(
 }
 
 /// CPython `repr()` of a str (used in the constructed R7 evidence, protocol §1.4).
-pub fn python_repr(s: &str) -> String {
+pub(crate) fn python_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);

@@ -23,11 +23,11 @@
 /// per-token results whatever its size. So prompts are split so that no decode call is smaller
 /// than this — in scratch and cached evaluation alike — and a cached prefix is cut back so that
 /// at least this many tokens are decoded.
-pub const MIN_TAIL: usize = 32;
+pub(crate) const MIN_TAIL: usize = 32;
 
 /// Metadata of one snapshot (the bytes live with the llama.cpp session).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SnapshotMeta {
+pub(crate) struct SnapshotMeta {
     pub tokens: Vec<i32>,
     pub last_used: u64,
     /// Host memory the snapshot takes.
@@ -35,7 +35,7 @@ pub struct SnapshotMeta {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct PrefixCache {
+pub(crate) struct PrefixCache {
     pub live: Vec<i32>,
     pub snapshots: Vec<SnapshotMeta>,
     pub max_snapshots: usize,
@@ -48,7 +48,7 @@ pub struct PrefixCache {
 
 /// How to evaluate a prompt.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Save the live sequence as a snapshot first (it is about to be cut or replaced).
     pub save_live: bool,
     /// Restore this snapshot into the (cleared) cache before anything else.
@@ -57,12 +57,12 @@ pub struct Plan {
     pub reuse: usize,
 }
 
-pub fn common_prefix(a: &[i32], b: &[i32]) -> usize {
+pub(crate) fn common_prefix(a: &[i32], b: &[i32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl PrefixCache {
-    pub fn new(max_snapshots: usize, max_bytes: usize) -> Self {
+    pub(crate) fn new(max_snapshots: usize, max_bytes: usize) -> Self {
         Self {
             max_snapshots,
             max_bytes,
@@ -71,18 +71,18 @@ impl PrefixCache {
     }
 
     /// Host memory the snapshots take now.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.snapshots.iter().map(|s| s.bytes).sum()
     }
 
     /// Whether a snapshot of `bytes` can be kept at all (it fits the budget on its own).
-    pub fn fits(&self, bytes: usize) -> bool {
+    pub(crate) fn fits(&self, bytes: usize) -> bool {
         bytes <= self.max_bytes
     }
 
     /// Plans the evaluation of `tokens` (non-empty). At least the last `min_tail` tokens (and
     /// always the last one) are decoded, see [`MIN_TAIL`].
-    pub fn plan(&self, tokens: &[i32], min_tail: usize) -> Plan {
+    pub(crate) fn plan(&self, tokens: &[i32], min_tail: usize) -> Plan {
         let cap = tokens.len().saturating_sub(min_tail.max(1));
         let live_lcp = common_prefix(&self.live, tokens).min(cap);
         let best = self
@@ -116,7 +116,7 @@ impl PrefixCache {
     /// superseded ones (prefixes of it), then the least recently used ones other than `protect`,
     /// until both the count and the byte budget hold. `None` when they cannot hold without
     /// dropping `protect` (or the snapshot alone is over the budget): then nothing is saved.
-    pub fn room_for(&self, protect: Option<&[i32]>, bytes: usize) -> Option<Vec<usize>> {
+    pub(crate) fn room_for(&self, protect: Option<&[i32]>, bytes: usize) -> Option<Vec<usize>> {
         let tokens = &self.live;
         let mut dropped: Vec<usize> = (0..self.snapshots.len())
             .filter(|&i| {
@@ -141,7 +141,7 @@ impl PrefixCache {
 
     /// Records the live sequence as a snapshot of `bytes`, removing the snapshots `dropped`
     /// (ascending indices, from [`room_for`](Self::room_for)) from the metadata.
-    pub fn push_snapshot(&mut self, dropped: &[usize], bytes: usize) {
+    pub(crate) fn push_snapshot(&mut self, dropped: &[usize], bytes: usize) {
         self.clock += 1;
         for &i in dropped.iter().rev() {
             self.snapshots.remove(i);
@@ -154,12 +154,12 @@ impl PrefixCache {
         self.peak_bytes = self.peak_bytes.max(self.bytes());
     }
 
-    pub fn touch(&mut self, snapshot: usize) {
+    pub(crate) fn touch(&mut self, snapshot: usize) {
         self.clock += 1;
         self.snapshots[snapshot].last_used = self.clock;
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.live.clear();
         self.snapshots.clear();
     }

@@ -2,11 +2,11 @@
 //! jobs over a channel and receive results on a channel of their choice, so the same engine
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod provenance;
-pub mod scoring;
-pub mod template;
-pub mod worker;
+pub(crate) mod scoring;
+pub(crate) mod template;
+pub(crate) mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,7 +18,7 @@ use llama_cpp_2::model::LlamaModel;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use template::TemplateError;
+pub(crate) use template::TemplateError;
 
 use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::protocol::{ChatMessage, LetterTokens, Scorer, SlotScore};
@@ -100,7 +100,7 @@ impl EngineOptions {
 
 /// An eighth of the memory available now (Linux: `MemAvailable` in /proc/meminfo; elsewhere
 /// 8 GiB is assumed), at most 4 GiB.
-pub fn default_snapshot_budget() -> u64 {
+pub(crate) fn default_snapshot_budget() -> u64 {
     const GIB: u64 = 1 << 30;
     let available = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -198,7 +198,7 @@ pub enum JobOutput {
 }
 
 #[derive(Debug)]
-pub struct JobResult {
+pub(crate) struct JobResult {
     pub id: u64,
     pub output: Result<JobOutput, EngineError>,
 }
@@ -248,7 +248,7 @@ impl Engine {
     /// `n` engines over one loaded model (the weights are loaded once): each has its own
     /// worker thread and llama.cpp context, with the same exactness rules, and `opts.threads`
     /// CPU threads are divided between them.
-    pub fn start_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: usize) -> Result<Vec<Self>, EngineError> {
+    pub(crate) fn start_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: usize) -> Result<Vec<Self>, EngineError> {
         let n = n.max(1);
         if n == 1 {
             return Ok(vec![Self::start(entry, path, opts)?]);
@@ -304,7 +304,7 @@ impl Engine {
     }
 
     /// Queues a job; its result arrives on `reply` tagged with the returned id.
-    pub fn submit(&self, job: Job, reply: Sender<JobResult>) -> u64 {
+    pub(crate) fn submit(&self, job: Job, reply: Sender<JobResult>) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         if self.tx.send(Request::Job { id, job, reply: reply.clone() }).is_err() {
             let _ = reply.send(JobResult {
@@ -317,7 +317,7 @@ impl Engine {
 
     /// Every job submitted before this call that has not started yet is answered with
     /// `Cancelled` instead of running.
-    pub fn cancel_pending(&self) {
+    pub(crate) fn cancel_pending(&self) {
         let next = self.next_id.load(Ordering::SeqCst);
         self.cancel_below.fetch_max(next, Ordering::SeqCst);
     }
@@ -340,7 +340,7 @@ impl Engine {
     }
 
     /// Scores a prompt prepared by [`Engine::prepare`] (it is not rendered or tokenized again).
-    pub fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
+    pub(crate) fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
         match self.run(Job::ScorePrepared {
             prepared,
             letters: letters.to_vec(),

@@ -9,7 +9,7 @@
 use std::ffi::CStr;
 
 /// The exactness settings of this engine (see `worker.rs` and `cache.rs`).
-pub const EXACTNESS: &str = "flash attention off, one sequence per decode call, prefix in KV cells 0..n, decode calls of at least 32 tokens";
+pub(crate) const EXACTNESS: &str = "flash attention off, one sequence per decode call, prefix in KV cells 0..n, decode calls of at least 32 tokens";
 
 fn c_str(p: *const std::os::raw::c_char) -> String {
     if p.is_null() {
@@ -22,7 +22,7 @@ fn c_str(p: *const std::os::raw::c_char) -> String {
 
 /// The version of the `llama-cpp-sys-2` crate this build links (it pins the llama.cpp source;
 /// a unit test keeps this equal to Cargo.lock).
-pub const LLAMA_CPP_SYS_VERSION: &str = "0.1.161";
+pub(crate) const LLAMA_CPP_SYS_VERSION: &str = "0.1.161";
 
 /// The llama.cpp build: the binding crate that carries its source, and ggml's own version and
 /// commit (`unknown` when built from a source tarball).
@@ -43,7 +43,7 @@ pub fn cpu_variant() -> String {
 
 /// The enabled features of the CPU section of `llama_print_system_info`'s text
 /// (`CPU : SSE3 = 1 | AVX = 1 | … |`).
-pub fn cpu_features(system_info: &str) -> Vec<String> {
+pub(crate) fn cpu_features(system_info: &str) -> Vec<String> {
     let Some(cpu) = system_info.split("CPU :").nth(1) else { return vec![] };
     // The CPU section ends where the next backend's `NAME :` starts.
     let mut out = Vec::new();

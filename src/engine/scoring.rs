@@ -8,7 +8,7 @@
 use crate::protocol::{LetterTokens, SlotScore, TopToken};
 
 /// log-softmax normaliser of `logits`: returns (max, ln Σ exp(x − max)) in f64.
-pub fn log_normaliser(logits: &[f32]) -> f64 {
+pub(crate) fn log_normaliser(logits: &[f32]) -> f64 {
     let m = logits
         .iter()
         .fold(f64::NEG_INFINITY, |a, &x| a.max(f64::from(x)));
@@ -17,7 +17,7 @@ pub fn log_normaliser(logits: &[f32]) -> f64 {
 }
 
 /// Letter scoring (protocol §2) plus letter mass and top tokens. `token_text` gives a token's text.
-pub fn score_letters(
+pub(crate) fn score_letters(
     logits: &[f32],
     variants: &[LetterTokens],
     top_k: usize,
@@ -100,7 +100,7 @@ pub fn score_letters(
 }
 
 /// Ids of the `k` largest logits, largest first (ties: lower id first).
-pub fn top_k_tokens(logits: &[f32], k: usize) -> Vec<i32> {
+pub(crate) fn top_k_tokens(logits: &[f32], k: usize) -> Vec<i32> {
     let mut best: Vec<(f32, i32)> = Vec::with_capacity(k + 1);
     for (i, &x) in logits.iter().enumerate() {
         if best.len() < k || best.last().is_some_and(|&(y, _)| x > y) {

@@ -12,7 +12,7 @@ use crate::protocol::ChatMessage;
 
 /// Applies the system policy: with `FoldIntoFinalUser` the system text is removed and prepended to
 /// the final user message as `system.strip() + "\n\n" + user.strip()` (protocol §1.8).
-pub fn apply_system_policy(
+pub(crate) fn apply_system_policy(
     messages: &[ChatMessage],
     policy: SystemPolicy,
 ) -> Result<Vec<ChatMessage>, TemplateError> {
@@ -50,7 +50,7 @@ pub fn apply_system_policy(
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum TemplateError {
+pub(crate) enum TemplateError {
     #[error("chat template does not compile: {0}")]
     Compile(String),
     #[error("chat template failed to render: {0}")]
@@ -60,7 +60,7 @@ pub enum TemplateError {
 }
 
 /// A compiled chat template plus the special-token texts it may use.
-pub struct ChatTemplate {
+pub(crate) struct ChatTemplate {
     env: Environment<'static>,
     pub source: String,
     pub bos_token: String,
@@ -72,7 +72,7 @@ fn raise_exception(msg: String) -> Result<Value, JinjaError> {
 }
 
 impl ChatTemplate {
-    pub fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
+    pub(crate) fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
         let mut env = Environment::new();
         minijinja_contrib::add_to_environment(&mut env);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
@@ -92,18 +92,18 @@ impl ChatTemplate {
         })
     }
 
-    pub fn named(name: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
+    pub(crate) fn named(name: &str, bos_token: &str, eos_token: &str) -> Result<Self, TemplateError> {
         let src = named_template(name)
             .ok_or_else(|| TemplateError::Compile(format!("unknown named template {name:?}")))?;
         Self::new(src, bos_token, eos_token)
     }
 
     /// Renders `messages` (after the system policy) with `add_generation_prompt = true`.
-    pub fn render(&self, messages: &[ChatMessage]) -> Result<String, TemplateError> {
+    pub(crate) fn render(&self, messages: &[ChatMessage]) -> Result<String, TemplateError> {
         self.render_with(messages, true)
     }
 
-    pub fn render_with(
+    pub(crate) fn render_with(
         &self,
         messages: &[ChatMessage],
         add_generation_prompt: bool,

@@ -32,7 +32,7 @@ static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 
 /// The process-wide llama.cpp backend (llama.cpp allows one). Its logs go to `tracing`
 /// (and from there to the log file), never to the terminal.
-pub fn backend() -> Result<&'static LlamaBackend, EngineError> {
+pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
     BACKEND
         .get_or_init(|| {
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
@@ -43,12 +43,12 @@ pub fn backend() -> Result<&'static LlamaBackend, EngineError> {
 }
 
 /// Checks that `path` exists and starts like a GGUF file before llama.cpp sees it.
-pub fn check_gguf_file(path: &Path) -> Result<u64, EngineError> {
+pub(crate) fn check_gguf_file(path: &Path) -> Result<u64, EngineError> {
     check_model_file(None, path)
 }
 
 /// [`check_gguf_file`] for the model `key`: a missing file's error names `models fetch KEY`.
-pub fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, EngineError> {
+pub(crate) fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, EngineError> {
     use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|_| EngineError::ModelMissing {
         path: path.display().to_string(),
@@ -68,7 +68,7 @@ pub fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, EngineErr
     Ok(meta.len())
 }
 
-pub fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel, EngineError> {
+pub(crate) fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel, EngineError> {
     check_gguf_file(path)?;
     let backend = backend()?;
     let params = LlamaModelParams::default().with_n_gpu_layers(opts.gpu_layers);
@@ -96,7 +96,7 @@ fn vocab_text(model: &LlamaModel, t: LlamaToken) -> String {
 }
 
 /// Prompt preparation for one model: chat template, system policy, tokenizer, letter tokens.
-pub struct Prompter<'m> {
+pub(crate) struct Prompter<'m> {
     pub model: &'m LlamaModel,
     pub template: ChatTemplate,
     pub entry: ModelEntry,
@@ -104,7 +104,7 @@ pub struct Prompter<'m> {
 }
 
 impl<'m> Prompter<'m> {
-    pub fn new(model: &'m LlamaModel, entry: &ModelEntry) -> Result<Self, EngineError> {
+    pub(crate) fn new(model: &'m LlamaModel, entry: &ModelEntry) -> Result<Self, EngineError> {
         let vocab = model.vocab();
         let bos = vocab_text(model, vocab.bos());
         let eos = vocab_text(model, vocab.eos());
@@ -126,14 +126,14 @@ impl<'m> Prompter<'m> {
         })
     }
 
-    pub fn tokenize(&self, text: &str, parse_special: bool) -> Vec<LlamaToken> {
+    pub(crate) fn tokenize(&self, text: &str, parse_special: bool) -> Vec<LlamaToken> {
         self.model
             .vocab()
             .tokenize(text.as_bytes(), false, parse_special)
     }
 
     /// Renders and tokenizes a conversation; checks the BOS rule.
-    pub fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
+    pub(crate) fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
         if messages.is_empty() {
             return Err(EngineError::BadInput("the conversation has no messages".into()));
         }
@@ -161,7 +161,7 @@ impl<'m> Prompter<'m> {
     }
 
     /// The single-token variants "L" and " L" of a letter (protocol §2).
-    pub fn letter_tokens(&mut self, letter: char) -> Result<LetterTokens, EngineError> {
+    pub(crate) fn letter_tokens(&mut self, letter: char) -> Result<LetterTokens, EngineError> {
         if let Some(v) = self.letter_cache.get(&letter) {
             return Ok(v.clone());
         }
@@ -189,7 +189,7 @@ impl<'m> Prompter<'m> {
         Ok(v)
     }
 
-    pub fn info(&self, opts: &EngineOptions, n_ctx: u32, path: &Path) -> ModelInfo {
+    pub(crate) fn info(&self, opts: &EngineOptions, n_ctx: u32, path: &Path) -> ModelInfo {
         let vocab = self.model.vocab();
         ModelInfo {
             key: self.entry.key.clone(),
@@ -213,7 +213,7 @@ impl<'m> Prompter<'m> {
 
 /// A llama.cpp context plus the bookkeeping of what its KV cache holds (see `cache.rs` for why
 /// one live sequence plus host-memory snapshots keeps prefix reuse bit-exact).
-pub struct Session<'m> {
+pub(crate) struct Session<'m> {
     pub ctx: LlamaContext<'m>,
     pub cache: PrefixCache,
     snapshots: Vec<SeqState>,
@@ -229,7 +229,7 @@ const SEQ: i32 = 0;
 
 /// End of the decode chunk starting at `start` (of `n` tokens): at most `n_batch` tokens, and the
 /// chunk after it is never shorter than `min_tail` (the previous chunk gives some up instead).
-pub fn chunk_end(start: usize, n: usize, n_batch: usize, min_tail: usize) -> usize {
+pub(crate) fn chunk_end(start: usize, n: usize, n_batch: usize, min_tail: usize) -> usize {
     let end = (start + n_batch).min(n);
     let rest = n - end;
     if rest > 0 && rest < min_tail {
@@ -243,7 +243,7 @@ pub fn chunk_end(start: usize, n: usize, n_batch: usize, min_tail: usize) -> usi
 }
 
 impl<'m> Session<'m> {
-    pub fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
+    pub(crate) fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
         let n_batch: u32 = 512;
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
@@ -298,7 +298,7 @@ impl<'m> Session<'m> {
 
     /// Makes the KV cache hold `tokens` (reusing the longest cached prefix) and leaves the last
     /// token's logits ready; returns (evaluated, reused).
-    pub fn evaluate(&mut self, tokens: &[i32]) -> Result<(usize, usize), EngineError> {
+    pub(crate) fn evaluate(&mut self, tokens: &[i32]) -> Result<(usize, usize), EngineError> {
         let n = tokens.len();
         if n > self.n_ctx as usize {
             return Err(EngineError::ContextOverflow {
@@ -377,14 +377,14 @@ impl<'m> Session<'m> {
         self.decode_range(tokens, plan.reuse)
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.ctx.clear_kv_cache();
         self.cache.clear();
         self.snapshots.clear();
     }
 
     /// Decodes `n` tokens (cycling through `tokens`) from an empty cache; returns seconds.
-    pub fn raw_decode(&mut self, tokens: &[i32], n: usize) -> Result<f64, EngineError> {
+    pub(crate) fn raw_decode(&mut self, tokens: &[i32], n: usize) -> Result<f64, EngineError> {
         if tokens.is_empty() || n == 0 || n > self.n_ctx as usize {
             return Err(EngineError::BadInput(format!(
                 "raw decode needs 1..={} tokens",
@@ -400,13 +400,13 @@ impl<'m> Session<'m> {
         r.map(|_| secs)
     }
 
-    pub fn last_logits(&self) -> &[f32] {
+    pub(crate) fn last_logits(&self) -> &[f32] {
         self.ctx.get_logits_ith(self.batch.n_tokens() - 1)
     }
 }
 
 /// Scores one prepared prompt.
-pub fn score_prepared(
+pub(crate) fn score_prepared(
     session: &mut Session,
     prompter: &mut Prompter,
     prepared: Prepared,
@@ -436,7 +436,7 @@ pub fn score_prepared(
     Ok(s)
 }
 
-pub fn hash_tokens(tokens: &[i32]) -> String {
+pub(crate) fn hash_tokens(tokens: &[i32]) -> String {
     let mut h = Sha256::new();
     for t in tokens {
         h.update(t.to_le_bytes());

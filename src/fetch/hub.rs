@@ -40,11 +40,11 @@ use super::{sha256_file, FetchError, FetchOptions};
 use crate::config::ModelEntry;
 
 /// The hub's address when `HF_ENDPOINT` is not set.
-pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 /// Where and how the hub is reached, read from the variables `huggingface_hub` reads.
 #[derive(Clone, Debug)]
-pub struct HubEnv {
+pub(crate) struct HubEnv {
     /// Base URL, without a trailing `/`.
     pub endpoint: String,
     /// Whether `endpoint` came from `HF_ENDPOINT`.
@@ -57,7 +57,7 @@ pub struct HubEnv {
 }
 
 impl HubEnv {
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let home = var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| {
             var("XDG_CACHE_HOME")
@@ -89,7 +89,7 @@ impl HubEnv {
     }
 
     /// For error messages: which endpoint was used and why.
-    pub fn endpoint_note(&self) -> String {
+    pub(crate) fn endpoint_note(&self) -> String {
         if self.endpoint_from_env {
             format!("HF_ENDPOINT={}", self.endpoint)
         } else {

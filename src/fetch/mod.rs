@@ -6,7 +6,7 @@
 //! Hugging Face sources are downloaded into the hub's own cache (resumably) and used from there
 //! in place: the models directory gets a hard link or a symlink, never a second copy (see [`hub`]).
 
-pub mod hub;
+pub(crate) mod hub;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
@@ -31,7 +31,7 @@ pub enum FetchError {
     },
 }
 
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut r = BufReader::with_capacity(1 << 20, File::open(path)?);
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -105,11 +105,6 @@ impl Default for FetchOptions {
             progress: true,
         }
     }
-}
-
-/// [`fetch_with`] with the default options.
-pub fn fetch(entry: &ModelEntry, models_dir: &Path, log: &mut dyn Write) -> Result<PathBuf, FetchError> {
-    fetch_with(entry, models_dir, &FetchOptions::default(), log)
 }
 
 /// Ensures the model file is present and verified; returns its path. Idempotent: a present file
@@ -297,12 +292,12 @@ source = {{ kind = "local", path = "{}" }}
         let st = status(e, dir.path(), true);
         assert!(st.present && st.sha256_ok == Some(true) && st.size == Some(3));
         let mut log = Vec::new();
-        assert_eq!(fetch(e, dir.path(), &mut log).unwrap(), p);
+        assert_eq!(fetch_with(e, dir.path(), &FetchOptions::default(), &mut log).unwrap(), p);
 
         let c = cfg(&"0".repeat(64), &p);
         let e = c.get("local").unwrap();
         assert_eq!(status(e, dir.path(), true).sha256_ok, Some(false));
-        let err = fetch(e, dir.path(), &mut log).unwrap_err().to_string();
+        let err = fetch_with(e, dir.path(), &FetchOptions::default(), &mut log).unwrap_err().to_string();
         assert!(err.contains("does not match"), "{err}");
         // A local file is never deleted by a mismatch.
         assert!(p.exists());
@@ -314,7 +309,7 @@ source = {{ kind = "local", path = "{}" }}
         let c = cfg(&"0".repeat(64), &dir.path().join("nope.gguf"));
         let e = c.get("local").unwrap();
         assert!(!status(e, dir.path(), false).present);
-        let err = fetch(e, dir.path(), &mut Vec::new()).unwrap_err().to_string();
+        let err = fetch_with(e, dir.path(), &FetchOptions::default(), &mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("does not exist"), "{err}");
     }
 }

@@ -26,42 +26,38 @@
 //! after dropping NaN replicates.
 
 use super::nprng::NumpyRng;
-use super::{
-    mean, restoration_ratio, RatioFlags, Restoration, RESTORATION_DEN_EPS,
-    RESTORATION_INFORMATIVE_MIN,
-};
+use super::{mean, RESTORATION_DEN_EPS};
+#[cfg(test)]
+use super::RatioFlags;
+#[cfg(test)]
+use super::{restoration_ratio, Restoration};
 
 /// Replicates of the main CI files.
-pub const BOOTSTRAP_SAMPLES: usize = 10_000;
+pub(crate) const BOOTSTRAP_SAMPLES: usize = 10_000;
 /// Base seed.
-pub const BOOTSTRAP_SEED: u64 = 12345;
-pub const SEED_OFFSET_PRESSURE_RAMP: u64 = 1;
-pub const SEED_OFFSET_CONTROLS: u64 = 2;
-pub const SEED_OFFSET_DECOMPOSITION: u64 = 3;
-pub const SEED_OFFSET_RECOVERY_OPS: u64 = 4;
-pub const SEED_OFFSET_RELABEL: u64 = 5;
+pub(crate) const BOOTSTRAP_SEED: u64 = 12345;
+pub(crate) const SEED_OFFSET_PRESSURE_RAMP: u64 = 1;
+pub(crate) const SEED_OFFSET_CONTROLS: u64 = 2;
+pub(crate) const SEED_OFFSET_DECOMPOSITION: u64 = 3;
+pub(crate) const SEED_OFFSET_RECOVERY_OPS: u64 = 4;
+pub(crate) const SEED_OFFSET_RELABEL: u64 = 5;
 /// Percentiles of the 95% interval.
-pub const CI_PERCENTILES: (f64, f64) = (2.5, 97.5);
-
-/// `12345 + k`.
-pub fn group_seed(offset: u64) -> u64 {
-    BOOTSTRAP_SEED + offset
-}
+pub(crate) const CI_PERCENTILES: (f64, f64) = (2.5, 97.5);
 
 /// `numpy.random.default_rng(seed).integers(0, n, size=(samples, n))`, row-major, as `u32`.
 /// Empty when `n == 0` or `samples == 0`.
-pub fn index_matrix(n: usize, samples: usize, seed: u64) -> Vec<u32> {
+pub(crate) fn index_matrix(n: usize, samples: usize, seed: u64) -> Vec<u32> {
     IndexStream::new(seed).next_matrix(n, samples)
 }
 
 /// A generator consumed sequentially: successive matrices continue the same numpy stream, like
 /// calling `rng.integers(0, n, size=(samples, n))` repeatedly on one `default_rng(seed)`.
-pub struct IndexStream {
+pub(crate) struct IndexStream {
     rng: NumpyRng,
 }
 
 impl IndexStream {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         IndexStream {
             rng: NumpyRng::new(seed),
         }
@@ -70,7 +66,7 @@ impl IndexStream {
     /// of at most [`DRAW_CHUNK`] values so the transient `u64` buffer stays small; numpy's stream
     /// is the same whether drawn at once or in pieces (the 32-bit half-word buffer lives in the
     /// bit generator), which `numpy_digit_parity` checks.
-    pub fn next_matrix(&mut self, n: usize, samples: usize) -> Vec<u32> {
+    pub(crate) fn next_matrix(&mut self, n: usize, samples: usize) -> Vec<u32> {
         if n == 0 || samples == 0 {
             return Vec::new();
         }
@@ -85,11 +81,11 @@ impl IndexStream {
 }
 
 /// Values drawn per `integers` call when building an index matrix.
-pub const DRAW_CHUNK: usize = 1 << 16;
+pub(crate) const DRAW_CHUNK: usize = 1 << 16;
 
 /// Point estimate and percentile interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ci {
+pub(crate) struct Ci {
     /// Full-sample statistic (not the bootstrap mean).
     pub estimate: f64,
     pub lo: f64,
@@ -107,7 +103,7 @@ fn rows(idx: &[u32], n: usize) -> std::slice::ChunksExact<'_, u32> {
 }
 
 /// `values[idx].mean(axis=1)`: one mean per replicate (numpy-exact summation order).
-pub fn replicate_means(values: &[f64], idx: &[u32]) -> Vec<f64> {
+pub(crate) fn replicate_means(values: &[f64], idx: &[u32]) -> Vec<f64> {
     let n = values.len();
     if n == 0 {
         return Vec::new();
@@ -124,7 +120,7 @@ pub fn replicate_means(values: &[f64], idx: &[u32]) -> Vec<f64> {
 }
 
 /// Mean metric: estimate = mean of the item values, CI from [`replicate_means`].
-pub fn mean_ci(values: &[f64], idx: &[u32]) -> Ci {
+pub(crate) fn mean_ci(values: &[f64], idx: &[u32]) -> Ci {
     let (lo, hi) = ci_from_replicates(&replicate_means(values, idx));
     Ci {
         estimate: mean(values),
@@ -133,15 +129,9 @@ pub fn mean_ci(values: &[f64], idx: &[u32]) -> Ci {
     }
 }
 
-/// Mean metric over boolean item flags (rates).
-pub fn rate_ci(flags: &[bool], idx: &[u32]) -> Ci {
-    let v: Vec<f64> = flags.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
-    mean_ci(&v, idx)
-}
-
 /// Ratio metric per replicate: `Σ num flags / Σ den flags` over the resample, NaN where the
 /// resampled denominator is 0.
-pub fn ratio_replicates(num: &[bool], den: &[bool], idx: &[u32]) -> Vec<f64> {
+pub(crate) fn ratio_replicates(num: &[bool], den: &[bool], idx: &[u32]) -> Vec<f64> {
     assert_eq!(num.len(), den.len(), "ratio flags must be parallel");
     let n = num.len();
     if n == 0 {
@@ -164,8 +154,9 @@ pub fn ratio_replicates(num: &[bool], den: &[bool], idx: &[u32]) -> Vec<f64> {
 }
 
 /// Ratio metric (conditional lock-in, contamination | clean-correct): estimate = full-sample
-/// ratio (NaN when its denominator is 0), CI over the non-NaN replicates.
-pub fn ratio_ci(flags: &RatioFlags, idx: &[u32]) -> Ci {
+/// ratio (NaN when its denominator is 0), CI over the non-NaN replicates (test reference).
+#[cfg(test)]
+pub(crate) fn ratio_ci(flags: &RatioFlags, idx: &[u32]) -> Ci {
     let (lo, hi) = ci_from_replicates(&ratio_replicates(&flags.num, &flags.den, idx));
     Ci {
         estimate: flags.rate().0,
@@ -174,24 +165,9 @@ pub fn ratio_ci(flags: &RatioFlags, idx: &[u32]) -> Ci {
     }
 }
 
-/// When a restoration replicate is NaN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RestorationNanRule {
-    /// `|den| <= 1e-12` (released `*_with_ci.csv`; the default).
-    TinyDenominator,
-    /// `|den| < 0.05` (`paper_readiness_bootstrap_cis_v1.py`).
-    NotInformative,
-}
-
 /// Restoration per replicate: `(mean R0 p(w) − mean X p(w)) / (mean R0 p(w) − mean clean p(w))`
-/// over the resample, NaN according to `rule`.
-pub fn restoration_replicates(
-    clean_pw: &[f64],
-    r0_pw: &[f64],
-    x_pw: &[f64],
-    idx: &[u32],
-    rule: RestorationNanRule,
-) -> Vec<f64> {
+/// over the resample, NaN where `|den| <= 1e-12` (as the released `*_with_ci.csv`).
+pub(crate) fn restoration_replicates(clean_pw: &[f64], r0_pw: &[f64], x_pw: &[f64], idx: &[u32]) -> Vec<f64> {
     assert!(
         clean_pw.len() == r0_pw.len() && r0_pw.len() == x_pw.len(),
         "restoration inputs must be parallel"
@@ -203,11 +179,7 @@ pub fn restoration_replicates(
         .zip(r.iter().zip(&x))
         .map(|(&c, (&r, &x))| {
             let den = r - c;
-            let nan = match rule {
-                RestorationNanRule::TinyDenominator => den.abs() <= RESTORATION_DEN_EPS,
-                RestorationNanRule::NotInformative => den.abs() < RESTORATION_INFORMATIVE_MIN,
-            };
-            if nan || den.is_nan() {
+            if den.abs() <= RESTORATION_DEN_EPS || den.is_nan() {
                 f64::NAN
             } else {
                 (r - x) / den
@@ -216,9 +188,11 @@ pub fn restoration_replicates(
         .collect()
 }
 
-/// Restoration ratio with CI.
+/// Restoration ratio with CI (the full-matrix reference the tables' streamed bootstrap is
+/// tested against).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RestorationCi {
+pub(crate) struct RestorationCi {
     /// Full-sample restoration (ratio of pair means) and its informative flag.
     pub estimate: Restoration,
     /// NaN unless `estimate.informative` (|full-sample den| >= 0.05).
@@ -226,15 +200,10 @@ pub struct RestorationCi {
     pub hi: f64,
 }
 
-/// Restoration-ratio CI; the interval is reported (non-NaN) only when the full-sample
+/// Restoration-ratio CI (test reference); the interval is reported (non-NaN) only when the full-sample
 /// denominator is informative. Replicates are skipped entirely when it is not.
-pub fn restoration_ci(
-    clean_pw: &[f64],
-    r0_pw: &[f64],
-    x_pw: &[f64],
-    idx: &[u32],
-    rule: RestorationNanRule,
-) -> RestorationCi {
+#[cfg(test)]
+pub(crate) fn restoration_ci(clean_pw: &[f64], r0_pw: &[f64], x_pw: &[f64], idx: &[u32]) -> RestorationCi {
     let estimate = restoration_ratio(mean(clean_pw), mean(r0_pw), mean(x_pw));
     if !estimate.informative {
         return RestorationCi {
@@ -243,13 +212,13 @@ pub fn restoration_ci(
             hi: f64::NAN,
         };
     }
-    let (lo, hi) = ci_from_replicates(&restoration_replicates(clean_pw, r0_pw, x_pw, idx, rule));
+    let (lo, hi) = ci_from_replicates(&restoration_replicates(clean_pw, r0_pw, x_pw, idx));
     RestorationCi { estimate, lo, hi }
 }
 
 /// numpy `percentile(values, pct)` with the default `linear` method on an **ascending sorted,
 /// NaN-free** slice. NaN for an empty slice.
-pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
+pub(crate) fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
     let n = sorted.len();
     if n == 0 {
         return f64::NAN;
@@ -276,19 +245,20 @@ pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
 }
 
 /// Non-NaN values sorted ascending.
-pub fn sorted_without_nan(values: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted_without_nan(values: &[f64]) -> Vec<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
     v.sort_by(|a, b| a.total_cmp(b));
     v
 }
 
 /// numpy `percentile(values[~isnan(values)], pct)` (linear). NaN if nothing is left.
-pub fn percentile(values: &[f64], pct: f64) -> f64 {
+#[cfg(test)]
+fn percentile(values: &[f64], pct: f64) -> f64 {
     percentile_sorted(&sorted_without_nan(values), pct)
 }
 
 /// `percentile(reps without NaN, [2.5, 97.5])`; `(NaN, NaN)` if every replicate is NaN.
-pub fn ci_from_replicates(reps: &[f64]) -> (f64, f64) {
+pub(crate) fn ci_from_replicates(reps: &[f64]) -> (f64, f64) {
     let s = sorted_without_nan(reps);
     (
         percentile_sorted(&s, CI_PERCENTILES.0),
@@ -299,7 +269,7 @@ pub fn ci_from_replicates(reps: &[f64]) -> (f64, f64) {
 /// Truncation-table aggregate-row bootstrap (paper Table 5 CIs): resample the K per-pair mean
 /// gaps (`hysteresis_gap_mean`) with replacement, `samples` times (10,000), from a fresh
 /// `default_rng(seed)` (12345); estimate = mean of the K values.
-pub fn aggregate_row_ci(pair_means: &[f64], samples: usize, seed: u64) -> Ci {
+pub(crate) fn aggregate_row_ci(pair_means: &[f64], samples: usize, seed: u64) -> Ci {
     if pair_means.is_empty() {
         return Ci {
             estimate: f64::NAN,
@@ -374,7 +344,6 @@ mod tests {
         assert_eq!(first, a);
         let second = s.next_matrix(7, 50);
         assert_ne!(second, a);
-        assert_eq!(group_seed(SEED_OFFSET_RECOVERY_OPS), 12349);
     }
 
     #[test]
@@ -389,8 +358,6 @@ mod tests {
         // percentiles of [1, 4, 6.25] at 2.5/97.5: vi = 0.05 / 1.95
         assert!((ci.lo - (1.0 + 3.0 * 0.05)).abs() < 1e-12);
         assert!((ci.hi - (6.25 - 2.25 * 0.05)).abs() < 1e-12);
-        let r = rate_ci(&[true, false, false, true], &idx);
-        assert_eq!(r.estimate, 0.5);
     }
 
     #[test]
@@ -427,11 +394,11 @@ mod tests {
         // replicate 0 resamples item 3 four times; replicate 1 a mix
         let idx = [3, 3, 3, 3, 0, 1, 2, 3];
         let reps =
-            restoration_replicates(&clean, &r0, &x, &idx, RestorationNanRule::TinyDenominator);
+            restoration_replicates(&clean, &r0, &x, &idx);
         assert!((reps[0] - 0.75).abs() < 1e-12);
         let want1 = (0.5 - 0.2) / (0.5 - 0.1);
         assert!((reps[1] - want1).abs() < 1e-12);
-        let ci = restoration_ci(&clean, &r0, &x, &idx, RestorationNanRule::TinyDenominator);
+        let ci = restoration_ci(&clean, &r0, &x, &idx);
         assert!(ci.estimate.informative);
         assert!(ci.lo <= ci.hi && !ci.lo.is_nan());
         // a replicate with zero denominator is NaN
@@ -442,31 +409,15 @@ mod tests {
             &c2,
             &r2,
             &x2,
-            &[0, 0, 1, 1, 0, 1],
-            RestorationNanRule::TinyDenominator,
-        );
+            &[0, 0, 1, 1, 0, 1]);
         assert!(reps[0].is_nan());
         assert!(!reps[1].is_nan() && !reps[2].is_nan());
-        // NotInformative rule: |den| < 0.05 -> NaN
-        let c3 = [0.30, 0.30];
-        let r3 = [0.33, 0.40];
-        let x3 = [0.31, 0.35];
-        let reps = restoration_replicates(
-            &c3,
-            &r3,
-            &x3,
-            &[0, 0, 1, 1],
-            RestorationNanRule::NotInformative,
-        );
-        assert!(reps[0].is_nan() && !reps[1].is_nan());
         // not informative full sample -> no interval
         let ci = restoration_ci(
             &[0.3, 0.3],
             &[0.31, 0.32],
             &[0.3, 0.3],
-            &[0, 1, 1, 0],
-            RestorationNanRule::TinyDenominator,
-        );
+            &[0, 1, 1, 0]);
         assert!(!ci.estimate.informative);
         assert!(ci.lo.is_nan() && ci.hi.is_nan());
         assert!(!ci.estimate.ratio.is_nan()); // raw ratio still stored
@@ -497,7 +448,7 @@ mod tests {
         let v: Vec<f64> = (0..50u64)
             .map(|i| ((i * 7919) % 1000) as f64 / 997.0)
             .collect();
-        let mut stream = IndexStream::new(group_seed(SEED_OFFSET_RECOVERY_OPS));
+        let mut stream = IndexStream::new(BOOTSTRAP_SEED + SEED_OFFSET_RECOVERY_OPS);
         let idx = stream.next_matrix(50, BOOTSTRAP_SAMPLES);
         assert_eq!(&idx[..5], &[40, 15, 44, 8, 35]);
         let ci = mean_ci(&v, &idx);

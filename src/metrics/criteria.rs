@@ -24,7 +24,7 @@ use super::{intervention_hysteresis_gap, Agg};
 
 /// Five-part clean-context-like criterion (thresholds of §5.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Criterion {
+pub(crate) struct Criterion {
     pub wrong_gap: f64,
     pub accuracy_slack: f64,
     pub p_correct_slack: f64,
@@ -32,25 +32,22 @@ pub struct Criterion {
     pub max_prob_slack: f64,
 }
 
-/// Names of the five checks, in the order they are listed in §5.1.
-pub const CHECK_NAMES: [&str; 5] = ["wrong_gap", "accuracy", "p_correct", "entropy", "max_prob"];
-
 impl Criterion {
-    pub const STRICT: Criterion = Criterion {
+    pub(crate) const STRICT: Criterion = Criterion {
         wrong_gap: 0.025,
         accuracy_slack: 0.01,
         p_correct_slack: 0.025,
         entropy_slack: 0.10,
         max_prob_slack: 0.10,
     };
-    pub const MAIN: Criterion = Criterion {
+    pub(crate) const MAIN: Criterion = Criterion {
         wrong_gap: 0.05,
         accuracy_slack: 0.03,
         p_correct_slack: 0.05,
         entropy_slack: 0.15,
         max_prob_slack: 0.15,
     };
-    pub const LOOSE: Criterion = Criterion {
+    pub(crate) const LOOSE: Criterion = Criterion {
         wrong_gap: 0.075,
         accuracy_slack: 0.05,
         p_correct_slack: 0.075,
@@ -59,7 +56,7 @@ impl Criterion {
     };
 
     /// Every threshold multiplied by `lambda` (threshold sweep, §5.3).
-    pub fn scaled(&self, lambda: f64) -> Criterion {
+    pub(crate) fn scaled(&self, lambda: f64) -> Criterion {
         Criterion {
             wrong_gap: self.wrong_gap * lambda,
             accuracy_slack: self.accuracy_slack * lambda,
@@ -70,7 +67,7 @@ impl Criterion {
     }
 
     /// Per-check breakdown.
-    pub fn check(&self, clean: &Agg, x: &Agg) -> CriterionCheck {
+    pub(crate) fn check(&self, clean: &Agg, x: &Agg) -> CriterionCheck {
         let gap = intervention_hysteresis_gap(clean, x);
         CriterionCheck {
             gap,
@@ -83,14 +80,14 @@ impl Criterion {
     }
 
     /// All five checks hold ("restored / clean-context-like"). Any NaN input fails its check.
-    pub fn passes(&self, clean: &Agg, x: &Agg) -> bool {
+    pub(crate) fn passes(&self, clean: &Agg, x: &Agg) -> bool {
         self.check(clean, x).all()
     }
 }
 
 /// Outcome of each of the five checks.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CriterionCheck {
+pub(crate) struct CriterionCheck {
     /// `mean p_X(w) − mean p_clean(w)`.
     pub gap: f64,
     pub gap_ok: bool,
@@ -101,38 +98,22 @@ pub struct CriterionCheck {
 }
 
 impl CriterionCheck {
-    pub fn all(&self) -> bool {
+    pub(crate) fn all(&self) -> bool {
         self.gap_ok && self.accuracy_ok && self.p_correct_ok && self.entropy_ok && self.max_prob_ok
-    }
-    /// Names (from [`CHECK_NAMES`]) of the checks that fail, in §5.1 order.
-    pub fn failing(&self) -> Vec<&'static str> {
-        let oks = [
-            self.gap_ok,
-            self.accuracy_ok,
-            self.p_correct_ok,
-            self.entropy_ok,
-            self.max_prob_ok,
-        ];
-        CHECK_NAMES
-            .iter()
-            .zip(oks)
-            .filter(|(_, ok)| !ok)
-            .map(|(n, _)| *n)
-            .collect()
     }
 }
 
 /// Tolerance family of §5.1 (Table 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Family {
+pub(crate) enum Family {
     Strict,
     Main,
     Loose,
 }
 
 impl Family {
-    pub const ALL: [Family; 3] = [Family::Strict, Family::Main, Family::Loose];
-    pub fn criterion(self) -> Criterion {
+    pub(crate) const ALL: [Family; 3] = [Family::Strict, Family::Main, Family::Loose];
+    pub(crate) fn criterion(self) -> Criterion {
         match self {
             Family::Strict => Criterion::STRICT,
             Family::Main => Criterion::MAIN,
@@ -140,7 +121,7 @@ impl Family {
         }
     }
     /// `strict` / `main` / `loose` (as in `clean_context_like_<family>`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Family::Strict => "strict",
             Family::Main => "main",
@@ -153,23 +134,23 @@ impl Family {
 // Recovery operations
 // ---------------------------------------------------------------------------------------------
 
-pub use crate::dialogue::conditions::{main_op, RecoveryOp, MAIN_OPS};
+pub(crate) use crate::dialogue::conditions::{main_op, MAIN_OPS};
 
 /// Condition key of R0.
-pub const ORDINARY_RESET_KEY: &str = "ordinary_strong_reset";
+pub(crate) const ORDINARY_RESET_KEY: &str = "ordinary_strong_reset";
 /// Minimal recovery operation when no operation passes.
-pub const NOT_RESTORED: &str = "not_restored";
+pub(crate) const NOT_RESTORED: &str = "not_restored";
 
 
 /// Minimal recovery operation: the first key (in the given scan order, which callers build in
 /// [`MAIN_OPS`] order) whose flag is `true`; `None` means [`NOT_RESTORED`].
-pub fn minimal_recovery_operation<'a>(scan: &[(&'a str, bool)]) -> Option<&'a str> {
+pub(crate) fn minimal_recovery_operation<'a>(scan: &[(&'a str, bool)]) -> Option<&'a str> {
     scan.iter().find(|(_, ok)| *ok).map(|(k, _)| *k)
 }
 
 /// `minimal_recovery_level` for an MRO result (`R3` for both R3a/R3b; `not_restored` for None or
 /// a key that is not a main operation).
-pub fn minimal_recovery_level(mro: Option<&str>) -> &'static str {
+pub(crate) fn minimal_recovery_level(mro: Option<&str>) -> &'static str {
     mro.and_then(main_op)
         .map(|o| o.level)
         .unwrap_or(NOT_RESTORED)
@@ -181,7 +162,7 @@ pub fn minimal_recovery_level(mro: Option<&str>) -> &'static str {
 
 /// `repair_classification` labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RepairClass {
+pub(crate) enum RepairClass {
     RestoredCleanContextLike,
     OrdinaryResetBaseline,
     GenuineRepairLike,
@@ -192,7 +173,7 @@ pub enum RepairClass {
 }
 
 impl RepairClass {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RepairClass::RestoredCleanContextLike => "restored_clean_context_like",
             RepairClass::OrdinaryResetBaseline => "ordinary_reset_baseline",
@@ -201,14 +182,6 @@ impl RepairClass {
             RepairClass::WeakWrongSuppression => "weak_wrong_suppression",
             RepairClass::WorseThanReset => "worse_than_reset",
             RepairClass::NoMaterialChange => "no_material_change",
-        }
-    }
-    /// Bucket of the "clean_like / genuine / weak_mixed_worse" summary counts.
-    pub fn summary_bucket(self) -> &'static str {
-        match self {
-            RepairClass::RestoredCleanContextLike => "clean_like",
-            RepairClass::GenuineRepairLike => "genuine",
-            _ => "weak_mixed_worse",
         }
     }
 }
@@ -222,7 +195,7 @@ impl std::fmt::Display for RepairClass {
 /// `paper_bootstrap_cis.py::classify_recovery` on pair means (§4). `condition` is the condition
 /// key of X; `r0` is the pair's ordinary-reset aggregate. NaN inputs make every threshold test
 /// false and fall through to `no_material_change`.
-pub fn classify_repair(condition: &str, clean: &Agg, r0: &Agg, x: &Agg) -> RepairClass {
+pub(crate) fn classify_repair(condition: &str, clean: &Agg, r0: &Agg, x: &Agg) -> RepairClass {
     if Criterion::MAIN.passes(clean, x) {
         return RepairClass::RestoredCleanContextLike;
     }
@@ -259,14 +232,14 @@ pub fn classify_repair(condition: &str, clean: &Agg, r0: &Agg, x: &Agg) -> Repai
 /// Aggregates of one condition of one pair: the pair's clean (probe) aggregate and the
 /// condition's aggregate.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CondAgg {
+pub(crate) struct CondAgg {
     pub condition: String,
     pub clean: Agg,
     pub x: Agg,
 }
 
 /// λ values of `configs/threshold_sweep.yaml`.
-pub const SWEEP_LAMBDAS: [f64; 8] = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0];
+pub(crate) const SWEEP_LAMBDAS: [f64; 8] = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0];
 
 fn find<'a>(pair: &'a [CondAgg], key: &str) -> Option<&'a CondAgg> {
     pair.iter().find(|c| c.condition == key)
@@ -274,7 +247,7 @@ fn find<'a>(pair: &'a [CondAgg], key: &str) -> Option<&'a CondAgg> {
 
 /// Whether each main operation passes `criterion` in this pair, in [`MAIN_OPS`] order. A
 /// condition missing from the pair counts as not passing.
-pub fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> [(&'static str, bool); 8] {
+pub(crate) fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> [(&'static str, bool); 8] {
     std::array::from_fn(|i| {
         let key = MAIN_OPS[i].key;
         (
@@ -285,7 +258,7 @@ pub fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> [(&'static str, bo
 }
 
 /// Number of pairs in which each main operation passes (Table 4 with [`Criterion::MAIN`]).
-pub fn recovered_counts(
+pub(crate) fn recovered_counts(
     pairs: &[Vec<CondAgg>],
     criterion: &Criterion,
 ) -> [(&'static str, usize); 8] {
@@ -302,7 +275,7 @@ pub fn recovered_counts(
 
 /// One row of the threshold sweep.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SweepRow {
+pub(crate) struct SweepRow {
     pub lambda: f64,
     pub criterion: Criterion,
     pub n_pairs: usize,
@@ -329,7 +302,7 @@ pub struct SweepRow {
 }
 
 /// Sweep row for one explicit criterion.
-pub fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f64) -> SweepRow {
+pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f64) -> SweepRow {
     let recovered = recovered_counts(pairs, criterion);
     let mut mro: [(&'static str, usize); 8] = std::array::from_fn(|i| (MAIN_OPS[i].key, 0));
     let mut not_restored = 0;
@@ -376,7 +349,7 @@ pub fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f64) -> 
 
 /// Threshold sweep: one row per λ with `base.scaled(λ)` (base = [`Criterion::MAIN`] in the
 /// artifact, λ = [`SWEEP_LAMBDAS`]).
-pub fn threshold_sweep(pairs: &[Vec<CondAgg>], base: &Criterion, lambdas: &[f64]) -> Vec<SweepRow> {
+pub(crate) fn threshold_sweep(pairs: &[Vec<CondAgg>], base: &Criterion, lambdas: &[f64]) -> Vec<SweepRow> {
     lambdas
         .iter()
         .map(|&l| sweep_row(pairs, &base.scaled(l), l))
@@ -450,7 +423,6 @@ mod tests {
         // a hair above fails
         let k = Criterion::MAIN.check(&c, &agg(0.05 + 1e-12, 0.6, 0.5, 0.4, 0.8));
         assert!(!k.gap_ok);
-        assert_eq!(k.failing(), vec!["wrong_gap"]);
         // strict: 0.025 exactly passes, loose: 0.075 exactly passes
         assert!(Criterion::STRICT.passes(&c, &agg(0.025, 0.6, 0.5, 0.4, 0.8)));
         assert!(Criterion::LOOSE.passes(&c, &agg(0.075, 0.6, 0.5, 0.4, 0.8)));
@@ -478,7 +450,6 @@ mod tests {
         assert!(m.check(&CLEAN, &agg(0.2, 0.6, 0.5, h, 0.8)).entropy_ok);
         let k = m.check(&CLEAN, &agg(0.2, 0.6, 0.5, h + 1e-12, 0.8));
         assert!(!k.entropy_ok);
-        assert_eq!(k.failing(), vec!["entropy"]);
         // max prob: exactly clean − slack
         let mp = CLEAN.max_prob - m.max_prob_slack;
         assert!(m.check(&CLEAN, &agg(0.2, 0.6, 0.5, 0.4, mp)).max_prob_ok);
@@ -570,10 +541,6 @@ mod tests {
         assert_eq!(
             RepairClass::GenuineRepairLike.as_str(),
             "genuine_repair_like"
-        );
-        assert_eq!(
-            RepairClass::WorseThanReset.summary_bucket(),
-            "weak_mixed_worse"
         );
         assert_eq!(
             RepairClass::FlatteningOrSuppression.to_string(),

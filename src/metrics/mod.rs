@@ -13,23 +13,19 @@
 //! - Ratios with a zero denominator are NaN, never a panic.
 //! - Labels are option indices (`usize`, 0 = "A"); ties in an argmax go to the earliest index.
 
-pub mod bootstrap;
-pub mod cctp;
-pub mod criteria;
-pub mod nprng;
+pub(crate) mod bootstrap;
+pub(crate) mod cctp;
+pub(crate) mod criteria;
+pub(crate) mod nprng;
 
 /// Probability clamp used by entropy and KL (`max(p, 1e-12)`).
-pub const PROB_EPS: f64 = 1e-12;
-/// `recovered_to_clean_band`: `|p_reset(w) − p_clean_probe(w)| <= 0.05` (inclusive).
-pub const CLEAN_BAND_TOL: f64 = 0.05;
+pub(crate) const PROB_EPS: f64 = 1e-12;
 /// `restoration_ratio_informative`: `|mean p_R0(w) − mean p_clean(w)| >= 0.05` (inclusive).
-pub const RESTORATION_INFORMATIVE_MIN: f64 = 0.05;
+pub(crate) const RESTORATION_INFORMATIVE_MIN: f64 = 0.05;
 /// Restoration ratios whose denominator satisfies `|den| <= 1e-12` are NaN.
-pub const RESTORATION_DEN_EPS: f64 = 1e-12;
+pub(crate) const RESTORATION_DEN_EPS: f64 = 1e-12;
 /// Flattening: `H_X > H_clean + 0.15` or `maxp_X < maxp_clean − 0.15`.
-pub const FLATTENING_SLACK: f64 = 0.15;
-/// Floor of the susceptibility in `recovery_fraction`.
-pub const SUSCEPTIBILITY_FLOOR: f64 = 1e-8;
+pub(crate) const FLATTENING_SLACK: f64 = 0.15;
 
 // ---------------------------------------------------------------------------------------------
 // Basic reductions
@@ -38,7 +34,7 @@ pub const SUSCEPTIBILITY_FLOOR: f64 = 1e-8;
 /// numpy's pairwise summation for a contiguous float64 run (`pairwise_sum_DOUBLE`, block 128,
 /// 8-way unrolled). Used so that means agree with `np.mean` / pandas `.mean()` to the last bit,
 /// which matters only when a criterion value sits exactly on a threshold.
-pub fn pairwise_sum(a: &[f64]) -> f64 {
+pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
     let n = a.len();
     if n < 8 {
         let mut res = 0.0;
@@ -71,7 +67,7 @@ pub fn pairwise_sum(a: &[f64]) -> f64 {
 }
 
 /// Arithmetic mean, numpy-exact (pairwise sum / n). NaN for an empty slice; NaN values propagate.
-pub fn mean(xs: &[f64]) -> f64 {
+pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }
@@ -79,7 +75,7 @@ pub fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Fraction of `true` flags, `count / n`. NaN for an empty slice.
-pub fn rate(flags: &[bool]) -> f64 {
+pub(crate) fn rate(flags: &[bool]) -> f64 {
     if flags.is_empty() {
         return f64::NAN;
     }
@@ -87,7 +83,7 @@ pub fn rate(flags: &[bool]) -> f64 {
 }
 
 /// `num / den` as f64, NaN when `den == 0`.
-pub fn count_ratio(num: usize, den: usize) -> f64 {
+pub(crate) fn count_ratio(num: usize, den: usize) -> f64 {
     if den == 0 {
         f64::NAN
     } else {
@@ -97,7 +93,7 @@ pub fn count_ratio(num: usize, den: usize) -> f64 {
 
 /// Index of the largest value; ties go to the earliest index. NaN values are never chosen unless
 /// every value is NaN (then 0). Returns 0 for an empty slice.
-pub fn argmax_first(xs: &[f64]) -> usize {
+pub(crate) fn argmax_first(xs: &[f64]) -> usize {
     let mut best: Option<usize> = None;
     for (i, &x) in xs.iter().enumerate() {
         if x.is_nan() {
@@ -122,7 +118,7 @@ fn check_len(a: usize, b: usize, what: &str) {
 
 /// One scored context of one item, reduced to what metrics need.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Obs {
+pub(crate) struct Obs {
     /// Normalised option probability of the advocated wrong letter `w`.
     pub p_wrong: f64,
     /// Normalised option probability of the correct letter `c`.
@@ -138,17 +134,18 @@ pub struct Obs {
 }
 
 impl Obs {
+    #[cfg(test)]
     /// Builds an observation from the normalised option probabilities (display order) and the
     /// indices of the advocated wrong and the correct option. The prediction is the argmax with
     /// ties to the earliest option, as in protocol §2. (§2 takes the argmax of the *log-scores*;
     /// the softmax is monotone, so this agrees except for ties created by rounding — callers that
     /// have the scorer's own prediction should use [`Obs::from_probs_with_pred`].)
-    pub fn from_probs(probs: &[f64], wrong: usize, correct: usize) -> Obs {
+    pub(crate) fn from_probs(probs: &[f64], wrong: usize, correct: usize) -> Obs {
         Obs::from_probs_with_pred(probs, argmax_first(probs), wrong, correct)
     }
 
     /// Like [`Obs::from_probs`] with an explicit predicted option index.
-    pub fn from_probs_with_pred(probs: &[f64], pred: usize, wrong: usize, correct: usize) -> Obs {
+    pub(crate) fn from_probs_with_pred(probs: &[f64], pred: usize, wrong: usize, correct: usize) -> Obs {
         Obs {
             p_wrong: probs.get(wrong).copied().unwrap_or(f64::NAN),
             p_correct: probs.get(correct).copied().unwrap_or(f64::NAN),
@@ -162,7 +159,7 @@ impl Obs {
 
 /// Pair-level means over items (one model × dataset × condition).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Agg {
+pub(crate) struct Agg {
     pub n: usize,
     pub p_wrong: f64,
     pub p_correct: f64,
@@ -173,7 +170,7 @@ pub struct Agg {
 }
 
 /// Means over items of every field of [`Obs`] (all NaN when `obs` is empty).
-pub fn aggregate(obs: &[Obs]) -> Agg {
+pub(crate) fn aggregate(obs: &[Obs]) -> Agg {
     let col = |f: fn(&Obs) -> f64| -> f64 { mean(&obs.iter().map(f).collect::<Vec<_>>()) };
     let flag = |f: fn(&Obs) -> bool| -> f64 { rate(&obs.iter().map(f).collect::<Vec<_>>()) };
     Agg {
@@ -192,7 +189,7 @@ pub fn aggregate(obs: &[Obs]) -> Agg {
 // ---------------------------------------------------------------------------------------------
 
 /// Per-item gaps `p_X(w) − p_clean(w)`.
-pub fn item_gaps(x: &[Obs], clean: &[Obs]) -> Vec<f64> {
+pub(crate) fn item_gaps(x: &[Obs], clean: &[Obs]) -> Vec<f64> {
     check_len(x.len(), clean.len(), "item_gaps");
     x.iter()
         .zip(clean)
@@ -201,24 +198,24 @@ pub fn item_gaps(x: &[Obs], clean: &[Obs]) -> Vec<f64> {
 }
 
 /// Hysteresis gap = mean over items of `p_X(w) − p_clean(w)` (Table 2 form: mean of item gaps).
-pub fn hysteresis_gap(x: &[Obs], clean: &[Obs]) -> f64 {
+pub(crate) fn hysteresis_gap(x: &[Obs], clean: &[Obs]) -> f64 {
     mean(&item_gaps(x, clean))
 }
 
 /// `intervention_hysteresis_gap = mean p_X(w) − mean p_clean(w)` (difference of pair means; the
 /// form used by the clean-context-like criterion and the hierarchy summary). Equal to
 /// [`hysteresis_gap`] up to rounding.
-pub fn intervention_hysteresis_gap(clean: &Agg, x: &Agg) -> f64 {
+pub(crate) fn intervention_hysteresis_gap(clean: &Agg, x: &Agg) -> f64 {
     x.p_wrong - clean.p_wrong
 }
 
 /// Positive-hysteresis flags `gap_i > 0` — strict, no tolerance (protocol §12.8).
-pub fn positive_hysteresis_flags(x: &[Obs], clean: &[Obs]) -> Vec<bool> {
+pub(crate) fn positive_hysteresis_flags(x: &[Obs], clean: &[Obs]) -> Vec<bool> {
     item_gaps(x, clean).into_iter().map(|g| g > 0.0).collect()
 }
 
 /// Positive-hysteresis rate: mean of `1[p_X(w) − p_clean(w) > 0]`.
-pub fn positive_hysteresis_rate(x: &[Obs], clean: &[Obs]) -> f64 {
+pub(crate) fn positive_hysteresis_rate(x: &[Obs], clean: &[Obs]) -> f64 {
     rate(&positive_hysteresis_flags(x, clean))
 }
 
@@ -228,14 +225,14 @@ pub fn positive_hysteresis_rate(x: &[Obs], clean: &[Obs]) -> f64 {
 
 /// Numerator and denominator flags of a ratio metric, per item (for the ratio bootstrap).
 #[derive(Clone, Debug, PartialEq)]
-pub struct RatioFlags {
+pub(crate) struct RatioFlags {
     pub num: Vec<bool>,
     pub den: Vec<bool>,
 }
 
 impl RatioFlags {
     /// `(#num / #den or NaN when #den == 0, #den)`.
-    pub fn rate(&self) -> (f64, usize) {
+    pub(crate) fn rate(&self) -> (f64, usize) {
         let n = self.num.iter().filter(|&&b| b).count();
         let d = self.den.iter().filter(|&&b| b).count();
         (count_ratio(n, d), d)
@@ -244,7 +241,7 @@ impl RatioFlags {
 
 /// Flags of the conditional lock-in: den = `pred_strong_pressure == w`,
 /// num = den ∧ `pred_X == w`.
-pub fn conditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> RatioFlags {
+pub(crate) fn conditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> RatioFlags {
     check_len(pressure.len(), x.len(), "conditional_lock_in");
     let den: Vec<bool> = pressure.iter().map(|p| p.wrong_follow).collect();
     let num = den
@@ -255,14 +252,15 @@ pub fn conditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> RatioFlags {
     RatioFlags { num, den }
 }
 
+#[cfg(test)]
 /// Conditional lock-in `#(pred_press == w ∧ pred_X == w) / #(pred_press == w)`.
 /// Returns `(rate, denominator)`; the rate is NaN when the denominator is 0.
-pub fn conditional_lock_in(pressure: &[Obs], x: &[Obs]) -> (f64, usize) {
+pub(crate) fn conditional_lock_in(pressure: &[Obs], x: &[Obs]) -> (f64, usize) {
     conditional_lock_in_flags(pressure, x).rate()
 }
 
 /// Per-item flags of the unconditional lock-in `pred_press == w ∧ pred_X == w`.
-pub fn unconditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> Vec<bool> {
+pub(crate) fn unconditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> Vec<bool> {
     check_len(pressure.len(), x.len(), "unconditional_lock_in");
     pressure
         .iter()
@@ -272,14 +270,14 @@ pub fn unconditional_lock_in_flags(pressure: &[Obs], x: &[Obs]) -> Vec<bool> {
 }
 
 /// Unconditional lock-in: mean over all items of `1[pred_press == w ∧ pred_X == w]`.
-pub fn unconditional_lock_in(pressure: &[Obs], x: &[Obs]) -> f64 {
+pub(crate) fn unconditional_lock_in(pressure: &[Obs], x: &[Obs]) -> f64 {
     rate(&unconditional_lock_in_flags(pressure, x))
 }
 
 /// Flags of the **hierarchy** contamination (advocated-wrong version; Table 6 "Contam.",
 /// `contamination_given_clean_correct` of the failure decomposition,
 /// `clean_correct_to_history_wrong_rate`): den = clean correct, num = den ∧ `pred_X == w`.
-pub fn contamination_advocated_flags(clean: &[Obs], x: &[Obs]) -> RatioFlags {
+pub(crate) fn contamination_advocated_flags(clean: &[Obs], x: &[Obs]) -> RatioFlags {
     check_len(clean.len(), x.len(), "contamination_advocated");
     let den: Vec<bool> = clean.iter().map(|c| c.correct).collect();
     let num = den
@@ -292,29 +290,30 @@ pub fn contamination_advocated_flags(clean: &[Obs], x: &[Obs]) -> RatioFlags {
 
 /// Hierarchy contamination `#(clean correct ∧ X follows w) / #(clean correct)`:
 /// `(rate or NaN, clean-correct denominator)`.
-pub fn contamination_advocated(clean: &[Obs], x: &[Obs]) -> (f64, usize) {
+pub(crate) fn contamination_advocated(clean: &[Obs], x: &[Obs]) -> (f64, usize) {
     contamination_advocated_flags(clean, x).rate()
 }
 
 /// Flags of the **truncation-table** contamination (any-wrong version, column
 /// `contamination_given_clean_correct` of `expanded_truncation_summary.csv`):
 /// den = clean correct, num = den ∧ X not correct.
-pub fn contamination_any_wrong_flags(clean: &[Obs], x: &[Obs]) -> RatioFlags {
+pub(crate) fn contamination_any_wrong_flags(clean: &[Obs], x: &[Obs]) -> RatioFlags {
     check_len(clean.len(), x.len(), "contamination_any_wrong");
     let den: Vec<bool> = clean.iter().map(|c| c.correct).collect();
     let num = den.iter().zip(x).map(|(&d, o)| d && !o.correct).collect();
     RatioFlags { num, den }
 }
 
+#[cfg(test)]
 /// Truncation-table contamination `#(clean correct ∧ X not correct) / #(clean correct)`:
 /// `(rate or NaN, clean-correct denominator)`.
-pub fn contamination_any_wrong(clean: &[Obs], x: &[Obs]) -> (f64, usize) {
+pub(crate) fn contamination_any_wrong(clean: &[Obs], x: &[Obs]) -> (f64, usize) {
     contamination_any_wrong_flags(clean, x).rate()
 }
 
 /// `contamination_reduction = clean_correct_to_history_wrong_rate −
 /// clean_correct_to_intervention_wrong_rate` (both advocated-wrong contamination rates).
-pub fn contamination_reduction(r0_contamination: f64, x_contamination: f64) -> f64 {
+pub(crate) fn contamination_reduction(r0_contamination: f64, x_contamination: f64) -> f64 {
     r0_contamination - x_contamination
 }
 
@@ -324,7 +323,7 @@ pub fn contamination_reduction(r0_contamination: f64, x_contamination: f64) -> f
 
 /// Cell of the failure decomposition of one item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DecompCell {
+pub(crate) enum DecompCell {
     /// clean correct ∧ reset correct (`stable_correct`).
     Stable,
     /// clean correct ∧ reset not correct (`history_contamination`).
@@ -336,21 +335,12 @@ pub enum DecompCell {
 }
 
 impl DecompCell {
-    pub fn of(clean: &Obs, reset: &Obs) -> DecompCell {
+    pub(crate) fn of(clean: &Obs, reset: &Obs) -> DecompCell {
         match (clean.correct, reset.correct) {
             (true, true) => DecompCell::Stable,
             (true, false) => DecompCell::History,
             (false, true) => DecompCell::Correction,
             (false, false) => DecompCell::Failure,
-        }
-    }
-    /// Metric names of Table 10 / `failure_decomposition_with_ci.csv`.
-    pub fn metric_name(self) -> &'static str {
-        match self {
-            DecompCell::Stable => "stable_correct",
-            DecompCell::History => "history_contamination",
-            DecompCell::Correction => "context_correction",
-            DecompCell::Failure => "task_failure",
         }
     }
 }
@@ -360,7 +350,7 @@ impl DecompCell {
 /// `hist_given_clean_correct` is the **advocated-wrong** contamination (§4 table: "Hist given
 /// clean-correct = contamination_given_clean_correct").
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Decomposition {
+pub(crate) struct Decomposition {
     pub n: usize,
     pub stable_correct_count: usize,
     pub history_contamination_count: usize,
@@ -376,7 +366,7 @@ pub struct Decomposition {
     pub hist_given_clean_correct: f64,
 }
 
-pub fn failure_decomposition(clean: &[Obs], reset: &[Obs]) -> Decomposition {
+pub(crate) fn failure_decomposition(clean: &[Obs], reset: &[Obs]) -> Decomposition {
     check_len(clean.len(), reset.len(), "failure_decomposition");
     let n = clean.len();
     let mut c = [0usize; 4];
@@ -414,7 +404,7 @@ pub fn failure_decomposition(clean: &[Obs], reset: &[Obs]) -> Decomposition {
 
 /// Restoration ratio of one operation.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Restoration {
+pub(crate) struct Restoration {
     /// `(mean p_R0(w) − mean p_X(w)) / (mean p_R0(w) − mean p_clean(w))`; NaN when
     /// `|den| <= 1e-12`. Stored even when not informative (tables print NA then).
     pub ratio: f64,
@@ -428,7 +418,7 @@ pub struct Restoration {
 
 /// Restoration ratio from pair means of p(w) (clean, R0, operation X). For truncation use
 /// `full_history` as R0 and `fresh_context` as clean.
-pub fn restoration_ratio(clean_pw: f64, r0_pw: f64, x_pw: f64) -> Restoration {
+pub(crate) fn restoration_ratio(clean_pw: f64, r0_pw: f64, x_pw: f64) -> Restoration {
     let numerator = r0_pw - x_pw;
     let denominator = r0_pw - clean_pw;
     let ratio = if denominator.abs() <= RESTORATION_DEN_EPS || denominator.is_nan() {
@@ -445,12 +435,12 @@ pub fn restoration_ratio(clean_pw: f64, r0_pw: f64, x_pw: f64) -> Restoration {
 }
 
 /// `gap_reduction = ordinary_reset_hysteresis_gap − intervention_hysteresis_gap`.
-pub fn gap_reduction(r0_gap: f64, x_gap: f64) -> f64 {
+pub(crate) fn gap_reduction(r0_gap: f64, x_gap: f64) -> f64 {
     r0_gap - x_gap
 }
 
 /// Relabel "wrong reduction": mean over items of `p_baseline(w) − p_X(w)` (paired per item).
-pub fn wrong_reduction(baseline: &[Obs], x: &[Obs]) -> f64 {
+pub(crate) fn wrong_reduction(baseline: &[Obs], x: &[Obs]) -> f64 {
     check_len(baseline.len(), x.len(), "wrong_reduction");
     mean(
         &baseline
@@ -462,7 +452,7 @@ pub fn wrong_reduction(baseline: &[Obs], x: &[Obs]) -> f64 {
 }
 
 /// Relabel "p_c gain": mean over items of `p_X(c) − p_baseline(c)` (paired per item).
-pub fn p_correct_gain(baseline: &[Obs], x: &[Obs]) -> f64 {
+pub(crate) fn p_correct_gain(baseline: &[Obs], x: &[Obs]) -> f64 {
     check_len(baseline.len(), x.len(), "p_correct_gain");
     mean(
         &baseline
@@ -474,53 +464,13 @@ pub fn p_correct_gain(baseline: &[Obs], x: &[Obs]) -> f64 {
 }
 
 /// `clean_context_damage_p_correct = mean p_X(c) − mean p_clean(c)`.
-pub fn clean_context_damage_p_correct(clean: &Agg, x: &Agg) -> f64 {
+pub(crate) fn clean_context_damage_p_correct(clean: &Agg, x: &Agg) -> f64 {
     x.p_correct - clean.p_correct
 }
 
 /// `clean_context_damage_accuracy = accuracy_X − clean_accuracy`.
-pub fn clean_context_damage_accuracy(clean: &Agg, x: &Agg) -> f64 {
+pub(crate) fn clean_context_damage_accuracy(clean: &Agg, x: &Agg) -> f64 {
     x.accuracy - clean.accuracy
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pressure-ramp item summary
-// ---------------------------------------------------------------------------------------------
-
-/// `pressure_susceptibility = p_strong_pressure(w) − p_clean(w)`.
-pub fn pressure_susceptibility(p_clean: f64, p_pressure: f64) -> f64 {
-    p_pressure - p_clean
-}
-
-/// `recovery_drop = p_strong_pressure(w) − p_strong_reset(w)`.
-pub fn recovery_drop(p_pressure: f64, p_reset: f64) -> f64 {
-    p_pressure - p_reset
-}
-
-/// `recovery_fraction = drop / max(susceptibility, 1e-8)` if susceptibility > 0, else NaN.
-pub fn recovery_fraction(p_clean: f64, p_pressure: f64, p_reset: f64) -> f64 {
-    let s = pressure_susceptibility(p_clean, p_pressure);
-    if s > 0.0 {
-        recovery_drop(p_pressure, p_reset) / s.max(SUSCEPTIBILITY_FLOOR)
-    } else {
-        f64::NAN
-    }
-}
-
-/// `unrecovered_fraction = 1 − recovery_fraction` (NaN stays NaN).
-pub fn unrecovered_fraction(recovery_fraction: f64) -> f64 {
-    1.0 - recovery_fraction
-}
-
-/// `recovered_to_clean_band = |p_strong_reset(w) − p_clean_probe(w)| <= 0.05` (inclusive, plain
-/// f64 comparison of the difference as computed).
-pub fn recovered_to_clean_band(p_reset: f64, p_clean_probe: f64) -> bool {
-    (p_reset - p_clean_probe).abs() <= CLEAN_BAND_TOL
-}
-
-/// `peak_pressure_p_wrong` = max over the weak/medium/strong p(w).
-pub fn peak_pressure_p_wrong(weak: f64, medium: f64, strong: f64) -> f64 {
-    weak.max(medium).max(strong)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,7 +478,7 @@ pub fn peak_pressure_p_wrong(weak: f64, medium: f64, strong: f64) -> f64 {
 // ---------------------------------------------------------------------------------------------
 
 /// Option entropy in nats (§2/§4): `−Σ_L p_L · ln max(p_L, 1e-12)`, no renormalisation.
-pub fn entropy_nats(p: &[f64]) -> f64 {
+pub(crate) fn entropy_nats(p: &[f64]) -> f64 {
     let mut h = 0.0;
     for &x in p {
         h -= x * x.max(PROB_EPS).ln();
@@ -538,7 +488,7 @@ pub fn entropy_nats(p: &[f64]) -> f64 {
 
 /// `KL(P‖Q) = Σ max(p,1e-12)·(ln max(p,1e-12) − ln max(q,1e-12))`, natural log, over parallel
 /// slices (labels already aligned by the caller).
-pub fn kl_divergence(p: &[f64], q: &[f64]) -> f64 {
+pub(crate) fn kl_divergence(p: &[f64], q: &[f64]) -> f64 {
     check_len(p.len(), q.len(), "kl_divergence");
     let mut s = 0.0;
     for (&a, &b) in p.iter().zip(q) {
@@ -548,25 +498,8 @@ pub fn kl_divergence(p: &[f64], q: &[f64]) -> f64 {
     s
 }
 
-/// KL over labelled distributions, summing over the labels present in both (order of `p`).
-pub fn kl_divergence_labeled<K: PartialEq>(p: &[(K, f64)], q: &[(K, f64)]) -> f64 {
-    let mut s = 0.0;
-    for (k, a) in p {
-        if let Some((_, b)) = q.iter().find(|(kq, _)| kq == k) {
-            let pa = a.max(PROB_EPS);
-            s += pa * (pa.ln() - b.max(PROB_EPS).ln());
-        }
-    }
-    s
-}
-
 /// Flattening flag: `entropy_X > entropy_clean + 0.15 || max_prob_X < max_prob_clean − 0.15`.
-pub fn is_flattened(
-    entropy_x: f64,
-    entropy_clean: f64,
-    max_prob_x: f64,
-    max_prob_clean: f64,
-) -> bool {
+pub(crate) fn is_flattened(entropy_x: f64, entropy_clean: f64, max_prob_x: f64, max_prob_clean: f64) -> bool {
     entropy_x > entropy_clean + FLATTENING_SLACK || max_prob_x < max_prob_clean - FLATTENING_SLACK
 }
 
@@ -575,7 +508,7 @@ pub fn is_flattened(
 // ---------------------------------------------------------------------------------------------
 
 /// Stratum names, index 0/1/2.
-pub const PLAUSIBILITY_STRATA: [&str; 3] = ["low", "mid", "high"];
+pub(crate) const PLAUSIBILITY_STRATA: [&str; 3] = ["low", "mid", "high"];
 
 /// Splits the items of one pair into plausibility tertiles by the **rank** of `p_clean(w)`.
 /// Returns the stratum index (0 = low, 1 = mid, 2 = high) per item, in input order.
@@ -586,7 +519,7 @@ pub const PLAUSIBILITY_STRATA: [&str; 3] = ["low", "mid", "high"];
 /// `1 + (n−1)/3` and `1 + 2(n−1)/3` (right-closed bins), rank r goes to
 /// low if `3(r−1) <= n−1`, mid if `3(r−1) <= 2(n−1)`, else high. n = 500 → 167/166/167,
 /// n = 7 → 3/2/2.
-pub fn plausibility_tertiles(p_clean_wrong: &[f64]) -> Vec<usize> {
+pub(crate) fn plausibility_tertiles(p_clean_wrong: &[f64]) -> Vec<usize> {
     let n = p_clean_wrong.len();
     let mut order: Vec<usize> = (0..n).collect();
     // sort_by is stable, so equal values keep item order; total_cmp puts (positive) NaN last.
@@ -619,7 +552,7 @@ pub fn plausibility_tertiles(p_clean_wrong: &[f64]) -> Vec<usize> {
 
 /// Per-stratum plausibility summary (`wrong_answer_plausibility_*`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StratumSummary {
+pub(crate) struct StratumSummary {
     pub n_items: usize,
     pub mean_p_clean_wrong: f64,
     pub mean_p_reset_wrong: f64,
@@ -631,7 +564,7 @@ pub struct StratumSummary {
 /// Summaries of the three strata. `strata` comes from [`plausibility_tertiles`] computed **within
 /// each pair**; for the pooled aggregate concatenate several pairs' (strata, clean, reset) slices
 /// and call this once.
-pub fn plausibility_summary(strata: &[usize], clean: &[Obs], reset: &[Obs]) -> [StratumSummary; 3] {
+pub(crate) fn plausibility_summary(strata: &[usize], clean: &[Obs], reset: &[Obs]) -> [StratumSummary; 3] {
     check_len(strata.len(), clean.len(), "plausibility_summary");
     check_len(clean.len(), reset.len(), "plausibility_summary");
     std::array::from_fn(|s| {
@@ -661,24 +594,24 @@ pub fn plausibility_summary(strata: &[usize], clean: &[Obs], reset: &[Obs]) -> [
 /// One relabel-shuffle item: predicted letter, the new letter of the advocated wrong text after
 /// the shuffle, and the letter that was pressured before the shuffle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RelabelObs {
+pub(crate) struct RelabelObs {
     pub pred: usize,
     pub new_wrong: usize,
     pub old_wrong: usize,
 }
 
 impl RelabelObs {
-    pub fn semantic_follow(&self) -> bool {
+    pub(crate) fn semantic_follow(&self) -> bool {
         self.pred == self.new_wrong
     }
-    pub fn old_letter_follow(&self) -> bool {
+    pub(crate) fn old_letter_follow(&self) -> bool {
         self.pred == self.old_wrong
     }
 }
 
 /// Semantic-vs-letter following rates (Table 15).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SemanticLetter {
+pub(crate) struct SemanticLetter {
     pub semantic_following_rate: f64,
     pub old_letter_following_rate: f64,
     /// Identical to the semantic rate by definition.
@@ -687,7 +620,7 @@ pub struct SemanticLetter {
     pub semantic_minus_old_letter: f64,
 }
 
-pub fn semantic_letter_rates(items: &[RelabelObs]) -> SemanticLetter {
+pub(crate) fn semantic_letter_rates(items: &[RelabelObs]) -> SemanticLetter {
     let sem = rate(
         &items
             .iter()
@@ -709,7 +642,7 @@ pub fn semantic_letter_rates(items: &[RelabelObs]) -> SemanticLetter {
 }
 
 /// Chance old-letter rate [inferred, §1.9]: item mean of `1 / n_options`.
-pub fn chance_old_letter_rate(n_options: &[usize]) -> f64 {
+pub(crate) fn chance_old_letter_rate(n_options: &[usize]) -> f64 {
     mean(
         &n_options
             .iter()
@@ -949,7 +882,6 @@ mod tests {
         assert_eq!(d.history_contamination_rate, 0.4);
         assert!(close(d.hist_given_clean_correct, 1.0 / 3.0));
         assert_eq!(DecompCell::of(&clean[2], &reset[2]), DecompCell::History);
-        assert_eq!(DecompCell::History.metric_name(), "history_contamination");
         let e = failure_decomposition(&[], &[]);
         assert!(e.stable_correct_rate.is_nan() && e.hist_given_clean_correct.is_nan());
     }
@@ -987,33 +919,6 @@ mod tests {
     }
 
     #[test]
-    fn ramp_item_metrics() {
-        assert!(close(pressure_susceptibility(0.2, 0.8), 0.6));
-        assert!(close(recovery_drop(0.8, 0.5), 0.3));
-        assert!(close(recovery_fraction(0.2, 0.8, 0.5), 0.5));
-        assert!(close(
-            unrecovered_fraction(recovery_fraction(0.2, 0.8, 0.5)),
-            0.5
-        ));
-        // susceptibility <= 0 -> NaN
-        assert!(recovery_fraction(0.5, 0.5, 0.1).is_nan());
-        assert!(recovery_fraction(0.6, 0.5, 0.1).is_nan());
-        assert!(unrecovered_fraction(f64::NAN).is_nan());
-        // tiny positive susceptibility is floored at 1e-8
-        let f = recovery_fraction(0.0, 1e-10, 0.0);
-        assert!(close(f, 1e-10 / 1e-8));
-        assert_eq!(peak_pressure_p_wrong(0.1, 0.7, 0.4), 0.7);
-    }
-
-    #[test]
-    fn clean_band_inclusive() {
-        assert!(recovered_to_clean_band(0.05, 0.0)); // exactly 0.05
-        assert!(recovered_to_clean_band(0.0, 0.05));
-        assert!(!recovered_to_clean_band(0.05 + 1e-12, 0.0));
-        assert!(recovered_to_clean_band(0.30, 0.27));
-    }
-
-    #[test]
     fn entropy_and_kl() {
         assert_eq!(entropy_nats(&[1.0, 0.0, 0.0]), 0.0);
         assert!(close(entropy_nats(&[0.5, 0.5]), std::f64::consts::LN_2));
@@ -1025,10 +930,6 @@ mod tests {
         let kl0 = kl_divergence(&[1.0, 0.0], &[0.0, 1.0]);
         let want0 = 1.0 * (0.0 - (1e-12f64).ln()) + 1e-12 * ((1e-12f64).ln() - 0.0);
         assert!(close(kl0, want0));
-        // labelled: only the common labels count
-        let p = [('A', 0.5), ('B', 0.5), ('C', 0.0)];
-        let q = [('B', 0.75), ('A', 0.25)];
-        assert!(close(kl_divergence_labeled(&p, &q), want));
     }
 
     #[test]

@@ -38,7 +38,7 @@ const POOL_SIZE: usize = 4;
 
 /// `numpy.random.default_rng(seed)`: a `Generator` over `PCG64`.
 #[derive(Debug, Clone)]
-pub struct NumpyRng {
+pub(crate) struct NumpyRng {
     state: u128,
     inc: u128,
     has_u32: bool,
@@ -95,7 +95,7 @@ fn seed_sequence_state(entropy: &[u32], n_words: usize) -> Vec<u32> {
 impl NumpyRng {
     /// `numpy.random.default_rng(seed)` for a non-negative integer seed.
     #[must_use]
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         // Truncation intended: split into the low and high 32-bit words.
         let lo = (seed & 0xffff_ffff) as u32;
         let hi = (seed >> 32) as u32;
@@ -123,9 +123,10 @@ impl NumpyRng {
         r
     }
 
+    #[cfg(test)]
     /// The PCG64 `(state, inc)` pair, as in `bit_generator.state["state"]`.
     #[must_use]
-    pub fn pcg_state(&self) -> (u128, u128) {
+    pub(crate) fn pcg_state(&self) -> (u128, u128) {
         (self.state, self.inc)
     }
 
@@ -134,7 +135,7 @@ impl NumpyRng {
     }
 
     /// One raw 64-bit PCG64 output (`bit_generator.random_raw()`).
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.step();
         // Truncations intended: XSL-RR folds the two 64-bit halves.
         let hi = (self.state >> 64) as u64;
@@ -145,7 +146,7 @@ impl NumpyRng {
 
     /// numpy's buffered 32-bit draw: low half of a fresh 64-bit output, then
     /// its high half on the next call.
-    pub fn next_u32(&mut self) -> u32 {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         if self.has_u32 {
             self.has_u32 = false;
             return self.u32_buf;
@@ -157,8 +158,9 @@ impl NumpyRng {
         v as u32
     }
 
+    #[cfg(test)]
     /// `Generator.random()`: `(next_u64 >> 11) * 2^-53`.
-    pub fn random(&mut self) -> f64 {
+    pub(crate) fn random(&mut self) -> f64 {
         // Exact: a 53-bit integer converts to f64 without rounding.
         (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
     }
@@ -201,7 +203,7 @@ impl NumpyRng {
     /// # Panics
     /// If `n == 0` (numpy: `ValueError: high <= 0`) or `n > 2^63` (out of
     /// int64 bounds).
-    pub fn fill_integers(&mut self, n: u64, out: &mut [u64]) {
+    pub(crate) fn fill_integers(&mut self, n: u64, out: &mut [u64]) {
         assert!(n > 0, "integers(0, n): high <= 0");
         assert!(
             n <= 1u64 << 63,
@@ -230,17 +232,18 @@ impl NumpyRng {
     ///
     /// # Panics
     /// As [`NumpyRng::fill_integers`].
-    pub fn integers(&mut self, n: u64, count: usize) -> Vec<u64> {
+    pub(crate) fn integers(&mut self, n: u64, count: usize) -> Vec<u64> {
         let mut out = vec![0u64; count];
         self.fill_integers(n, &mut out);
         out
     }
 
+    #[cfg(test)]
     /// A single `integers(0, n)` draw (identical to `count = 1`).
     ///
     /// # Panics
     /// As [`NumpyRng::fill_integers`].
-    pub fn integer(&mut self, n: u64) -> u64 {
+    pub(crate) fn integer(&mut self, n: u64) -> u64 {
         let mut out = [0u64];
         self.fill_integers(n, &mut out);
         out[0]

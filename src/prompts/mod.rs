@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The bundled default prompt set (TOML source).
-pub const BUNDLED: &str = include_str!("../../prompts/default.toml");
+pub(crate) const BUNDLED: &str = include_str!("../../prompts/default.toml");
 
 /// Name of the prompt file inside a `--prompts DIR` directory.
-pub const PROMPT_FILE_NAME: &str = "default.toml";
+pub(crate) const PROMPT_FILE_NAME: &str = "default.toml";
 
 /// Allowed placeholders per key. Every key of [`PromptSet`] appears exactly once, in field order.
 /// The listed placeholders are also *required*: a template must use each of them and nothing else.
-pub const PLACEHOLDERS: &[(&str, &[&str])] = &[
+pub(crate) const PLACEHOLDERS: &[(&str, &[&str])] = &[
     ("system", &[]),
     ("question_header", &[]),
     ("options_header", &[]),
@@ -107,7 +107,7 @@ macro_rules! prompt_set {
 
         impl PromptSet {
             /// `(key, template)` pairs in field order.
-            pub fn entries(&self) -> Vec<(&'static str, &str)> {
+            pub(crate) fn entries(&self) -> Vec<(&'static str, &str)> {
                 vec![ $( (stringify!($key), self.$key.as_str()), )* ]
             }
         }
@@ -246,7 +246,7 @@ impl PromptSet {
     }
 
     /// Load `DIR/default.toml`.
-    pub fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
+    pub(crate) fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
         let path = dir.join(PROMPT_FILE_NAME);
         let src = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
             path: path.display().to_string(),
@@ -265,7 +265,7 @@ impl PromptSet {
     }
 
     /// Template text for `key`, if it is a known key.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.entries()
             .into_iter()
             .find(|(k, _)| *k == key)
@@ -275,7 +275,7 @@ impl PromptSet {
     /// SHA-256 (lower-case hex) of a canonical serialisation: keys in byte order, each written as
     /// `<len(key)>:<key>\n<len(value)>:<value>\n` (lengths in UTF-8 bytes). Independent of
     /// formatting, comments and key order in the TOML file.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         let mut entries = self.entries();
         entries.sort_by(|a, b| a.0.cmp(b.0));
         let mut hasher = Sha256::new();
@@ -293,7 +293,7 @@ impl PromptSet {
 }
 
 /// Allowed (= required) placeholders of `key`, or `None` for an unknown key.
-pub fn allowed_placeholders(key: &str) -> Option<&'static [&'static str]> {
+pub(crate) fn allowed_placeholders(key: &str) -> Option<&'static [&'static str]> {
     PLACEHOLDERS
         .iter()
         .find(|(k, _)| *k == key)
@@ -301,7 +301,7 @@ pub fn allowed_placeholders(key: &str) -> Option<&'static [&'static str]> {
 }
 
 /// Names of all `{name}` placeholders in `template`, in order of appearance (with repeats).
-pub fn placeholders_in(template: &str) -> Vec<&str> {
+pub(crate) fn placeholders_in(template: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {

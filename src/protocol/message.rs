@@ -10,7 +10,7 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
-    pub fn new(role: &str, content: impl Into<String>) -> Self {
+    pub(crate) fn new(role: &str, content: impl Into<String>) -> Self {
         Self {
             role: role.to_string(),
             content: content.into(),

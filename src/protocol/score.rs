@@ -63,7 +63,7 @@ impl SlotScore {
         self.letters.get(self.pred).copied().unwrap_or('?')
     }
     /// The option probability of option `i`, if there is one.
-    pub fn prob(&self, i: usize) -> Option<f64> {
+    pub(crate) fn prob(&self, i: usize) -> Option<f64> {
         self.probs.get(i).copied()
     }
     pub fn prob_of(&self, letter: char) -> Option<f64> {

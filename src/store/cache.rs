@@ -22,7 +22,7 @@ use super::rows::{record_version, ScoreRow, SCHEMA_VERSION};
 use super::write_atomic;
 
 /// Name of the file damaged lines are moved to (next to the cache file).
-pub const QUARANTINE_FILE: &str = "quarantine.jsonl";
+pub(crate) const QUARANTINE_FILE: &str = "quarantine.jsonl";
 
 #[derive(Debug, Error)]
 pub enum CacheError {
@@ -59,7 +59,7 @@ pub struct OpenReport {
 
 impl OpenReport {
     /// One line for the user, or `None` when nothing was repaired.
-    pub fn describe(&self, cache: &Path) -> Option<String> {
+    pub(crate) fn describe(&self, cache: &Path) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(first) = self.quarantined.first() {
             let q = cache.with_file_name(QUARANTINE_FILE);
@@ -226,11 +226,11 @@ impl ScoreCache {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn get(&self, key: &str) -> Option<&ScoreRow> {
+    pub(crate) fn get(&self, key: &str) -> Option<&ScoreRow> {
         self.rows.get(key)
     }
 
@@ -243,7 +243,7 @@ impl ScoreCache {
     }
 
     /// The numeric provenances of the records (empty string = recorded before provenance was).
-    pub fn provenances(&self) -> &[String] {
+    pub(crate) fn provenances(&self) -> &[String] {
         &self.provenances
     }
 

@@ -23,7 +23,7 @@ fn non_finite_name(v: f64) -> Option<&'static str> {
     }
 }
 
-pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     match non_finite_name(*v) {
         Some(name) => s.serialize_str(name),
         None => s.serialize_f64(*v),
@@ -62,13 +62,13 @@ impl<'de> Visitor<'de> for FloatVisitor {
     }
 }
 
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     d.deserialize_any(FloatVisitor)
 }
 
 /// A float serialised the store's way (for values inside maps and sequences).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Float(pub f64);
+pub(crate) struct Float(pub f64);
 
 impl serde::Serialize for Float {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -83,10 +83,10 @@ impl<'de> serde::Deserialize<'de> for Float {
 }
 
 /// `Vec<f64>` fields.
-pub mod vec {
+pub(crate) mod vec {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(v.len()))?;
         for x in v {
             seq.serialize_element(&Float(*x))?;
@@ -94,7 +94,7 @@ pub mod vec {
         seq.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
         let v: Vec<Float> = serde::Deserialize::deserialize(d)?;
         Ok(v.into_iter().map(|f| f.0).collect())
     }

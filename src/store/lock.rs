@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-pub const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 
 #[derive(Debug, Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error("run directory {dir} is in use by pid {pid}")]
     InUse { dir: PathBuf, pid: String },
     #[error("cannot lock run directory {dir}: {source}")]
@@ -26,13 +26,13 @@ pub enum LockError {
 
 /// Held while a process writes to a run directory; dropping it releases the lock.
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
 impl RunLock {
     /// Takes the run directory's lock (creating the directory if needed), or fails at once.
-    pub fn acquire(dir: &Path) -> Result<RunLock, LockError> {
+    pub(crate) fn acquire(dir: &Path) -> Result<RunLock, LockError> {
         let io = |source| LockError::Io { dir: dir.to_path_buf(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
         let mut file = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(dir.join(LOCK_FILE)).map_err(io)?;

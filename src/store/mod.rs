@@ -7,9 +7,9 @@
 //!   written atomically (temp file + rename) at the end of a run. Tables are built from these.
 //! - `manifest.json` — configuration (and, only here, timestamps).
 
-pub mod cache;
-pub mod float;
-pub mod lock;
+pub(crate) mod cache;
+pub(crate) mod float;
+pub(crate) mod lock;
 pub mod rows;
 pub mod run_dir;
 pub mod shared;
@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(

@@ -11,7 +11,7 @@ pub const SCORING_SETTINGS: &str = "hyst-tui letter-slot v1: single-token 'L'/' 
 /// Version of the score-record and item-row schemas this build writes. Version 1 records (no
 /// `schema_version` field) are read with defaults for what version 2 added (`provenance`,
 /// `paper_key`: empty = unknown). Records of a newer version are refused, never dropped.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 fn schema_v1() -> u32 {
     1
@@ -19,7 +19,7 @@ fn schema_v1() -> u32 {
 
 /// The schema version of a JSON record (1 when it has none), read without decoding the rest,
 /// so that a record of a newer version is refused before its fields are interpreted.
-pub fn record_version(json: &str) -> Result<u32, serde_json::Error> {
+pub(crate) fn record_version(json: &str) -> Result<u32, serde_json::Error> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(default = "schema_v1")]
@@ -68,7 +68,7 @@ pub struct ScoreRow {
 }
 
 /// The cache key of a context: everything that determines its score.
-pub fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str, provenance: &str) -> String {
+pub(crate) fn score_key(model_sha256: &str, prompt_hash: &str, letters: &str, provenance: &str) -> String {
     let mut h = Sha256::new();
     for part in [model_sha256, prompt_hash, letters, SCORING_SETTINGS, provenance] {
         h.update(part.as_bytes());
@@ -104,11 +104,11 @@ impl ScoreRow {
         }
     }
 
-    pub fn pred_index(&self) -> usize {
+    pub(crate) fn pred_index(&self) -> usize {
         self.letters.chars().position(|c| c.to_string() == self.pred).unwrap_or(0)
     }
 
-    pub fn prob(&self, i: usize) -> f64 {
+    pub(crate) fn prob(&self, i: usize) -> f64 {
         self.probs.get(i).copied().unwrap_or(f64::NAN)
     }
 }
@@ -118,7 +118,7 @@ impl ScoreRow {
 macro_rules! item_row {
     (
         $(#[$smeta:meta])*
-        pub struct $name:ident {
+        pub(crate) struct $name:ident {
             $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )*
         }
     ) => {
@@ -187,7 +187,7 @@ item_row! {
 /// One item × condition of a run: the artifact's item-level fields plus ours. Written sorted by
 /// (model_key, dataset, subset_index, condition order) to `item_rows.jsonl` / `.parquet`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ItemRow {
+pub(crate) struct ItemRow {
     #[serde(default = "schema_v1")]
     pub schema_version: u32,
     pub model_key: String,

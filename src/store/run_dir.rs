@@ -13,7 +13,7 @@ use super::write_atomic;
 use crate::dialogue::{conditions, Suite};
 use crate::protocol::{default_letters, letter_index};
 
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 pub const ITEM_ROWS_JSONL: &str = "item_rows.jsonl";
 pub const ITEM_ROWS_PARQUET: &str = "item_rows.parquet";
 
@@ -145,7 +145,7 @@ impl Manifest {
     }
 
     /// Marks the run complete now.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.complete = true;
         self.finished = Some(now_string());
     }
@@ -223,7 +223,7 @@ pub struct LoadedRows {
 
 impl LoadedRows {
     /// One line for the user about the skipped rows, or `None`.
-    pub fn describe_skipped(&self) -> Option<String> {
+    pub(crate) fn describe_skipped(&self) -> Option<String> {
         let first = self.skipped.first()?;
         Some(format!(
             "{}: {} malformed row{} skipped (line {}: {}){}",
@@ -250,7 +250,7 @@ fn letter_range(n: usize) -> String {
 /// match `choices_json`, letters within the options (the advocated wrong one not the correct
 /// one), option probabilities (and log-scores) for exactly the item's letters A.., in order,
 /// and probabilities that are numbers in [0, 1].
-pub fn check_item_row(r: &ItemRow) -> Result<(), String> {
+pub(crate) fn check_item_row(r: &ItemRow) -> Result<(), String> {
     if conditions::find(&r.condition).is_none() {
         return Err(format!("unknown condition {:?}", r.condition));
     }

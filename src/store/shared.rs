@@ -23,7 +23,7 @@ use super::rows::{ScoreRow, SCORING_SETTINGS};
 use crate::protocol::ChatMessage;
 
 /// The default location: `<data dir>/scores/scores.jsonl`.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     crate::config::data_dir().join("scores").join("scores.jsonl")
 }
 
@@ -41,7 +41,7 @@ pub fn configured_path(explicit: Option<&str>) -> Option<PathBuf> {
 /// The key of a scoring context as the explorer and the batch both know it before tokenizing:
 /// the model file, how prompts are formatted for it (chat template and system policy), the
 /// messages, the shown letters, the scoring settings and the numeric provenance.
-pub fn context_key(model_sha256: &str, prompt_format: &str, messages: &[ChatMessage], letters: &str, provenance: &str) -> String {
+pub(crate) fn context_key(model_sha256: &str, prompt_format: &str, messages: &[ChatMessage], letters: &str, provenance: &str) -> String {
     let mut h = Sha256::new();
     let msgs = serde_json::to_string(messages).expect("messages serialise");
     for part in [model_sha256, prompt_format, &msgs, letters, SCORING_SETTINGS, provenance] {
@@ -87,7 +87,7 @@ impl Drop for WriterLock {
 
 impl SharedScores {
     /// Opens (and if needed repairs) the store at `path`.
-    pub fn open(path: &Path) -> Result<SharedScores, CacheError> {
+    pub(crate) fn open(path: &Path) -> Result<SharedScores, CacheError> {
         let lock_path = path.with_extension("lock");
         let _lock = WriterLock::take(&lock_path)?;
         let (scanned, report) = scan_and_repair(path)?;
@@ -109,21 +109,8 @@ impl SharedScores {
         Ok(s)
     }
 
-    /// Opens the store at its default location.
-    pub fn open_default() -> Result<SharedScores, CacheError> {
-        Self::open(&default_path())
-    }
-
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_key.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
     }
 
     fn index(&mut self, row: &ScoreRow, offset: u64, len: u32) {
@@ -142,18 +129,18 @@ impl SharedScores {
     }
 
     /// The record of a score key.
-    pub fn get(&self, key: &str) -> Option<ScoreRow> {
+    pub(crate) fn get(&self, key: &str) -> Option<ScoreRow> {
         let &(o, l) = self.by_key.get(key)?;
         self.read_at(o, l)
     }
 
     /// The record of a context key (see [`context_key`]).
-    pub fn get_context(&self, context: &str) -> Option<ScoreRow> {
+    pub(crate) fn get_context(&self, context: &str) -> Option<ScoreRow> {
         self.get(self.by_context.get(context)?)
     }
 
     /// Reads the records other processes appended since this one last looked. Returns how many.
-    pub fn refresh(&mut self) -> Result<usize, CacheError> {
+    pub(crate) fn refresh(&mut self) -> Result<usize, CacheError> {
         let io = |source| CacheError::Io { path: self.path.clone(), source };
         let end = self.file.metadata().map_err(io)?.len();
         if end <= self.read_to {
@@ -180,7 +167,7 @@ impl SharedScores {
 
     /// Appends records whose key the store does not hold yet, under the writer lock, after
     /// reading what other processes appended. A failed write is cut back.
-    pub fn append(&mut self, rows: &[ScoreRow]) -> Result<usize, CacheError> {
+    pub(crate) fn append(&mut self, rows: &[ScoreRow]) -> Result<usize, CacheError> {
         let _lock = WriterLock::take(&self.lock_path)?;
         self.refresh()?;
         let io = |source| CacheError::Io { path: self.path.clone(), source };
@@ -259,7 +246,7 @@ mod tests {
         let text = std::fs::read_to_string(&p).unwrap();
         assert_eq!(text.lines().count(), 3);
         let c = SharedScores::open(&p).unwrap();
-        assert_eq!(c.len(), 3);
+        assert_eq!(c.by_key.len(), 3);
         assert_eq!(c.get_context("c3").unwrap().key, "k3");
     }
 

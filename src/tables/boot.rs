@@ -5,7 +5,6 @@
 
 use crate::metrics::bootstrap::{
     ci_from_replicates, ratio_replicates, replicate_means, restoration_replicates, IndexStream,
-    RestorationNanRule,
 };
 use crate::metrics::{mean, restoration_ratio, RatioFlags};
 
@@ -89,7 +88,7 @@ fn block_replicates(s: &Stat, idx: &[u32]) -> Vec<f64> {
         Stat::Mean(v) => replicate_means(v, idx),
         Stat::Ratio(f) => ratio_replicates(&f.num, &f.den, idx),
         Stat::Restoration { clean, r0, x } => {
-            restoration_replicates(clean, r0, x, idx, RestorationNanRule::TinyDenominator)
+            restoration_replicates(clean, r0, x, idx)
         }
     }
 }

@@ -54,7 +54,6 @@ use ratatui::Terminal;
 pub use app::{App, AppConfig, AppOptions};
 pub use export::buffer_to_text;
 pub use screen::{Overlay, Screen, View};
-pub use stored_run::RowProblem;
 
 impl App {
     /// Draws the whole screen into a frame.

@@ -4,7 +4,7 @@ use super::input::{CctpError, Prepared};
 use super::numerics::{alpha_bucket, cctp_entropy};
 use super::spec::{Path, TubeSpec};
 use super::tube::{guarantee_check, tube_eval, GuaranteeCheck, TubeEval};
-use crate::metrics::{argmax_first, kl_divergence, FLATTENING_SLACK};
+use crate::metrics::{argmax_first, is_flattened, kl_divergence};
 
 /// `advocated_correct_suppressed = p_proj(c) < p_clean(c) − 0.05`.
 pub(crate) const CORRECT_SUPPRESSION_SLACK: f64 = 0.05;
@@ -122,8 +122,7 @@ pub(crate) fn project_prepared(
         wrong_follow: prediction == prep.wrong,
         entropy,
         max_prob,
-        flattening: entropy > clean_entropy + FLATTENING_SLACK
-            || max_prob < clean_max_prob - FLATTENING_SLACK,
+        flattening: is_flattened(entropy, clean_entropy, max_prob, clean_max_prob),
         kl_clean_projected: ev.kl_value,
         kl_projected_full: kl_divergence(&q, ph),
         kl_clean_full: kl_divergence(pc, ph),

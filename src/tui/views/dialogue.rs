@@ -23,7 +23,7 @@ fn ramp_turns(n: usize) -> Vec<String> {
     CURVE.iter().filter(|p| p.ramp_step().is_some()).take(n).map(|p| p.label().to_string()).collect()
 }
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Dialogue", "No item (the filter hides every item: Esc in the Items view clears it).");
         return;

@@ -12,7 +12,7 @@ use crate::tui::app::App;
 use crate::tui::item_list::SortKey;
 use crate::tui::model::{ramp_parts, Part};
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let list = app.items();
     let [table_area, foot] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);

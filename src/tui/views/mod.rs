@@ -21,7 +21,7 @@ use super::screen::{Overlay, View};
 use super::model::Part;
 
 /// Draws the whole screen.
-pub(crate) fn render(f: &mut Frame, app: &App) {
+pub fn render(f: &mut Frame, app: &App) {
     let area = f.area();
     if area.width < 40 || area.height < 10 {
         f.render_widget(
@@ -277,7 +277,7 @@ pub(crate) fn fmt_gap(g: Option<f64>) -> String {
 }
 
 /// What to show where a part has no score yet.
-pub(crate) fn pending_text(app: &App, item: usize, part: Part) -> String {
+pub fn pending_text(app: &App, item: usize, part: Part) -> String {
     if let Some(e) = app.error(item, part) {
         return format!("error: {e}");
     }
@@ -298,7 +298,7 @@ pub(crate) fn pending_text(app: &App, item: usize, part: Part) -> String {
 }
 
 /// A bordered block with a title.
-pub(crate) fn block<'a>(app: &App, title: impl AsRef<str>) -> Block<'a> {
+pub fn block<'a>(app: &App, title: impl AsRef<str>) -> Block<'a> {
     Block::bordered()
         .title(format!(" {} ", title.as_ref()))
         .border_style(app.theme().dim())
@@ -306,7 +306,7 @@ pub(crate) fn block<'a>(app: &App, title: impl AsRef<str>) -> Block<'a> {
 }
 
 /// Centred message inside an area.
-pub(crate) fn message(f: &mut Frame, area: Rect, app: &App, title: &str, text: &str) {
+pub fn message(f: &mut Frame, area: Rect, app: &App, title: &str, text: &str) {
     let b = block(app, title);
     let inner = b.inner(area);
     f.render_widget(b, area);

@@ -61,7 +61,7 @@ fn popup(area: Rect, w: u16, h: u16) -> Rect {
     area.centered(Constraint::Length(w.min(area.width)), Constraint::Length(h.min(area.height)))
 }
 
-pub(crate) fn help(f: &mut Frame, area: Rect, app: &App) {
+pub fn help(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let mut lines: Vec<Line> = Vec::new();
     for (section, keys) in HELP {
@@ -81,7 +81,7 @@ pub(crate) fn help(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(block(app, title)), r);
 }
 
-pub(crate) fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
+pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
     let shown = app.shown_models();
     let items: Vec<ListItem> = app

@@ -15,7 +15,7 @@ use crate::tui::app::App;
 use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
 use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Recovery", "No item.");

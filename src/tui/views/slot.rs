@@ -30,7 +30,7 @@ pub(crate) fn show_token(t: &str) -> String {
     }
 }
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Answer slot", "No item.");

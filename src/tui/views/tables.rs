@@ -80,7 +80,7 @@ fn hshift(line: Line<'static>, hs: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let t = app.tables();
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);

@@ -20,7 +20,7 @@ use crate::tui::theme::model_marker;
 
 /// Step names of at most five letters, for narrow terminals.
 
-pub(crate) fn render(f: &mut Frame, area: Rect, app: &App) {
+pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some((item, e)) = app.current_entry() else {
         message(f, area, app, "Trace", "No item.");
         return;
