@@ -13,6 +13,8 @@ use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::index::{PairData, RunIndex, CLEAN_REF, R0_REF};
 use super::TableOptions;
+use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
+use crate::dialogue::Suite;
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RECOVERY_OPS};
 use crate::metrics::criteria::{
     classify_repair, main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, Family,
@@ -23,25 +25,10 @@ use crate::metrics::{
     Agg, Obs, Restoration,
 };
 
-/// The two appendix operations of the hierarchy summary (after the 8 main ones).
-pub(crate) const APPENDIX_OPS: [&str; 2] = [
-    "evidence_for_each_option_then_answer",
-    "source_skepticism_reset",
-];
-
-/// Operation labels of the `*_with_ci.csv` files (§8.1).
+/// Operation label of the `*_with_ci.csv` files (§8.1), from the registry (empty for the
+/// appendix operations and R7).
 pub(crate) fn ci_label(key: &str) -> &'static str {
-    match key {
-        "ordinary_strong_reset" => "R0 Ordinary reset",
-        "explicit_user_retraction" => "R1 User retraction",
-        "system_level_reset" => "R2 System reset",
-        "fresh_context_deletion" => "R3 Fresh deletion",
-        "context_truncation" => "R3 Context truncation",
-        "neutral_summary_replacement" => "R4 Neutral summary",
-        "factual_state_reconstruction" => "R5 Factual reconstruction",
-        "self_verification_final_label" => "R6 Self-verification",
-        _ => "",
-    }
+    recovery_op(key).map_or("", |o| o.ci_label)
 }
 
 const MAIN_FAMILY: &str =
@@ -107,8 +94,10 @@ pub(crate) struct Hierarchy<'p, 'a> {
     seed: u64,
 }
 
+/// The hierarchy suite's operations: the eight main ones in scan order, then the appendix ones.
 fn all_ops() -> Vec<&'static str> {
-    MAIN_OPS.iter().map(|o| o.key).chain(APPENDIX_OPS).collect()
+    let hierarchy = RECOVERY_OPS.iter().filter(|o| o.suite == Suite::Hierarchy);
+    hierarchy.clone().filter(|o| o.main).chain(hierarchy.filter(|o| !o.main)).map(|o| o.key).collect()
 }
 
 impl<'p, 'a> Hierarchy<'p, 'a> {
