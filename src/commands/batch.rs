@@ -196,7 +196,9 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     }
     println!("rows: {}", p.out.join("item_rows.jsonl").display());
     println!("summary: {}", p.out.join("summary.md").display());
-    println!("tables: {} files in {}", s.tables.len(), p.out.join("tables").display());
+    let in_dir = |d: &str| s.tables.iter().filter(|f| f.parent() == Some(p.out.join(d).as_path())).count();
+    println!("tables: {} files in {}", in_dir("tables"), p.out.join("tables").display());
+    println!("figures: {} files in {}", in_dir("figures"), p.out.join("figures").display());
     Ok(())
 }
 
