@@ -251,7 +251,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     if !interrupted {
         sort_rows(&mut rows);
         write_item_rows(out, &rows)?;
-        tables = write_tables(&rows, out, &TableOptions::default())?;
+        tables = write_tables(&rows, out, &TableOptions::for_plan(manifest.config.plan.as_ref()))?;
         manifest.finish();
     }
     manifest.write(out)?;
@@ -469,7 +469,7 @@ pub struct Rebuilt {
 /// lock). Malformed rows are skipped and reported.
 pub fn rebuild_tables(dir: &Path) -> Result<Rebuilt> {
     let loaded = load_item_rows(dir)?;
-    let files = write_tables(&loaded.rows, dir, &TableOptions::default())?;
+    let files = write_tables(&loaded.rows, dir, &TableOptions::for_run_dir(dir)?)?;
     Ok(Rebuilt {
         rows: loaded.rows.len(),
         files,
@@ -522,7 +522,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
     sort_rows(&mut rows);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     write_item_rows(out, &rows)?;
-    let tables = write_tables(&rows, out, &TableOptions::default())?;
+    let tables = write_tables(&rows, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
     let mut manifest = Manifest::new(cfg, command_line, 0);
     manifest.started = String::new();
     manifest.complete = true;

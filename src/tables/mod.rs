@@ -40,17 +40,24 @@ mod truncation;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_scopes;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::store::run_dir::{Manifest, RunDirError, RunPlan, MANIFEST_FILE};
 use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
 pub(crate) use output::Output;
 use registry::TABLES;
 
-/// Bootstrap settings of the tables.
+/// Table id (`Table 2`, `Aux`) → the (model key, dataset key) pairs it pools.
+pub type TableScopes = BTreeMap<String, BTreeSet<(String, String)>>;
+
+/// Bootstrap settings and scopes of the tables.
 #[derive(Clone, Debug)]
 pub struct TableOptions {
     /// Replicates per interval (artifact: 10,000).
@@ -58,6 +65,9 @@ pub struct TableOptions {
     /// Base seed (artifact: 12345); groups add the §7 offsets (+1 ramp, +2 controls,
     /// +3 decomposition, +4 recovery operations, +5 relabel).
     pub seed: u64,
+    /// A run plan's table scopes (`RunPlan::table_scopes`): a table named here pools exactly
+    /// these pairs of the run; a table not named pools every pair.
+    pub scopes: TableScopes,
 }
 
 impl Default for TableOptions {
@@ -65,7 +75,28 @@ impl Default for TableOptions {
         TableOptions {
             bootstrap_samples: crate::metrics::bootstrap::BOOTSTRAP_SAMPLES,
             seed: crate::metrics::bootstrap::BOOTSTRAP_SEED,
+            scopes: TableScopes::new(),
         }
+    }
+}
+
+impl TableOptions {
+    /// The default settings with the scopes of a run plan (none without a plan).
+    pub fn for_plan(plan: Option<&RunPlan>) -> TableOptions {
+        TableOptions {
+            scopes: plan.map(|p| p.table_scopes.clone()).unwrap_or_default(),
+            ..TableOptions::default()
+        }
+    }
+
+    /// The options of a run directory: the scopes of the plan its `manifest.json` records
+    /// (default options when the directory has no manifest).
+    pub fn for_run_dir(dir: &Path) -> Result<TableOptions, RunDirError> {
+        if !dir.join(MANIFEST_FILE).exists() {
+            return Ok(TableOptions::default());
+        }
+        let m = Manifest::read(dir)?;
+        Ok(TableOptions::for_plan(m.config.plan.as_ref()))
     }
 }
 
@@ -105,17 +136,34 @@ impl<'p, 'a> Ctx<'p, 'a> {
 }
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
-/// them.
+/// them. A table with a scope in `opts.scopes` is built from the index of its scope's pairs.
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
-    let ctx = Ctx::new(idx, opts);
-    let ctx = &ctx;
+    // One index (and context, with its own hierarchy) per distinct scope.
+    let mut scopes: Vec<&BTreeSet<(String, String)>> = Vec::new();
+    for s in opts.scopes.values() {
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    let scoped: Vec<RunIndex> = scopes.iter().map(|s| idx.restrict(s)).collect();
+    let mut ctxs = vec![Ctx::new(idx, opts)];
+    ctxs.extend(scoped.iter().map(|i| Ctx::new(i, opts)));
+    let ctx_of = |id: &str| -> &Ctx {
+        match opts.scopes.get(id) {
+            Some(s) => &ctxs[1 + scopes.iter().position(|x| *x == s).expect("listed")],
+            None => &ctxs[0],
+        }
+    };
     // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
-    // built once), so they run in parallel; the result does not depend on scheduling because
-    // the outputs are sorted by stem below.
+    // built once per scope), so they run in parallel; the result does not depend on scheduling
+    // because the outputs are sorted by stem below.
     let mut out: Vec<Output> = std::thread::scope(|s| {
         let handles: Vec<_> = TABLES
             .iter()
-            .map(|spec| s.spawn(move || spec.run(ctx)))
+            .map(|spec| {
+                let ctx = ctx_of(spec.id);
+                s.spawn(move || spec.run(ctx))
+            })
             .collect();
         handles
             .into_iter()

@@ -31,6 +31,41 @@ struct PairView {
     conditions: usize,
 }
 
+/// A row of the `Table scopes` section.
+#[derive(Serialize, Default)]
+struct ScopeView {
+    #[serde(rename = "Table")]
+    table: String,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+    #[serde(rename = "Model / dataset")]
+    list: String,
+}
+
+/// The `Table scopes` section: which pairs each table of a run plan pools (empty without one).
+fn scopes_section(opts: &TableOptions) -> String {
+    if opts.scopes.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<ScopeView> = opts
+        .scopes
+        .iter()
+        .map(|(t, pairs)| ScopeView {
+            table: t.clone(),
+            pairs: pairs.len(),
+            list: pairs
+                .iter()
+                .map(|(m, d)| format!("{m}/{d}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+        .collect();
+    format!(
+        "## Table scopes (run plan)\n\nThe run plan names the pairs these tables pool (pairs of the scope that the run lacks are simply absent); every other table pools all pairs of the run.\n\n{}\n",
+        table_of(&rows).to_markdown()
+    )
+}
+
 /// A row of the `Not written` section.
 #[derive(Serialize, Default)]
 struct MissingView {
@@ -76,6 +111,8 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
         s.push_str(&table_of(&pairs).to_markdown());
         s.push('\n');
     }
+
+    s.push_str(&scopes_section(opts));
 
     // criterion families
     s.push_str("## Criterion families\n\n");

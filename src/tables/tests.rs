@@ -12,6 +12,7 @@ fn opts() -> TableOptions {
     TableOptions {
         bootstrap_samples: 2000,
         seed: 12345,
+        ..TableOptions::default()
     }
 }
 
@@ -400,6 +401,7 @@ fn zero_replicates_give_blank_intervals() {
         &TableOptions {
             bootstrap_samples: 0,
             seed: 1,
+            ..TableOptions::default()
         },
     );
     let t2 = out
