@@ -41,6 +41,8 @@ mod truncation;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_paper_tables;
+#[cfg(test)]
 mod tests_scopes;
 
 use std::collections::{BTreeMap, BTreeSet};
