@@ -28,6 +28,7 @@ mod format;
 mod hierarchy;
 mod index;
 mod output;
+mod paper;
 mod plausibility;
 mod pressure_ramp;
 mod r7;
@@ -54,6 +55,7 @@ use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
 pub(crate) use output::Output;
+pub use paper::ReproductionCounts;
 use registry::TABLES;
 
 /// Table id (`Table 2`, `Aux`) → the (model key, dataset key) pairs it pools.
@@ -217,7 +219,44 @@ pub fn write_tables(
     let p = out_dir.join("summary.md");
     write(&p, summary.as_bytes())?;
     written.push(p);
+    let (files, _) = reproduction(&idx, opts, &outputs, out_dir)?;
+    written.extend(files);
     Ok(written)
+}
+
+/// `reproduction.md` and `reproduction.csv`: the paper's printed values side by side with the
+/// run's (see [`paper`]).
+pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.md", "reproduction.csv"];
+
+fn reproduction(
+    idx: &RunIndex,
+    opts: &TableOptions,
+    outputs: &[Output],
+    out_dir: &Path,
+) -> Result<(Vec<PathBuf>, ReproductionCounts), TablesError> {
+    let cs = paper::compare(idx, opts, outputs);
+    let mut files = Vec::new();
+    for (name, text) in REPRODUCTION_FILES
+        .iter()
+        .zip([paper::markdown(&cs), paper::csv(&cs)])
+    {
+        let p = out_dir.join(name);
+        write(&p, text.as_bytes())?;
+        files.push(p);
+    }
+    Ok((files, paper::counts(&cs)))
+}
+
+/// `compare --paper`: rebuilds only `reproduction.md` and `reproduction.csv` of a run from its
+/// rows (the tables are computed, not written). Returns the written paths and the counts.
+pub fn write_reproduction(
+    rows: &[ItemRow],
+    out_dir: &Path,
+    opts: &TableOptions,
+) -> Result<(Vec<PathBuf>, ReproductionCounts), TablesError> {
+    let idx = RunIndex::new(rows);
+    let outputs = build_tables(&idx, opts);
+    reproduction(&idx, opts, &outputs, out_dir)
 }
 
 fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
