@@ -158,6 +158,10 @@ pub struct BatchArgs {
     /// depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: Option<u16>,
+    /// Rebuild the tables from the finished items every SECS seconds while the run goes on
+    /// (default 30; 0: only at the end).
+    #[arg(long, value_name = "SECS")]
+    pub tables_every: Option<u64>,
     /// Host memory for KV-cache snapshots (prefix reuse), in MB (default: an eighth of the
     /// available memory, at most 4096).
     #[arg(long, value_name = "MB")]
@@ -394,8 +398,15 @@ pub enum BenchCmd {
         /// Model key (default: the default model).
         #[arg(long, value_name = "KEY")]
         model: Option<String>,
-        /// Items of the bundled sample to run.
+        /// Items to run.
         #[arg(long, default_value_t = 3, value_name = "N")]
         limit: usize,
+        /// Dataset spec (`sample`, `long` for the bundled MMLU-Pro-shaped long items, or any
+        /// KIND:PATH).
+        #[arg(long, default_value = "sample", value_name = "SPEC")]
+        dataset: String,
+        /// The most workers in the scaling table (1, 2, 4, … up to N; default: the cores).
+        #[arg(long, value_name = "N")]
+        workers: Option<usize>,
     },
 }

@@ -95,7 +95,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(BenchCmd::Engine { model, raw_tokens, items })) => {
             commands::bench::engine(&ctx, model.as_deref(), *raw_tokens, *items)
         }
-        Some(Command::Bench(BenchCmd::Batch { model, limit })) => commands::bench::batch(&ctx, model.as_deref(), *limit),
+        Some(Command::Bench(BenchCmd::Batch { model, limit, dataset, workers })) => {
+            commands::bench::batch(&ctx, model.as_deref(), *limit, dataset, *workers)
+        }
         Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),
         Some(Command::Conditions) => commands::inspect::conditions_cmd(),
         Some(Command::Items(a)) => commands::inspect::items_cmd(a),

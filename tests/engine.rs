@@ -84,6 +84,31 @@ fn no_cache_engine_matches_cached_engine() {
     }
 }
 
+#[test]
+fn the_snapshot_budget_is_kept_and_falling_back_changes_no_score() {
+    use std::sync::atomic::Ordering;
+    let convs = shared_prefix_conversations(1);
+    let run = |budget: Option<u64>| {
+        let e = engine_with(SMOL, EngineOptions { threads: 2, snapshot_mem: budget, ..EngineOptions::default() });
+        let scores: Vec<Vec<u64>> = convs.iter().map(|(m, l)| bits(&e.score(m, l).unwrap())).collect();
+        let reused: usize = convs.iter().map(|(m, l)| e.score(m, l).unwrap().tokens_reused).sum();
+        let peak = e.stats.snapshot_peak_bytes.load(Ordering::Relaxed);
+        (scores, reused, peak)
+    };
+    let (free, _, free_peak) = run(Some(1 << 34));
+    assert!(free_peak > 0, "snapshots were taken");
+    // Room for about one snapshot: the budget holds (measured), scores are the same bits.
+    let one = free_peak / 2;
+    let (tight, _, tight_peak) = run(Some(one));
+    assert!(tight_peak <= one, "peak {tight_peak} over the budget {one}");
+    assert_eq!(tight, free);
+    // Below one snapshot: live-sequence reuse only, still the same bits.
+    let (none, reused, none_peak) = run(Some(1024));
+    assert_eq!(none_peak, 0);
+    assert!(reused > 0, "the live sequence is still reused");
+    assert_eq!(none, free);
+}
+
 fn conv(system: bool) -> Vec<ChatMessage> {
     let mut v = vec![];
     if system {

@@ -198,6 +198,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
+    let table_opts = TableOptions::for_plan(cfg.plan.as_ref());
     let b = Builder::new(&plan.prompts);
     let cache = RwLock::new(cache);
     let shared = shared.map(RwLock::new);
@@ -208,6 +209,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         totals: Totals::default(),
         done: 0,
         total,
+        live: LiveTables::start(out, plan.tables_every, table_opts.clone()),
     };
     let mut interrupted = false;
     for mkey in &cfg.models {
@@ -245,13 +247,16 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
             break;
         }
     }
-    let Commit { mut rows, totals, done, .. } = run;
+    let Commit { mut rows, totals, done, live, .. } = run;
+    if let Some(l) = live {
+        l.finish();
+    }
     manifest.items_done = done;
-    let mut tables = Vec::new();
+    // The tables of the finished items, also when the run was stopped (then the manifest says
+    // it is not complete, and a resume rewrites them).
+    sort_rows(&mut rows);
+    let tables = write_outputs(out, &rows, &table_opts)?;
     if !interrupted {
-        sort_rows(&mut rows);
-        write_item_rows(out, &rows)?;
-        tables = write_tables(&rows, out, &TableOptions::for_plan(manifest.config.plan.as_ref()))?;
         manifest.finish();
     }
     manifest.write(out)?;
@@ -299,6 +304,73 @@ struct Commit<'a> {
     totals: Totals,
     done: usize,
     total: usize,
+    live: Option<LiveTables>,
+}
+
+/// Writes a run's item rows and tables from the rows so far.
+fn write_outputs(out: &Path, rows: &[ItemRow], opts: &TableOptions) -> Result<Vec<PathBuf>> {
+    write_item_rows(out, rows)?;
+    Ok(write_tables(rows, out, opts)?)
+}
+
+/// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
+/// goes to a writer thread, which writes the newest copy it has (scoring never waits for it).
+struct LiveTables {
+    tx: Option<mpsc::Sender<Vec<ItemRow>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    every: Duration,
+    last: Instant,
+}
+
+impl LiveTables {
+    /// `None` when `every` is zero (tables only at the end).
+    fn start(out: &Path, every: Duration, opts: TableOptions) -> Option<LiveTables> {
+        if every.is_zero() {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel::<Vec<ItemRow>>();
+        let out = out.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("hyst-live-tables".into())
+            .spawn(move || {
+                while let Ok(mut rows) = rx.recv() {
+                    // Only the newest copy matters.
+                    while let Ok(newer) = rx.try_recv() {
+                        rows = newer;
+                    }
+                    if let Err(e) = write_outputs(&out, &rows, &opts) {
+                        tracing::warn!("live tables of {}: {e:#}", out.display());
+                    }
+                }
+            })
+            .ok()?;
+        Some(LiveTables {
+            tx: Some(tx),
+            handle: Some(handle),
+            every,
+            last: Instant::now(),
+        })
+    }
+
+    fn maybe_write(&mut self, rows: &[ItemRow]) {
+        if self.last.elapsed() < self.every {
+            return;
+        }
+        self.last = Instant::now();
+        let mut copy = rows.to_vec();
+        sort_rows(&mut copy);
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(copy);
+        }
+    }
+
+    /// Waits for a write in progress, so that the final tables are written last.
+    fn finish(mut self) {
+        self.tx.take();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl Commit<'_> {
@@ -325,6 +397,9 @@ impl Commit<'_> {
         }
         self.rows.extend(r.rows);
         self.done += 1;
+        if let Some(l) = &mut self.live {
+            l.maybe_write(&self.rows);
+        }
         observer.event(BatchEvent::ContextsScored {
             scored: r.scored,
             from_store: r.from_store,

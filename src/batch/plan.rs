@@ -60,6 +60,9 @@ pub struct BatchRequest {
     pub plan: Option<RunPlan>,
     /// Scoring contexts (`None`: [`default_workers`]).
     pub workers: Option<usize>,
+    /// Seconds between rebuilds of the tables while the run goes on (`None`: 30; 0: only at
+    /// the end).
+    pub tables_every: Option<u64>,
 }
 
 /// A validated batch run.
@@ -76,6 +79,9 @@ pub struct BatchPlan {
     /// Scoring contexts over one loaded model, each on its own items (results do not depend
     /// on it).
     pub workers: usize,
+    /// How often tables are rebuilt from the finished items while the run goes on (zero: only
+    /// at the end).
+    pub tables_every: std::time::Duration,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -160,6 +166,7 @@ pub fn plan(
         command_line,
         shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),
         workers: req.workers.unwrap_or_else(default_workers).max(1),
+        tables_every: std::time::Duration::from_secs(req.tables_every.unwrap_or(30)),
     })
 }
 

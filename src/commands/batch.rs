@@ -17,6 +17,7 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
     BatchRequest {
         plan: None,
         workers: a.workers.map(usize::from),
+        tables_every: a.tables_every,
         models: a.models.clone(),
         datasets: a.datasets.clone(),
         suites: a.suites(),
@@ -186,7 +187,7 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     );
     if s.interrupted {
         bail!(
-            "interrupted: {} of {} items are stored in {}; resume (nothing is recomputed) with: {}",
+            "interrupted: {} of {} items are stored in {} (its tables are those of the finished items); resume (nothing is recomputed) with: {}",
             s.items_done,
             s.items_total,
             p.out.display(),

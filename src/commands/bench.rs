@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::Ctx;
-use hyst_tui::batch::{conditions_for, score_item, CachedScorer};
+use hyst_tui::batch::{conditions_for, score_item, BatchEvent, BatchObserver, BatchRequest, CachedScorer};
 use hyst_tui::config::models_dir;
 use hyst_tui::data::selection::select;
 use hyst_tui::data::{DatasetSpec, Selected};
@@ -110,17 +110,20 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
     Ok(())
 }
 
-pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize) -> Result<()> {
+pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str, max_workers: Option<usize>) -> Result<()> {
     let (cached_e, scratch_e, key) = engines(ctx, model)?;
     let prompts = ctx.prompts()?;
-    let items = sample(limit)?;
+    let mut items = select(&DatasetSpec::parse(dataset)?.load()?, None, 42);
+    items.truncate(limit.max(1));
     let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
     let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;
     let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], 512)?;
+    let snapshot_peak = cached_e.stats.snapshot_peak_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    drop((cached_e, scratch_e));
     let trie: usize = c.contexts.iter().map(|ctxs| trie_nodes(ctxs)).sum();
     let n = items.len() as f64;
     let per_item = c.contexts.iter().map(Vec::len).sum::<usize>() as f64 / n;
-    println!("model {key} · hierarchy suite · {} item(s) · {per_item:.0} distinct contexts per item", items.len());
+    println!("model {key} · hierarchy suite · {} item(s) of {dataset} · {per_item:.0} distinct contexts per item", items.len());
     println!("tokens per item, with reuse:        {:.1}", c.evaluated as f64 / n);
     println!("tokens per item, without reuse:     {:.1}", s.evaluated as f64 / n);
     println!("tokens per item, prefix-trie bound: {:.1}", trie as f64 / n);
@@ -133,7 +136,98 @@ pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize) -> Result<()> {
         c.evaluated as f64 / c.secs / raw_tps
     );
     println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
+    let budget = ctx.engine_options().snapshot_bytes();
+    println!("KV snapshot memory: peak {:.1} MB of a {:.0} MB budget", snapshot_peak as f64 / 1e6, budget as f64 / 1e6);
+    scaling(ctx, &key, dataset, items.len(), max_workers)
+}
+
+/// Times the batch pipeline itself with 1, 2, 4, … workers (up to `max_workers`, default the
+/// cores) on the same items, without any score store, and checks that every probability is
+/// the same whatever the number of workers.
+fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Option<usize>) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = max_workers.unwrap_or(cores).max(1);
+    let mut counts = vec![1];
+    while counts.last().copied().unwrap_or(1) * 2 <= max {
+        counts.push(counts.last().copied().unwrap_or(1) * 2);
+    }
+    if *counts.last().unwrap_or(&1) != max {
+        counts.push(max);
+    }
+    let threads = ctx.engine_options().threads;
+    println!("\nscaling over workers ({threads} CPU threads in all, divided between the workers; hierarchy suite, {limit} item(s)):");
+    println!("{:>8} {:>10} {:>10} {:>10} {:>9} {:>11}  {}", "workers", "seconds", "items/s", "tokens/s", "speed-up", "efficiency", "probabilities");
+    let mut base: Option<(f64, Vec<String>)> = None;
+    for w in counts {
+        let dir = tempfile_dir(&format!("hyst-bench-scale-{w}"))?;
+        let req = BatchRequest {
+            models: vec![key.to_string()],
+            datasets: vec![dataset.to_string()],
+            suites: vec![Suite::Hierarchy],
+            limit: Some(limit),
+            out: Some(dir.clone()),
+            workers: Some(w),
+            tables_every: Some(0),
+            score_store: Some("off".into()),
+            ..BatchRequest::default()
+        };
+        let plan = hyst_tui::batch::plan(&ctx.config, &req, ctx.prompts()?, ctx.engine_options(), "bench".into())?;
+        let mut timer = Timer::default();
+        let s = hyst_tui::batch::run(&ctx.config, &plan, &mut timer)?;
+        let secs = timer.seconds();
+        let probs: Vec<String> = hyst_tui::store::read_item_rows(&dir)?.into_iter().map(|r| r.option_probs_json).collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        let (t1, same) = match &base {
+            None => (secs, "reference".to_string()),
+            Some((t1, p)) => (*t1, if *p == probs { "identical".into() } else { "DIFFERENT".into() }),
+        };
+        if base.is_none() {
+            base = Some((secs, probs));
+        }
+        println!(
+            "{w:>8} {secs:>10.2} {:>10.3} {:>10.1} {:>9.2} {:>10.0}%  {same}",
+            s.items_done as f64 / secs,
+            s.totals.tokens_evaluated as f64 / secs,
+            t1 / secs,
+            100.0 * t1 / secs / w as f64
+        );
+    }
     Ok(())
+}
+
+/// Wall time from the first item started to the last one finished (table writing excluded).
+#[derive(Default)]
+struct Timer {
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl Timer {
+    fn seconds(&self) -> f64 {
+        match (self.first, self.last) {
+            (Some(a), Some(b)) => (b - a).as_secs_f64().max(1e-9),
+            _ => f64::NAN,
+        }
+    }
+}
+
+impl BatchObserver for Timer {
+    fn event(&mut self, e: BatchEvent<'_>) {
+        match e {
+            BatchEvent::ItemStarted { .. } if self.first.is_none() => self.first = Some(Instant::now()),
+            BatchEvent::ItemFinished { .. } => self.last = Some(Instant::now()),
+            _ => {}
+        }
+    }
+    fn stop_requested(&self) -> bool {
+        super::interrupted()
+    }
+}
+
+fn tempfile_dir(prefix: &str) -> Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    Ok(d)
 }
 
 #[cfg(test)]

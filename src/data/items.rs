@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub const SAMPLE_JSONL: &str = include_str!("../../assets/sample.jsonl");
+/// Eight long exam-style items written for this project: 10 options each, question and options
+/// together 950–1,430 characters (MMLU-Pro's median is about 440, its 90th percentile about
+/// 1,330), for benchmarks that reflect MMLU-Pro-shaped prompts.
+pub const LONG_JSONL: &str = include_str!("../../assets/long.jsonl");
 
 #[derive(Debug, Error)]
 pub enum DataError {
@@ -100,6 +104,8 @@ fn check_item(item: &Item, file: &str, row: usize) -> Result<(), DataError> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DatasetSpec {
     Sample,
+    /// `long`: the bundled long exam-style items (assets/long.jsonl), MMLU-Pro-shaped work.
+    Long,
     TruthfulQa(PathBuf),
     MmluPro(PathBuf),
     Jsonl(PathBuf),
@@ -111,9 +117,12 @@ impl DatasetSpec {
         if spec == "sample" {
             return Ok(Self::Sample);
         }
+        if spec == "long" {
+            return Ok(Self::Long);
+        }
         let (kind, path) = spec.split_once(':').ok_or_else(|| DataError::Spec {
             spec: spec.into(),
-            message: "expected `sample` or KIND:PATH with KIND one of truthfulqa, mmlu_pro, jsonl, csv".into(),
+            message: "expected `sample`, `long` or KIND:PATH with KIND one of truthfulqa, mmlu_pro, jsonl, csv".into(),
         })?;
         let p = PathBuf::from(path);
         match kind {
@@ -132,6 +141,7 @@ impl DatasetSpec {
     pub fn key(&self) -> String {
         match self {
             Self::Sample => "sample".into(),
+            Self::Long => "long".into(),
             Self::TruthfulQa(_) => "truthfulqa_mc".into(),
             Self::MmluPro(_) => "mmlu_pro".into(),
             Self::Jsonl(p) | Self::Csv(p) => p
@@ -144,6 +154,7 @@ impl DatasetSpec {
     pub fn load(&self) -> Result<Vec<Item>, DataError> {
         match self {
             Self::Sample => load_jsonl_str(SAMPLE_JSONL, "assets/sample.jsonl", "sample"),
+            Self::Long => load_jsonl_str(LONG_JSONL, "assets/long.jsonl", "long"),
             Self::Jsonl(p) => {
                 let text = read(p)?;
                 load_jsonl_str(&text, &p.display().to_string(), &self.key())
@@ -364,6 +375,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_long_items_are_mmlu_pro_shaped() {
+        let items = DatasetSpec::Long.load().unwrap();
+        assert!(items.len() >= 8);
+        let mut answers = std::collections::BTreeSet::new();
+        for it in &items {
+            assert_eq!(it.options.len(), 10, "{}", it.id);
+            let chars = it.question.chars().count() + it.options.iter().map(|o| o.chars().count()).sum::<usize>();
+            assert!(chars >= 800, "{}: {chars} characters", it.id);
+            answers.insert(it.correct);
+        }
+        assert!(answers.len() > 4, "the correct letter varies");
+    }
+
+    #[test]
     fn whitespace_normalisation_matches_python_split() {
         assert_eq!(normalize_ws("  a\t b\n\nc  "), "a b c");
         assert_eq!(normalize_ws("x\u{a0}y"), "x y");
@@ -496,6 +521,7 @@ Two?,a,b,c,2,\r\n\
     #[test]
     fn specs() {
         assert_eq!(DatasetSpec::parse("sample").unwrap(), DatasetSpec::Sample);
+        assert_eq!(DatasetSpec::parse("long").unwrap(), DatasetSpec::Long);
         assert_eq!(
             DatasetSpec::parse("mmlu_pro:/x/t.parquet").unwrap().key(),
             "mmlu_pro"

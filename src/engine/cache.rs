@@ -112,14 +112,12 @@ impl PrefixCache {
             .any(|s| s.tokens.len() >= tokens.len() && s.tokens[..tokens.len()] == *tokens)
     }
 
-    /// Records a saved snapshot of the live sequence taking `bytes` of host memory; returns the
-    /// indices of snapshots dropped (superseded, or the least recently used ones other than
-    /// `protect`, until both the count and the byte budget hold), already removed from the
-    /// metadata. The caller only saves snapshots that [`fits`](Self::fits) the budget.
-    pub fn push_snapshot(&mut self, protect: Option<&[i32]>, bytes: usize) -> Vec<usize> {
-        self.clock += 1;
-        let tokens = self.live.clone();
-        // Snapshots that are prefixes of the new one are superseded.
+    /// Which snapshots go to make room for the live sequence as a new snapshot of `bytes`: the
+    /// superseded ones (prefixes of it), then the least recently used ones other than `protect`,
+    /// until both the count and the byte budget hold. `None` when they cannot hold without
+    /// dropping `protect` (or the snapshot alone is over the budget): then nothing is saved.
+    pub fn room_for(&self, protect: Option<&[i32]>, bytes: usize) -> Option<Vec<usize>> {
+        let tokens = &self.live;
         let mut dropped: Vec<usize> = (0..self.snapshots.len())
             .filter(|&i| {
                 let s = &self.snapshots[i].tokens;
@@ -130,28 +128,30 @@ impl PrefixCache {
             let kept: Vec<usize> = (0..self.snapshots.len()).filter(|i| !dropped.contains(i)).collect();
             let kept_bytes: usize = kept.iter().map(|&i| self.snapshots[i].bytes).sum();
             if kept.len() < self.max_snapshots && kept_bytes + bytes <= self.max_bytes {
-                break;
+                dropped.sort_unstable();
+                return Some(dropped);
             }
             let lru = kept
                 .into_iter()
                 .filter(|&i| protect != Some(self.snapshots[i].tokens.as_slice()))
-                .min_by_key(|&i| self.snapshots[i].last_used);
-            match lru {
-                Some(i) => dropped.push(i),
-                None => break,
-            }
+                .min_by_key(|&i| self.snapshots[i].last_used)?;
+            dropped.push(lru);
         }
-        dropped.sort_unstable();
+    }
+
+    /// Records the live sequence as a snapshot of `bytes`, removing the snapshots `dropped`
+    /// (ascending indices, from [`room_for`](Self::room_for)) from the metadata.
+    pub fn push_snapshot(&mut self, dropped: &[usize], bytes: usize) {
+        self.clock += 1;
         for &i in dropped.iter().rev() {
             self.snapshots.remove(i);
         }
         self.snapshots.push(SnapshotMeta {
-            tokens,
+            tokens: self.live.clone(),
             last_used: self.clock,
             bytes,
         });
         self.peak_bytes = self.peak_bytes.max(self.bytes());
-        dropped
     }
 
     pub fn touch(&mut self, snapshot: usize) {
@@ -172,6 +172,13 @@ mod tests {
     impl PrefixCache {
         fn plan_t(&self, t: &[i32]) -> Plan {
             self.plan(t, 1)
+        }
+
+        /// Saves the live sequence when there is room; returns what was dropped.
+        fn save(&mut self, protect: Option<&[i32]>, bytes: usize) -> Option<Vec<usize>> {
+            let dropped = self.room_for(protect, bytes)?;
+            self.push_snapshot(&dropped, bytes);
+            Some(dropped)
         }
     }
 
@@ -207,7 +214,7 @@ mod tests {
         c.live = vec![1, 2, 3, 4, 5]; // a ramp history
         let p = c.plan_t(&[1, 2, 9]);
         assert_eq!(p, Plan { save_live: true, restore: None, reuse: 2 });
-        assert!(c.push_snapshot(None, 1).is_empty());
+        assert_eq!(c.save(None, 1), Some(vec![]));
         c.live = vec![1, 2, 9];
         // The next branch off the history restores the snapshot (longer prefix than live).
         let p = c.plan_t(&[1, 2, 3, 4, 7]);
@@ -220,7 +227,7 @@ mod tests {
     fn no_save_when_already_remembered_or_disabled() {
         let mut c = PrefixCache::new(3, usize::MAX);
         c.live = vec![1, 2, 3];
-        c.push_snapshot(None, 1);
+        c.save(None, 1);
         assert!(!c.plan_t(&[1, 9]).save_live);
         let mut d = PrefixCache::new(0, usize::MAX);
         d.live = vec![1, 2, 3];
@@ -231,20 +238,27 @@ mod tests {
     fn the_byte_budget_evicts_the_least_recently_used() {
         let mut c = PrefixCache::new(10, 100);
         c.live = vec![1];
-        c.push_snapshot(None, 40);
+        c.save(None, 40);
         c.live = vec![2];
-        c.push_snapshot(None, 40);
+        c.save(None, 40);
         assert_eq!(c.bytes(), 80);
         c.live = vec![3];
         // 80 + 40 > 100: the oldest goes.
-        assert_eq!(c.push_snapshot(None, 40), vec![0]);
+        assert_eq!(c.save(None, 40), Some(vec![0]));
         assert_eq!(c.bytes(), 80);
         assert!(c.fits(100) && !c.fits(101));
-        // A protected snapshot stays even when the budget would want it gone.
+        // A protected snapshot stays: the other one makes room.
         c.live = vec![4];
-        c.push_snapshot(Some(&[2]), 40);
+        assert_eq!(c.save(Some(&[2]), 40), Some(vec![1]));
         assert!(c.snapshots.iter().any(|s| s.tokens == vec![2]));
-        assert!(c.bytes() <= 100);
+        assert_eq!(c.bytes(), 80);
+        // When only dropping the protected one would make room, nothing is saved or dropped.
+        c.live = vec![5];
+        assert_eq!(c.save(Some(&[2]), 70), None);
+        assert_eq!(c.bytes(), 80);
+        assert_eq!(c.snapshots.len(), 2);
+        // Over the budget on its own: never saved.
+        assert_eq!(c.save(None, 101), None);
         assert_eq!(c.peak_bytes, 80);
     }
 
@@ -252,18 +266,18 @@ mod tests {
     fn snapshots_are_bounded_and_superseded() {
         let mut c = PrefixCache::new(2, usize::MAX);
         c.live = vec![1];
-        c.push_snapshot(None, 1);
+        c.save(None, 1);
         c.live = vec![1, 2]; // supersedes [1]
-        assert_eq!(c.push_snapshot(None, 1), vec![0]);
+        assert_eq!(c.save(None, 1), Some(vec![0]));
         c.live = vec![5];
-        assert!(c.push_snapshot(None, 1).is_empty());
+        assert_eq!(c.save(None, 1), Some(vec![]));
         c.live = vec![7];
         // over capacity: the least recently used ([1, 2]) goes
-        assert_eq!(c.push_snapshot(None, 1), vec![0]);
+        assert_eq!(c.save(None, 1), Some(vec![0]));
         assert_eq!(c.snapshots.iter().map(|s| s.tokens.clone()).collect::<Vec<_>>(), vec![vec![5], vec![7]]);
         // a protected snapshot is never the one evicted
         c.live = vec![9];
-        assert_eq!(c.push_snapshot(Some(&[5]), 1), vec![1]);
+        assert_eq!(c.save(Some(&[5]), 1), Some(vec![1]));
         assert!(c.snapshots.iter().any(|s| s.tokens == vec![5]));
     }
 }

@@ -333,17 +333,17 @@ impl<'m> Session<'m> {
         let restore_tokens = plan.restore.map(|i| self.cache.snapshots[i].tokens.clone());
         if plan.save_live {
             let size = self.ctx.state_seq_get_size_ext(SEQ, LlamaStateSeqFlags::empty());
-            if self.cache.fits(size) {
+            if let Some(dropped) = self.cache.room_for(restore_tokens.as_deref(), size) {
                 let state = self
                     .ctx
                     .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
                     .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
-                let dropped = self.cache.push_snapshot(restore_tokens.as_deref(), size);
+                self.cache.push_snapshot(&dropped, size);
                 for &i in dropped.iter().rev() {
                     self.snapshots.remove(i);
                 }
                 self.snapshots.push(state);
-            } else if !self.warned_budget {
+            } else if !self.cache.fits(size) && !self.warned_budget {
                 self.warned_budget = true;
                 tracing::info!(
                     "a KV snapshot takes {} bytes, over the snapshot memory budget of {} bytes: prefix reuse continues from the live sequence only",

@@ -9,7 +9,7 @@ use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::cctp::{
     align_labels, alpha_grid, decision_label, project_prepared, summarize, tube_eval, CctpError,
-    CctpInput, CctpItem, Prepared, ALPHA_GRID_STEP, VARIANTS,
+    CctpInput, CctpItem, Prepared, Variant, ALPHA_GRID_STEP, VARIANTS,
 };
 use crate::metrics::bootstrap::{
     ci_from_replicates, replicate_means, IndexStream, CCTP_BOOTSTRAP_SAMPLES, CCTP_BOOTSTRAP_SEED,
@@ -77,8 +77,19 @@ impl VariantResult {
 }
 
 fn run_pair(p: &PairData, clean: &str, hist: &str, grid: &[f64]) -> Vec<VariantResult> {
+    run_pair_variants(p, clean, hist, grid, &VARIANTS)
+}
+
+/// [`run_pair`] for the given variants only (the figures need the primary one).
+fn run_pair_variants(
+    p: &PairData,
+    clean: &str,
+    hist: &str,
+    grid: &[f64],
+    variants: &[Variant],
+) -> Vec<VariantResult> {
     let a = p.align(&[clean, hist]);
-    let mut res = vec![VariantResult::default(); VARIANTS.len()];
+    let mut res = vec![VariantResult::default(); variants.len()];
     for i in 0..a.n() {
         let prep = input(a.rows[0][i], a.rows[1][i]).and_then(|inp| Prepared::new(&inp).ok());
         let Some(prep) = prep else {
@@ -87,7 +98,7 @@ fn run_pair(p: &PairData, clean: &str, hist: &str, grid: &[f64]) -> Vec<VariantR
             }
             continue;
         };
-        for (v, r) in VARIANTS.iter().zip(res.iter_mut()) {
+        for (v, r) in variants.iter().zip(res.iter_mut()) {
             r.endpoint_pass
                 .push(tube_eval(&prep.p_clean, &prep.p_history, &v.spec).passes());
             match project_prepared(&prep, v.path, &v.spec, grid) {
@@ -450,4 +461,23 @@ fn by_dataset(groups: &[Group], datasets: &[String], samples: usize) -> Vec<Outp
         format!("Mean alpha* CI: item bootstrap, {samples} replicates, one numpy default_rng({seed}) stream consumed dataset by dataset in the order TruthfulQA-MC, MMLU-Pro, others (one index matrix per dataset: independent resampling per dataset), as the artifact's CCTP bootstrap (1,000 replicates, seed 42); percentile 2.5/97.5."),
         "The difference row (MMLU-Pro - TruthfulQA-MC) subtracts the two datasets' replicate means replicate by replicate; its estimate is the difference of the full-sample means.".into(),
     ])]
+}
+
+/// The projected items of the primary variant (wrong pressure: clean vs R0) for every pair that
+/// Table 21 reports, in pair order: the items its primary `wrong` rows summarise, computed by
+/// the same [`run_pair_variants`]. Used by the CCTP figure (`figures::cctp`).
+pub(super) fn primary_items<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<(&'p PairData<'a>, Vec<CctpItem>)> {
+    let grid = alpha_grid(ALPHA_GRID_STEP);
+    let mut out = Vec::new();
+    for p in &ctx.idx.pairs {
+        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else {
+            continue;
+        };
+        let mut res = run_pair_variants(p, clean, r0, &grid, &VARIANTS[..1]);
+        let items = std::mem::take(&mut res[0].items);
+        if !items.is_empty() {
+            out.push((p, items));
+        }
+    }
+    out
 }

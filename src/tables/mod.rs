@@ -24,6 +24,7 @@ mod definitions;
 mod examples;
 mod expanded_family;
 mod false_context;
+mod figures;
 mod format;
 mod hierarchy;
 mod index;
@@ -141,7 +142,15 @@ impl<'p, 'a> Ctx<'p, 'a> {
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
 /// them. A table with a scope in `opts.scopes` is built from the index of its scope's pairs.
+#[cfg_attr(not(test), allow(dead_code))] // write_tables shares its context with the figures
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
+    build_with(&Ctx::new(idx, opts))
+}
+
+/// [`build_tables`] with `ctx` for the tables without a scope; the figures then share it (its
+/// hierarchy is built once).
+fn build_with(ctx: &Ctx) -> Vec<Output> {
+    let opts = ctx.opts;
     // One index (and context, with its own hierarchy) per distinct scope.
     let mut scopes: Vec<&BTreeSet<(String, String)>> = Vec::new();
     for s in opts.scopes.values() {
@@ -149,14 +158,13 @@ pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
             scopes.push(s);
         }
     }
-    let scoped: Vec<RunIndex> = scopes.iter().map(|s| idx.restrict(s)).collect();
-    let mut ctxs = vec![Ctx::new(idx, opts)];
-    ctxs.extend(scoped.iter().map(|i| Ctx::new(i, opts)));
-    let ctx_of = |id: &str| -> &Ctx {
-        match opts.scopes.get(id) {
-            Some(s) => &ctxs[1 + scopes.iter().position(|x| *x == s).expect("listed")],
-            None => &ctxs[0],
-        }
+    let scoped: Vec<RunIndex> = scopes.iter().map(|s| ctx.idx.restrict(s)).collect();
+    let scoped_ctxs: Vec<Ctx> = scoped.iter().map(|i| Ctx::new(i, opts)).collect();
+    // Which scoped context a table uses (None: `ctx`).
+    let scope_of = |id: &str| -> Option<usize> {
+        opts.scopes
+            .get(id)
+            .map(|s| scopes.iter().position(|x| *x == s).expect("listed"))
     };
     // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
     // built once per scope), so they run in parallel; the result does not depend on scheduling
@@ -165,8 +173,11 @@ pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
         let handles: Vec<_> = TABLES
             .iter()
             .map(|spec| {
-                let ctx = ctx_of(spec.id);
-                s.spawn(move || spec.run(ctx))
+                let scoped = scope_of(spec.id).map(|i| &scoped_ctxs[i]);
+                s.spawn(move || match scoped {
+                    Some(c) => spec.run(c),
+                    None => spec.run(ctx),
+                })
             })
             .collect();
         handles
@@ -190,17 +201,20 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), TablesError> {
     })
 }
 
-/// Writes every table the rows have data for into `out_dir/tables/` (CSV, Markdown, LaTeX) and
+/// Writes every table the rows have data for into `out_dir/tables/` (CSV, Markdown, LaTeX),
+/// every figure they have data for into `out_dir/figures/` (SVG, [`figures`]) and
 /// `out_dir/summary.md`. Table files of an earlier run that this run does not produce
-/// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) are removed so the directory
-/// never mixes runs. Returns the written paths (tables in stem order, then `summary.md`).
+/// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) and figures it does not draw
+/// (`figures/*.svg`) are removed so the directories never mix runs. Returns the written paths
+/// (tables in stem order, then figures in their fixed order, then `summary.md`).
 pub fn write_tables(
     rows: &[ItemRow],
     out_dir: &Path,
     opts: &TableOptions,
 ) -> Result<Vec<PathBuf>, TablesError> {
     let idx = RunIndex::new(rows);
-    let outputs = build_tables(&idx, opts);
+    let ctx = Ctx::new(&idx, opts);
+    let outputs = build_with(&ctx);
     let dir = out_dir.join("tables");
     let mut written = Vec::new();
     for o in &outputs {
@@ -215,7 +229,8 @@ pub fn write_tables(
         }
     }
     remove_stale(&dir, &written)?;
-    let summary = summary::render(&idx, opts, &outputs);
+    let figures = figures::write_figures(&ctx, &out_dir.join("figures"), &mut written)?;
+    let summary = summary::render(&idx, opts, &outputs, &figures);
     let p = out_dir.join("summary.md");
     write(&p, summary.as_bytes())?;
     written.push(p);

@@ -77,7 +77,12 @@ struct MissingView {
     needs: &'static str,
 }
 
-pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -> String {
+pub(super) fn render(
+    idx: &RunIndex,
+    opts: &TableOptions,
+    outputs: &[Output],
+    figures: &super::figures::Figures,
+) -> String {
     let mut s = String::from("# hyst-tui results summary\n\n");
     s.push_str(&format!(
         "Built from {} item rows ({} model x dataset pairs). Tables follow the paper \"Reset Is Not Recovery\" and the column names of its artifact (protocol.md §8); every table is written as CSV, Markdown and LaTeX under `tables/`.\n\n",
@@ -179,6 +184,9 @@ pub(super) fn render(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) ->
         ));
     }
     s.push('\n');
+
+    // figures written
+    s.push_str(&super::figures::summary_section(figures));
 
     // not written
     let missing: Vec<MissingView> = TABLES

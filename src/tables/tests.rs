@@ -101,7 +101,10 @@ fn every_expected_file_exists() {
             assert!(written.contains(&p), "not reported: {}", p.display());
         }
     }
-    assert_eq!(written.len(), all.len() * 3 + 1, "{written:#?}");
+    let figures = std::fs::read_dir(dir.path().join("figures"))
+        .unwrap()
+        .count();
+    assert_eq!(written.len(), all.len() * 3 + figures + 1, "{written:#?}");
     let summary = read(dir.path(), "summary.md");
     for stem in &all {
         assert!(

@@ -562,3 +562,23 @@ fn recovery_pattern(rows: &[CondRow]) -> &'static str {
         "gradual_recovery"
     }
 }
+
+/// One pair's truncation gaps (the rows Tables 5 and 18 use), for the truncation figure
+/// (`figures::truncation`): model display name, dataset key, and per condition present (in
+/// `TRUNCATION_ORDER`) its mean gap and item gaps.
+pub(super) type PairGaps = (String, String, Vec<(&'static str, f64, Vec<f64>)>);
+
+/// The truncation pairs of [`collect`], in pair order, as [`PairGaps`].
+pub(super) fn pair_gaps(ctx: &Ctx) -> Vec<PairGaps> {
+    collect(ctx)
+        .into_iter()
+        .map(|tp| {
+            let rows = tp
+                .rows
+                .into_iter()
+                .map(|r| (r.cond, r.gap, r.item_gaps))
+                .collect();
+            (tp.model, tp.dataset, rows)
+        })
+        .collect()
+}

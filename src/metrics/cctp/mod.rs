@@ -32,6 +32,6 @@ mod tube;
 pub(crate) use input::{align_labels, CctpError, CctpInput, Prepared};
 pub(crate) use numerics::{alpha_grid, ALPHA_GRID_STEP};
 pub(crate) use project::{project_prepared, CctpItem};
-pub(crate) use spec::{Path, Tube, TubeSpec, VARIANTS};
+pub(crate) use spec::{Path, Tube, TubeSpec, Variant, VARIANTS};
 pub(crate) use summary::{decision_label, summarize};
 pub(crate) use tube::{tube_eval, BINDING_PRIORITY, KL_CHECK_EPS};
