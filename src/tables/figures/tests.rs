@@ -14,6 +14,7 @@ fn opts() -> TableOptions {
     TableOptions {
         bootstrap_samples: 500,
         seed: 12345,
+        ..TableOptions::default()
     }
 }
 
