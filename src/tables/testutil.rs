@@ -188,6 +188,7 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
 /// Sets a row's option distribution (in option order, before any relabel shuffle) and
 /// everything derived from it: p(w), p(c), prediction, correct / wrong-follow flags, entropy,
 /// max prob, margin and the stored probabilities and log-scores (`ln p`).
+#[cfg(test)]
 pub(crate) fn set_probs(r: &mut ItemRow, probs: &[f64]) {
     assert_eq!(probs.len(), r.n_options, "one probability per option");
     let idx = |l: &str| (l.as_bytes()[0] - b'A') as usize;
@@ -212,6 +213,7 @@ pub(crate) fn set_probs(r: &mut ItemRow, probs: &[f64]) {
 
 /// Sets p(w) and p(c) of a row, the rest of the mass split equally over the other options
 /// (as [`synthetic_rows`] does).
+#[cfg(test)]
 pub(crate) fn reshape(r: &mut ItemRow, p_wrong: f64, p_correct: f64) {
     let idx = |l: &str| (l.as_bytes()[0] - b'A') as usize;
     let (w, c) = (idx(&r.shown_wrong_letter), idx(&r.shown_correct_letter));
