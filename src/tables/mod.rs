@@ -45,6 +45,8 @@ mod tests;
 #[cfg(test)]
 mod tests_paper_tables;
 #[cfg(test)]
+mod tests_reproduction;
+#[cfg(test)]
 mod tests_scopes;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::format::{fmt_float, md_escape, table_of, Cell, Num, PyBool, Table};
-use super::index::RunIndex;
+use super::index::{RunIndex, R0_REF};
 use super::{Output, TableOptions};
 
 /// The paper's printed tables, as shipped in `assets/paper/` (file stem, TSV text).
@@ -170,6 +170,9 @@ pub(crate) struct PaperTable {
     /// (printed column, how it matches our rows).
     pub(crate) keys: &'static [(&'static str, Key)],
     pub(crate) pool: Pool,
+    /// Conditions a pair of the run must have (any one) for our table to pool it; empty for a
+    /// per-pair table. With the plan's scope this gives the pairs our pooled row is over.
+    pub(crate) needs: &'static [&'static str],
     /// What the printed labels mean (paper README), shown above the table.
     pub(crate) note: &'static str,
 }
@@ -219,43 +222,62 @@ const BY_DATASET_CONDITION: &[(&str, Key)] = &[
     ("Condition", Key::Map("condition", RELABEL)),
 ];
 
+/// The recovery operations of the hierarchy (R1-R6; Tables 4 and 16 pool the pairs with any).
+const HIERARCHY_OPS: &[&str] = &[
+    "explicit_user_retraction",
+    "system_level_reset",
+    "fresh_context_deletion",
+    "context_truncation",
+    "neutral_summary_replacement",
+    "factual_state_reconstruction",
+    "self_verification_final_label",
+];
+/// The truncation conditions (Tables 5 and 18).
+const TRUNCATION_CONDS: &[&str] = &["remove_strong_only", "remove_medium_strong", "remove_all_pressure", "reset_only"];
+/// The false-context conditions (Table 12).
+const FALSE_CONTEXT_CONDS: &[&str] =
+    &["clean_no_mention", "neutral_wrong_mention", "explicit_false_wrong_mention", "quoted_false_claim"];
+/// The relabel conditions besides the baseline (Tables 13 and 14).
+const RELABEL_CONDS: &[&str] =
+    &["current_question_refresh_reset", "option_relabel_no_shuffle_reset", "option_relabel_shuffle_reset"];
+
 /// Every printed table the comparison covers, in the paper's order.
 pub(crate) static TABLES: &[PaperTable] = &[
-    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair,
+    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair, needs: &[],
         note: "Reset WF is the conditional lock-in (items wrong after strong pressure that stay on the advocated option after the reset / items wrong after strong pressure), not the all-items wrong-following rate." },
-    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14,
+    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14, needs: HIERARCHY_OPS,
         note: "Recovered pairs are the main-family counts (|gap| <= 0.05, ...), although the paper's text calls them strict." },
-    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", TRUNCATION))], pool: Pool::Truncation5,
+    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", TRUNCATION))], pool: Pool::Truncation5, needs: TRUNCATION_CONDS,
         note: "Mean over the five truncation pairs; the CI bootstraps over those five aggregate rows." },
-    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", R7_CONDITIONS))], pool: Pool::All14,
+    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", R7_CONDITIONS))], pool: Pool::All14, needs: &["evidence_grounded_recovery"],
         note: "Pooled over the fourteen pairs; WF and Contam. in percent (Contam. = advocated wrong among clean-correct items)." },
-    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", SUITES))], pool: Pool::All14,
+    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", SUITES))], pool: Pool::All14, needs: &["neutral_history:strong_reset", "correct_pressure:strong_reset"],
         note: "The pooled row over the fourteen pairs." },
-    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair,
+    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
         note: "Gap = Reset - Fresh." },
-    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair,
+    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
         note: "Paired item bootstrap CI of the R0 gap." },
-    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair,
+    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
         note: "Hist. | clean = Hist / (Stable + Hist): clean-correct items not correct after R0 (any wrong option)." },
-    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", STRATA))], pool: Pool::All14,
+    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", STRATA))], pool: Pool::All14, needs: &R0_REF,
         note: "Tertiles pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", FALSE_CONTEXT))], pool: Pool::All14,
+    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", FALSE_CONTEXT))], pool: Pool::All14, needs: FALSE_CONTEXT_CONDS,
         note: "Pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6,
+    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
         note: "Pooled per dataset over the relabel pairs (which pairs produced the printed table is not released; protocol §1.9 names six)." },
-    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6,
+    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6,
+    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: &["option_relabel_shuffle_reset"],
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14,
+    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14, needs: HIERARCHY_OPS,
         note: "Strict = the main-family count; MRO is a broader rule the paper does not specify." },
-    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair,
+    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: &[],
         note: "Minimal op. under the main family; Acc. of that operation." },
-    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair,
+    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: TRUNCATION_CONDS,
         note: "The Mean row is the mean over the five truncation pairs (= Table 5's mean gap)." },
-    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14,
+    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14, needs: &["evidence_grounded_recovery"],
         note: "Change R0 -> R7 per dataset; WF and Contam. in percentage points." },
-    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14,
+    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14, needs: &R0_REF,
         note: "Per dataset over all fourteen pairs (main tube, logit-linear path)." },
 ];
 
@@ -343,7 +365,7 @@ pub(crate) static CELLS: &[CellMap] = &[
     // Table 16
     cm("table16", "Strict", "table16_strict_vs_mro", &[], "mro_main_recovered", None, Unit::Count { n: "n_pairs" }),
     CellMap {
-        note: "not computed: the paper does not specify its MRO rule (Table 16 prints NA)",
+        note: "the paper does not specify its MRO rule (hyst-tui's Table 16 prints NA)",
         ..cm("table16", "MRO", "", &[], "", None, Unit::Count { n: "n_pairs" })
     },
     // Table 17
@@ -434,14 +456,20 @@ pub(crate) fn parse_tsv(text: &str) -> Printed {
     for l in lines {
         let mut r: Vec<String> = l.split('\t').map(|s| s.trim().to_string()).collect();
         r.resize(header.len(), String::new());
-        if r[0].is_empty() {
-            if let Some(prev) = rows.last() {
-                r[0] = prev[0].clone();
+        if r.first().is_some_and(String::is_empty) {
+            if let Some(prev) = rows.last().and_then(|p| p.first()) {
+                r[0] = prev.clone();
             }
         }
         rows.push(r);
     }
     Printed { header, rows }
+}
+
+/// The text of a printed row's cell in column `col` (None when the table has no such column).
+fn printed_cell<'r>(printed: &Printed, prow: &'r [String], col: &str) -> Option<&'r str> {
+    let i = printed.header.iter().position(|h| h == col)?;
+    prow.get(i).map(String::as_str)
 }
 
 /// A printed number: its value and the decimals printed (`+0.440` → (0.44, 3); `41.2%` →
@@ -510,6 +538,7 @@ pub(crate) struct Comparison {
     pub(crate) difference: f64,
     /// The run's 95% interval in the printed unit.
     pub(crate) ci: Option<(f64, f64)>,
+    /// The CI overlaps the printed value's rounding interval (± half a unit of its last digit).
     pub(crate) ci_covers: Option<bool>,
     /// The run's value rounded as printed equals the printed text.
     pub(crate) matches_printed: Option<bool>,
@@ -564,10 +593,9 @@ fn matching_rows<'t>(
 ) -> Vec<&'t Vec<Cell>> {
     let mut conds: Vec<(usize, Box<dyn Fn(&str) -> bool + '_>)> = Vec::new();
     for (pcol, key) in keys {
-        let Some(pi) = printed.header.iter().position(|h| h == pcol) else {
+        let Some(ptext) = printed_cell(printed, prow, pcol).map(str::to_string) else {
             return Vec::new();
         };
-        let ptext = prow[pi].clone();
         let (col, pred): (&str, Box<dyn Fn(&str) -> bool>) = match *key {
             Key::Model(col) => {
                 let want = lookup(MODEL_NAMES, &ptext).map(str::to_string);
@@ -602,7 +630,7 @@ fn matching_rows<'t>(
         .filter(|r| {
             conds
                 .iter()
-                .all(|(j, p)| cell_text(&r[*j]).is_some_and(|s| p(&s)))
+                .all(|(j, p)| r.get(*j).and_then(cell_text).is_some_and(|s| p(&s)))
         })
         .collect()
 }
@@ -653,17 +681,12 @@ fn compare_cell(
     prow: &[String],
     map: &CellMap,
 ) -> Comparison {
-    let pi = printed
-        .header
-        .iter()
-        .position(|h| h == map.column)
-        .unwrap_or_else(|| panic!("{}: no printed column {:?}", map.table, map.column));
-    let paper = prow[pi].clone();
+    // the printed text of the cell (every mapped column is in its TSV: a test checks it)
+    let paper = printed_cell(printed, prow, map.column).unwrap_or_default().to_string();
     let row_label: Vec<&str> = pt
         .keys
         .iter()
-        .filter_map(|(c, _)| printed.header.iter().position(|h| h == c))
-        .map(|i| prow[i].as_str())
+        .filter_map(|(c, _)| printed_cell(printed, prow, c))
         .collect();
     let column = match map.unit {
         Unit::IntervalLow => format!("{} (low)", map.column),
@@ -720,25 +743,23 @@ fn compare_cell(
     if rows.len() > 1 {
         c.note = format!("{} run rows match; the first is shown", rows.len());
     }
-    let Some(j) = t.col(map.value) else {
+    let Some(value_cell) = t.col(map.value).and_then(|j| r.get(j)) else {
         return c;
     };
+    let cell_of = |col: &str| t.col(col).and_then(|i| r.get(i));
     let scale = match map.unit {
         Unit::Percent => 100.0,
         _ => 1.0,
     };
     // pooled rows: over the paper's pairs?
     let row_model = pt.keys.iter().find_map(|(pc, k)| match k {
-        Key::Model(_) => printed.header.iter().position(|h| h == pc).map(|i| &prow[i]),
+        Key::Model(_) => printed_cell(printed, prow, pc),
         _ => None,
     });
     let pooled_row = pt.pool != Pool::PerPair || row_model.is_some_and(|m| lookup(MODEL_NAMES, m) == Some("all"));
     let row_dataset = pt.keys.iter().find_map(|(pc, k)| match k {
-        Key::Dataset(_) => printed
-            .header
-            .iter()
-            .position(|h| h == pc)
-            .map(|i| dataset_key(&prow[i]))
+        Key::Dataset(_) => printed_cell(printed, prow, pc)
+            .map(dataset_key)
             .filter(|d| d != "all"),
         _ => None,
     });
@@ -751,7 +772,7 @@ fn compare_cell(
     };
     match map.unit {
         Unit::Text(m) => {
-            let ours = cell_text(&r[j]).unwrap_or_default();
+            let ours = cell_text(value_cell).unwrap_or_default();
             let printed_as = m
                 .iter()
                 .find(|(_, v)| *v == ours)
@@ -760,35 +781,48 @@ fn compare_cell(
             c.matches_printed = Some(lookup(m, &paper) == Some(ours.as_str()) || c.run_text == paper);
         }
         Unit::Count { n } => {
-            let k = cell_number(&r[j]);
-            let big_n = t.col(n).map_or(f64::NAN, |i| cell_number(&r[i]));
-            if k.is_nan() {
+            let k = cell_number(value_cell);
+            let big_n = cell_of(n).map_or(f64::NAN, cell_number);
+            if !k.is_finite() {
+                c.note = "the run's value is NA".into();
                 return c;
             }
             c.run_value = k;
-            c.run_text = format!("{}/{}", k as i64, big_n as i64);
+            c.run_text = if big_n.is_finite() {
+                format!("{}/{}", k as i64, big_n as i64)
+            } else {
+                format!("{}", k as i64)
+            };
             c.matches_printed = Some(c.run_text == paper);
+            // a difference of counts only means something over as many pairs as the paper's
             let same_n = printed_count(&paper).is_some_and(|(_, pn)| pn as f64 == big_n);
             if same_n {
                 c.difference = k - paper_value;
             }
         }
         _ => {
-            let v = cell_number(&r[j]);
-            if v.is_nan() {
+            let v = cell_number(value_cell);
+            if !v.is_finite() {
                 c.note = "the run's value is NA".into();
                 return c;
             }
             c.run_value = v * scale;
             c.run_text = as_printed(c.run_value, decimals);
             c.difference = c.run_value - paper_value;
-            c.matches_printed = Some(c.run_text == as_printed(paper_value, decimals));
+            if paper_value.is_finite() {
+                c.matches_printed = Some(c.run_text == as_printed(paper_value, decimals));
+            }
             if let Some((lo, hi)) = map.ci {
-                if let (Some(a), Some(b)) = (t.col(lo), t.col(hi)) {
-                    let (lo, hi) = (cell_number(&r[a]) * scale, cell_number(&r[b]) * scale);
-                    if !lo.is_nan() && !hi.is_nan() {
+                if let (Some(a), Some(b)) = (cell_of(lo), cell_of(hi)) {
+                    let (lo, hi) = (cell_number(a) * scale, cell_number(b) * scale);
+                    if lo.is_finite() && hi.is_finite() {
                         c.ci = Some((lo, hi));
-                        c.ci_covers = Some(lo <= paper_value && paper_value <= hi);
+                        // no verdict on a printed text that is not a number; the printed value
+                        // stands for everything that rounds to it (± half a unit of its last digit)
+                        if paper_value.is_finite() {
+                            let half = 0.5 * 10f64.powi(-(decimals.min(15) as i32));
+                            c.ci_covers = Some(lo <= paper_value + half && paper_value - half <= hi);
+                        }
                     }
                 }
             }
@@ -819,6 +853,7 @@ pub(crate) fn compare(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -
                     .get(pt.id)
                     .is_none_or(|s| s.contains(&(p.model_key.clone(), p.dataset.clone())))
             })
+            .filter(|p| pt.needs.is_empty() || pt.needs.iter().any(|c| p.has(c)))
             .map(|p| ((!p.paper_key.is_empty()).then(|| p.paper_key.clone()), p.dataset.clone()))
             .collect();
         pooled.insert(pt.id, pairs);
@@ -826,11 +861,10 @@ pub(crate) fn compare(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -
     let run = Run { outputs, paper_key, pooled };
     let mut out = Vec::new();
     for pt in TABLES {
-        let text = PAPER_TSV
-            .iter()
-            .find(|(f, _)| *f == pt.file)
-            .map(|(_, t)| *t)
-            .unwrap_or_else(|| panic!("no printed table {}", pt.file));
+        // every listed table ships (a test checks it); a missing one would only be skipped
+        let Some(text) = PAPER_TSV.iter().find(|(f, _)| *f == pt.file).map(|(_, t)| *t) else {
+            continue;
+        };
         let printed = parse_tsv(text);
         for prow in &printed.rows {
             for map in CELLS.iter().filter(|m| m.table == pt.file) {
@@ -951,7 +985,7 @@ pub(crate) fn csv(cs: &[Comparison]) -> String {
 pub(crate) fn markdown(cs: &[Comparison]) -> String {
     let n = counts(cs);
     let mut s = String::from("# Reproduction: this run vs the paper's printed values\n\n");
-    s.push_str("Every printed cell of the paper's tables that hyst-tui can produce (the paper's values ship in `assets/paper/`, as printed), next to this run's number for it: rows matched by the paper's model key (models.toml `paper_key`) and dataset, the run's value in the printed unit, run - paper, and whether the run's 95% CI (where it has one) covers the printed value. \"As printed\" = the run's value rounded as the paper printed it equals the printed text. `reproduction.csv` holds the same cells at full precision with the table file, column and filter each number comes from. Rebuild both without a model: `hyst-tui compare --paper RUN_DIR`.\n\n");
+    s.push_str("Every printed cell of the paper's tables that hyst-tui can produce (the paper's values ship in `assets/paper/`, as printed), next to this run's number for it: rows matched by the paper's model key (models.toml `paper_key`) and dataset, the run's value in the printed unit, run - paper, and whether the run's 95% CI (where it has one) covers the printed value (anything that rounds to it: ± half a unit of its last printed digit). \"As printed\" = the run's value rounded as the paper printed it equals the printed text. The published page shows at most six data rows per table, so only those rows are here. `reproduction.csv` holds the same cells to six decimals, with the table file, column and filter each number comes from. Rebuild both without a model: `hyst-tui compare --paper RUN_DIR`.\n\n");
     s.push_str(&format!(
         "{} printed cells: {} compared over the paper's pairs, {} produced over other pairs, {} not run, {} not computed. Of the {} produced: {} as printed; {} have a run CI, {} of which cover the printed value.\n\n",
         n.cells, n.compared, n.other_pairs, n.not_run, n.not_computed, n.compared + n.other_pairs, n.as_printed, n.with_ci, n.ci_covers
