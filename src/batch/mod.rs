@@ -552,6 +552,41 @@ pub fn rebuild_tables(dir: &Path) -> Result<Rebuilt> {
     })
 }
 
+/// What [`rebuild_reproduction`] did.
+pub struct Reproduction {
+    pub rows: usize,
+    /// `reproduction.md` and `reproduction.csv`.
+    pub files: Vec<PathBuf>,
+    pub counts: crate::tables::ReproductionCounts,
+    /// One line about malformed rows that were skipped, if any.
+    pub skipped: Option<String>,
+}
+
+/// `compare --paper DIR`: rewrites the run's `reproduction.md` and `reproduction.csv` from its
+/// stored item rows, with the table scopes of the plan its manifest records (no model, no lock;
+/// the table files are not rewritten).
+pub fn rebuild_reproduction(dir: &Path) -> Result<Reproduction> {
+    if !dir.is_dir() {
+        bail!("{}: no such run directory", dir.display());
+    }
+    if !dir.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+        bail!(
+            "{}: not a run directory (it has no {})",
+            dir.display(),
+            crate::store::run_dir::ITEM_ROWS_JSONL
+        );
+    }
+    let loaded = load_item_rows(dir)?;
+    let opts = TableOptions::for_run_dir(dir)?;
+    let (files, counts) = crate::tables::write_reproduction(&loaded.rows, dir, &opts)?;
+    Ok(Reproduction {
+        rows: loaded.rows.len(),
+        files,
+        counts,
+        skipped: loaded.describe_skipped(),
+    })
+}
+
 /// What [`merge`] did.
 pub struct MergeSummary {
     pub runs: usize,
