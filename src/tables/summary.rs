@@ -89,6 +89,7 @@ pub(super) fn render(
         idx.n_rows,
         idx.pairs.len()
     ));
+    s.push_str("The paper's printed values next to this run's: `reproduction.md` and `reproduction.csv` (`hyst-tui compare --paper RUN_DIR` rebuilds them).\n\n");
     if idx.duplicates > 0 {
         s.push_str(&format!("Note: {} duplicate rows (same pair, condition and item) were ignored; the first one was kept.\n\n", idx.duplicates));
     }
