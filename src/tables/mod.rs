@@ -3,8 +3,9 @@
 //! [`write_tables`] indexes the rows by (model, dataset) pair and condition, builds every table
 //! the rows have data for, and writes each as `tables/<stem>.csv` (the artifact's column names
 //! where §8 gives them), `tables/<stem>.md` (a padded pipe table) and `tables/<stem>.tex` (a
-//! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all. A table whose
-//! conditions are missing is not written (the summary lists it with what it needs).
+//! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all and
+//! `reproduction.md` / `.csv` (the paper's printed values side by side, [`paper`]). A table
+//! whose conditions are missing is not written (the summary lists it with what it needs).
 //!
 //! Layout: [`registry::TABLES`] lists every table once (id, file stems, what it needs, builder);
 //! each table family has its own file (`pressure_ramp`, `controls`, `hierarchy/`, …) whose
@@ -207,8 +208,10 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), TablesError> {
 /// every figure they have data for into `out_dir/figures/` (SVG, [`figures`]) and
 /// `out_dir/summary.md`. Table files of an earlier run that this run does not produce
 /// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) and figures it does not draw
-/// (`figures/*.svg`) are removed so the directories never mix runs. Returns the written paths
-/// (tables in stem order, then figures in their fixed order, then `summary.md`).
+/// (`figures/*.svg`) are removed so the directories never mix runs. Also writes
+/// `reproduction.md` and `reproduction.csv` (the paper's printed values next to the run's). Returns
+/// the written paths (tables in stem order, then figures in their fixed order, then `summary.md`,
+/// `reproduction.md`, `reproduction.csv`).
 pub fn write_tables(
     rows: &[ItemRow],
     out_dir: &Path,
