@@ -11,8 +11,10 @@
 //! Rows are matched by the paper's model key (models.toml `paper_key`, recorded in every item
 //! row; the printed short names map to it by [`MODEL_NAMES`]) and dataset ([`DATASET_NAMES`]).
 //! A printed cell the run has no row for is `not run`. A pooled printed row (Table 4's counts,
-//! Table 6, …) is `compared` when the run's table pools exactly the paper's pairs, else
-//! `other pairs` (the values are shown, with how many pairs the run pooled).
+//! Table 6, …) is `compared` when the run's table pools exactly the paper's pairs (the pairs of
+//! the table's plan scope that have its conditions, [`PaperTable::needs`]), else `other pairs`
+//! (the values are shown, with how many pairs the run pooled). A run CI covers a printed value
+//! when it overlaps what rounds to it (± half a unit of the last printed digit).
 
 use std::collections::{BTreeMap, BTreeSet};
 
