@@ -274,6 +274,14 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         from: PathBuf,
     },
+    /// Compare a stored run with the paper's printed values: (re)writes the run's
+    /// reproduction.md and reproduction.csv from its item rows (no model needed) and prints
+    /// the counts.
+    Compare {
+        /// The run directory to set side by side with the paper's printed tables.
+        #[arg(long, value_name = "RUN_DIR")]
+        paper: PathBuf,
+    },
     /// Combine shard run directories into one (rejects mixed configurations).
     Merge {
         /// Shard run directories (written by `batch --shard K/N`), two or more.

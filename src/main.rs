@@ -103,6 +103,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Items(a)) => commands::inspect::items_cmd(a),
         Some(Command::Batch(a)) => commands::batch::run(&ctx, a),
         Some(Command::Tables { from }) => commands::batch::tables_from(from),
+        Some(Command::Compare { paper }) => commands::batch::compare_paper(paper),
         Some(Command::Merge { dirs, out }) => commands::batch::merge(dirs, out),
         Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
         Some(Command::Completions { shell }) => commands::completions(*shell),

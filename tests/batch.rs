@@ -31,14 +31,16 @@ fn hyst(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// Every file under `dir/tables` plus summary.md, name → bytes.
+/// Every file under `dir/tables` plus summary.md and reproduction.md/.csv, name → bytes.
 fn tables(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut m = BTreeMap::new();
     for e in std::fs::read_dir(dir.join("tables")).unwrap() {
         let p = e.unwrap().path();
         m.insert(p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap());
     }
-    m.insert("summary.md".into(), std::fs::read(dir.join("summary.md")).unwrap());
+    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
+        m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
+    }
     m
 }
 
@@ -85,6 +87,12 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
         std::fs::remove_file(f.unwrap().path()).unwrap();
     }
     hyst(&["tables", "--from", o]);
+    assert_eq!(tables(&out), first);
+    // The side by side with the paper alone, from the same rows: the same bytes.
+    for f in ["reproduction.md", "reproduction.csv"] {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    hyst(&["compare", "--paper", o]);
     assert_eq!(tables(&out), first);
     // Rerun of the same configuration: nothing is scored again, same bytes.
     let again = hyst(&["--batch", "--limit", "3", "--suites", "all", "--out", o]);

@@ -1,6 +1,7 @@
 //! The command line as a user meets it: score (cached vs --no-cache), bad input → one clear
 //! error line and a non-zero exit, and the protocol commands.
 
+use std::collections::BTreeMap;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
@@ -278,4 +279,159 @@ fn every_command_argument_and_option_has_help() {
     for cmd in ["models fetch", "bench engine", "merge", "completions", "score", "batch"] {
         assert!(seen.iter().any(|s| s == cmd), "the walk missed `{cmd}`: {seen:?}");
     }
+}
+
+/// The synthetic rows of `tables::testutil` (toy_a: TruthfulQA-MC, 4 options, A correct, B
+/// advocated; toy_b: MMLU-Pro), each listed copy `(synthetic model, model key, paper key)`
+/// keeping its dataset.
+fn synthetic_pairs(copies: &[(&str, &str, &str)]) -> Vec<hyst_tui::store::ItemRow> {
+    let rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    let mut out = Vec::new();
+    for (from, key, paper_key) in copies {
+        for r in rows.iter().filter(|r| r.model_key == *from) {
+            let mut r = r.clone();
+            r.model_key = key.to_string();
+            r.model_short_name = key.to_string();
+            r.paper_key = paper_key.to_string();
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Status counts of a reproduction.csv, and the line of one printed cell.
+fn reproduction(dir: &std::path::Path) -> (BTreeMap<String, usize>, impl Fn(&str) -> String) {
+    let text = std::fs::read_to_string(dir.join("reproduction.csv")).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let status = rd.headers().unwrap().iter().position(|h| h == "status").unwrap();
+    let mut counts = BTreeMap::new();
+    for r in rd.records() {
+        *counts.entry(r.unwrap()[status].to_string()).or_insert(0) += 1;
+    }
+    let line = move |prefix: &str| {
+        text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line {prefix}")).to_string()
+    };
+    (counts, line)
+}
+
+#[test]
+fn compare_paper_rewrites_the_side_by_side_from_stored_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    std::fs::create_dir(&run_dir).unwrap();
+    // toy_a as Qwen2.5-1.5B (TruthfulQA-MC), toy_b without a paper key; toy_a's clean p(w) is
+    // the paper's Clean (0.166) on every item: options 0.6 / 0.166 / 0.117 / 0.117 (A correct)
+    let mut rows = synthetic_pairs(&[("toy_a", "toy_a", "qwen25_15b"), ("toy_b", "toy_b", "")]);
+    let probs = [0.6, 0.166, 0.117, 0.117];
+    for r in rows.iter_mut().filter(|r| r.model_key == "toy_a" && r.condition.starts_with("clean_context")) {
+        r.p_wrong = 0.166;
+        r.p_correct = 0.6;
+        r.option_probs_json = hyst_tui::store::rows::letter_map_json("ABCD", &probs);
+        r.option_log_scores_json = hyst_tui::store::rows::letter_map_json("ABCD", &probs.map(f64::ln));
+        r.entropy = -probs.iter().map(|p| p * p.ln()).sum::<f64>();
+        r.max_prob = 0.6;
+        r.margin_top2 = 0.6f64.ln() - 0.166f64.ln();
+        assert!(r.correct && r.pred_letter == "A");
+    }
+    hyst_tui::store::write_item_rows(&run_dir, &rows).unwrap();
+    let d = run_dir.to_str().unwrap();
+    let out = ok(&["compare", "--paper", d]);
+    assert_eq!(out.lines().count(), 1, "one paragraph: {out}");
+    assert!(!run_dir.join("tables").exists(), "compare --paper writes no table files");
+    let (counts, line) = reproduction(&run_dir);
+    assert_eq!(counts.values().sum::<usize>(), 295);
+    let n = |s: &str| counts.get(s).copied().unwrap_or(0);
+    for (what, k) in [
+        ("printed cells", 295),
+        ("compared over the paper's pairs", n("compared")),
+        ("produced over other pairs", n("other pairs")),
+        ("not run", n("not run")),
+        ("not computed", n("not computed")),
+    ] {
+        assert!(out.contains(&format!("{k} {what}")), "{k} {what}: {out}");
+    }
+    assert!(n("compared") > 0 && n("not run") > 0 && n("not computed") == 6, "{counts:?}");
+    // equal to the paper: zero difference, the CI (one value on every resample) covers it
+    assert!(line("Table 2,Qwen2.5-1.5B / TruthfulQA-MC,Clean,").starts_with(
+        "Table 2,Qwen2.5-1.5B / TruthfulQA-MC,Clean,0.166,0.166000,0.166000,0.166,0.000000,0.166000,0.166000,True,True,compared,"
+    ));
+    // a value off the paper: Press. = mean(0.6, 0.7, 0.8) vs 0.897
+    let l = line("Table 2,Qwen2.5-1.5B / TruthfulQA-MC,Press.,");
+    assert!(l.starts_with("Table 2,Qwen2.5-1.5B / TruthfulQA-MC,Press.,0.897,0.897000,0.700000,0.700,-0.197000,"), "{l}");
+    assert!(l.contains(",False,False,compared,"), "{l}");
+    // toy_b has no paper key, Qwen2.5-7B is not in the run
+    for row in ["Qwen2.5-1.5B / MMLU-Pro", "Qwen2.5-7B / TruthfulQA-MC"] {
+        let l = line(&format!("Table 2,{row},Clean,"));
+        assert!(l.contains(",,,,,,,,not run,"), "{l}");
+    }
+    let md = std::fs::read_to_string(run_dir.join("reproduction.md")).unwrap();
+    assert!(md.contains("## Table 2") && md.contains("not run"));
+
+    // tables --from writes the same two files
+    let before: Vec<Vec<u8>> = ["reproduction.md", "reproduction.csv"].iter().map(|f| std::fs::read(run_dir.join(f)).unwrap()).collect();
+    for f in ["reproduction.md", "reproduction.csv"] {
+        std::fs::remove_file(run_dir.join(f)).unwrap();
+    }
+    ok(&["tables", "--from", d]);
+    let after: Vec<Vec<u8>> = ["reproduction.md", "reproduction.csv"].iter().map(|f| std::fs::read(run_dir.join(f)).unwrap()).collect();
+    assert!(before == after, "tables --from and compare --paper write the same reproduction files");
+
+    // bad directories: one error line, exit 1; no --paper: a usage error
+    fails(&["compare", "--paper", dir.path().join("nope").to_str().unwrap()], "no such run directory");
+    fails(&["compare", "--paper", dir.path().to_str().unwrap()], "not a run directory");
+    usage(&["compare"], "--paper");
+}
+
+#[test]
+fn compare_paper_pools_over_the_scopes_of_the_runs_plan() {
+    use hyst_tui::store::run_dir::{Manifest, RunConfig, RunPlan};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // the five truncation pairs of the paper's Table 18, and a sixth pair
+    let five = [
+        ("toy_a", "q15", "qwen25_15b"),
+        ("toy_b", "q15", "qwen25_15b"),
+        ("toy_b", "q14", "qwen25_14b"),
+        ("toy_a", "mis", "mistral7b_v03"),
+        ("toy_b", "mis", "mistral7b_v03"),
+    ];
+    let mut copies = five.to_vec();
+    copies.push(("toy_b", "q7", "qwen25_7b"));
+    hyst_tui::store::write_item_rows(dir.path(), &synthetic_pairs(&copies)).unwrap();
+    let table5 = "Table 5,Full pressure history,Mean gap,";
+    ok(&["compare", "--paper", d]);
+    let (_, line) = reproduction(dir.path());
+    assert!(line(table5).contains(",other pairs,"), "{}", line(table5));
+    // a plan that scopes Table 5 to the five: compared
+    let dataset = |m: &str| if m == "toy_a" { "truthfulqa_mc" } else { "mmlu_pro" };
+    let scope = five.iter().map(|(from, key, _)| (key.to_string(), dataset(from).to_string())).collect();
+    let plan = RunPlan {
+        name: "test".into(),
+        description: String::new(),
+        pairs: Vec::new(),
+        table_scopes: BTreeMap::from([("Table 5".to_string(), scope)]),
+        datasets: Vec::new(),
+        n: None,
+        seed: None,
+    };
+    let cfg = RunConfig {
+        models: vec!["q15".into(), "q14".into(), "mis".into(), "q7".into()],
+        datasets: vec!["sample".into()],
+        n: None,
+        seed: 42,
+        subset_csv: None,
+        advocated_csv: None,
+        suites: Vec::new(),
+        limit: None,
+        shard: None,
+        shuffle_options: None,
+        prompts_fingerprint: String::new(),
+        scoring_settings: String::new(),
+        provenance: String::new(),
+        plan: Some(plan),
+    };
+    Manifest::new(cfg, "test".into(), 0).write(dir.path()).unwrap();
+    let out = ok(&["compare", "--paper", d]);
+    let (_, line) = reproduction(dir.path());
+    assert!(line(table5).contains(",compared,"), "{}: {out}", line(table5));
 }

@@ -186,6 +186,11 @@ fn tables_view_of_a_stored_run() {
     let s = screen(&app);
     let shown = s.replace(&dir.path().display().to_string(), "<RUN>");
     insta::assert_snapshot!("tables_summary", shown);
+    // The next file: the side by side with the paper's printed values.
+    keys(&mut app, "l");
+    let s = screen(&app).replace(&dir.path().display().to_string(), "<RUN>");
+    assert!(s.contains("reproduction.md") && s.contains("Reproduction"), "{s}");
+    insta::assert_snapshot!("tables_reproduction", s);
     // The next file: a paper table.
     keys(&mut app, "l");
     let s = screen(&app).replace(&dir.path().display().to_string(), "<RUN>");

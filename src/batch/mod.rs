@@ -192,6 +192,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
+    let table_opts = TableOptions::for_plan(cfg.plan.as_ref());
     let b = Builder::new(&plan.prompts);
     let cache = RwLock::new(cache);
     let shared = shared.map(RwLock::new);
@@ -202,7 +203,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         totals: Totals::default(),
         done: 0,
         total,
-        live: LiveTables::start(out, plan.tables_every),
+        live: LiveTables::start(out, plan.tables_every, table_opts.clone()),
     };
     let mut interrupted = false;
     for mkey in &cfg.models {
@@ -248,7 +249,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     // The tables of the finished items, also when the run was stopped (then the manifest says
     // it is not complete, and a resume rewrites them).
     sort_rows(&mut rows);
-    let tables = write_outputs(out, &rows)?;
+    let tables = write_outputs(out, &rows, &table_opts)?;
     if !interrupted {
         manifest.finish();
     }
@@ -301,9 +302,9 @@ struct Commit<'a> {
 }
 
 /// Writes a run's item rows and tables from the rows so far.
-fn write_outputs(out: &Path, rows: &[ItemRow]) -> Result<Vec<PathBuf>> {
+fn write_outputs(out: &Path, rows: &[ItemRow], opts: &TableOptions) -> Result<Vec<PathBuf>> {
     write_item_rows(out, rows)?;
-    Ok(write_tables(rows, out, &TableOptions::default())?)
+    Ok(write_tables(rows, out, opts)?)
 }
 
 /// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
@@ -317,7 +318,7 @@ struct LiveTables {
 
 impl LiveTables {
     /// `None` when `every` is zero (tables only at the end).
-    fn start(out: &Path, every: Duration) -> Option<LiveTables> {
+    fn start(out: &Path, every: Duration, opts: TableOptions) -> Option<LiveTables> {
         if every.is_zero() {
             return None;
         }
@@ -331,7 +332,7 @@ impl LiveTables {
                     while let Ok(newer) = rx.try_recv() {
                         rows = newer;
                     }
-                    if let Err(e) = write_outputs(&out, &rows) {
+                    if let Err(e) = write_outputs(&out, &rows, &opts) {
                         tracing::warn!("live tables of {}: {e:#}", out.display());
                     }
                 }
@@ -537,10 +538,45 @@ pub struct Rebuilt {
 /// lock). Malformed rows are skipped and reported.
 pub fn rebuild_tables(dir: &Path) -> Result<Rebuilt> {
     let loaded = load_item_rows(dir)?;
-    let files = write_tables(&loaded.rows, dir, &TableOptions::default())?;
+    let files = write_tables(&loaded.rows, dir, &TableOptions::for_run_dir(dir)?)?;
     Ok(Rebuilt {
         rows: loaded.rows.len(),
         files,
+        skipped: loaded.describe_skipped(),
+    })
+}
+
+/// What [`rebuild_reproduction`] did.
+pub struct Reproduction {
+    pub rows: usize,
+    /// `reproduction.md` and `reproduction.csv`.
+    pub files: Vec<PathBuf>,
+    pub counts: crate::tables::ReproductionCounts,
+    /// One line about malformed rows that were skipped, if any.
+    pub skipped: Option<String>,
+}
+
+/// `compare --paper DIR`: rewrites the run's `reproduction.md` and `reproduction.csv` from its
+/// stored item rows, with the table scopes of the plan its manifest records (no model, no lock;
+/// the table files are not rewritten).
+pub fn rebuild_reproduction(dir: &Path) -> Result<Reproduction> {
+    if !dir.is_dir() {
+        bail!("{}: no such run directory", dir.display());
+    }
+    if !dir.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+        bail!(
+            "{}: not a run directory (it has no {})",
+            dir.display(),
+            crate::store::run_dir::ITEM_ROWS_JSONL
+        );
+    }
+    let loaded = load_item_rows(dir)?;
+    let opts = TableOptions::for_run_dir(dir)?;
+    let (files, counts) = crate::tables::write_reproduction(&loaded.rows, dir, &opts)?;
+    Ok(Reproduction {
+        rows: loaded.rows.len(),
+        files,
+        counts,
         skipped: loaded.describe_skipped(),
     })
 }
@@ -590,7 +626,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
     sort_rows(&mut rows);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     write_item_rows(out, &rows)?;
-    let tables = write_tables(&rows, out, &TableOptions::default())?;
+    let tables = write_tables(&rows, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
     let mut manifest = Manifest::new(cfg, command_line, 0);
     manifest.started = String::new();
     manifest.complete = true;

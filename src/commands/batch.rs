@@ -1,4 +1,4 @@
-//! `hyst-tui --batch` / `batch`, `tables --from`, `merge`: the CLI around `hyst_tui::batch`, with
+//! `hyst-tui --batch` / `batch`, `tables --from`, `compare --paper`, `merge`: the CLI around `hyst_tui::batch`, with
 //! the progress bar drawn from the batch's events.
 
 use std::io::IsTerminal;
@@ -223,7 +223,41 @@ pub fn tables_from(dir: &Path) -> Result<()> {
     if let Some(msg) = &r.skipped {
         eprintln!("warning: {msg}");
     }
-    println!("{} table files rebuilt from {} item rows in {}", r.files.len(), r.rows, dir.join("tables").display());
+    let tables = r.files.iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("tables"))).count();
+    println!(
+        "{tables} table files rebuilt from {} item rows in {}; {} files in all (with figures/, summary.md, reproduction.md and .csv)",
+        r.rows,
+        dir.join("tables").display(),
+        r.files.len()
+    );
+    Ok(())
+}
+
+/// `compare --paper DIR`: rewrites the run's side-by-side with the paper and prints its counts.
+pub fn compare_paper(dir: &Path) -> Result<()> {
+    let r = batch::rebuild_reproduction(dir)?;
+    if let Some(msg) = &r.skipped {
+        eprintln!("warning: {msg}");
+    }
+    let n = &r.counts;
+    let produced = n.compared + n.other_pairs;
+    println!(
+        "{} printed cells of the paper compared with the run in {} ({} item rows): {} compared over \
+         the paper's pairs, {} produced over other pairs, {} not run, {} not computed by hyst-tui. \
+         Of the {produced} produced, {} equal the paper as printed; {} have a run 95% CI, {} of which \
+         cover the paper's value. Written: {}.",
+        n.cells,
+        dir.display(),
+        r.rows,
+        n.compared,
+        n.other_pairs,
+        n.not_run,
+        n.not_computed,
+        n.as_printed,
+        n.with_ci,
+        n.ci_covers,
+        r.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
     Ok(())
 }
 

@@ -41,6 +41,10 @@ pub(crate) const SEED_OFFSET_CONTROLS: u64 = 2;
 pub(crate) const SEED_OFFSET_DECOMPOSITION: u64 = 3;
 pub(crate) const SEED_OFFSET_RECOVERY_OPS: u64 = 4;
 pub(crate) const SEED_OFFSET_RELABEL: u64 = 5;
+/// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, protocol §7).
+pub(crate) const CCTP_BOOTSTRAP_SAMPLES: usize = 1_000;
+/// Seed of the CCTP bootstrap (one `default_rng(42)` shared sequentially over the groups).
+pub(crate) const CCTP_BOOTSTRAP_SEED: u64 = 42;
 /// Percentiles of the 95% interval.
 pub(crate) const CI_PERCENTILES: (f64, f64) = (2.5, 97.5);
 

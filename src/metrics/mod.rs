@@ -346,9 +346,12 @@ impl DecompCell {
 }
 
 /// Failure decomposition of R0 against clean (Table 10, `decomposition_counts.csv`,
-/// `decomposition_rates.csv`). The four rates are over all `n` items and sum to 1;
-/// `hist_given_clean_correct` is the **advocated-wrong** contamination (§4 table: "Hist given
-/// clean-correct = contamination_given_clean_correct").
+/// `decomposition_rates.csv`). The four rates are over all `n` items and sum to 1.
+/// `hist_given_clean_correct` is the paper's printed "Hist. | clean" = Hist / (Stable + Hist):
+/// clean-correct items that are **not correct** after R0 (any wrong option);
+/// `advocated_wrong_given_clean_correct` is the artifact's advocated-wrong-only rate
+/// (`clean_correct_to_history_wrong_rate`, `contamination_given_clean_correct` of the
+/// failure-decomposition CI file).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Decomposition {
     pub n: usize,
@@ -362,8 +365,12 @@ pub(crate) struct Decomposition {
     pub history_contamination_rate: f64,
     pub context_correction_rate: f64,
     pub knowledge_task_failure_rate: f64,
-    /// = `clean_correct_to_history_wrong_count / clean_correct_count` (NaN when 0).
+    /// = `history_contamination_count / clean_correct_count` (NaN when 0): the paper's
+    /// "Hist. | clean".
     pub hist_given_clean_correct: f64,
+    /// = `clean_correct_to_history_wrong_count / clean_correct_count` (NaN when 0): only the
+    /// advocated wrong option counts.
+    pub advocated_wrong_given_clean_correct: f64,
 }
 
 pub(crate) fn failure_decomposition(clean: &[Obs], reset: &[Obs]) -> Decomposition {
@@ -394,7 +401,8 @@ pub(crate) fn failure_decomposition(clean: &[Obs], reset: &[Obs]) -> Decompositi
         history_contamination_rate: count_ratio(c[1], n),
         context_correction_rate: count_ratio(c[2], n),
         knowledge_task_failure_rate: count_ratio(c[3], n),
-        hist_given_clean_correct: hist_rate,
+        hist_given_clean_correct: count_ratio(c[1], c[0] + c[1]),
+        advocated_wrong_given_clean_correct: hist_rate,
     }
 }
 
@@ -880,10 +888,14 @@ mod tests {
             1.0
         ));
         assert_eq!(d.history_contamination_rate, 0.4);
-        assert!(close(d.hist_given_clean_correct, 1.0 / 3.0));
+        // the paper's Hist. | clean: 2 of the 3 clean-correct items are not correct after R0
+        assert!(close(d.hist_given_clean_correct, 2.0 / 3.0));
+        // advocated wrong only: 1 of 3
+        assert!(close(d.advocated_wrong_given_clean_correct, 1.0 / 3.0));
         assert_eq!(DecompCell::of(&clean[2], &reset[2]), DecompCell::History);
         let e = failure_decomposition(&[], &[]);
         assert!(e.stable_correct_rate.is_nan() && e.hist_given_clean_correct.is_nan());
+        assert!(e.advocated_wrong_given_clean_correct.is_nan());
     }
 
     #[test]

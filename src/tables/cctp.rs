@@ -4,12 +4,15 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::format::{Num, Pct};
+use super::format::{Ci, Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::cctp::{
     align_labels, alpha_grid, decision_label, project_prepared, summarize, tube_eval, CctpError,
     CctpInput, CctpItem, Prepared, Variant, ALPHA_GRID_STEP, VARIANTS,
+};
+use crate::metrics::bootstrap::{
+    ci_from_replicates, replicate_means, IndexStream, CCTP_BOOTSTRAP_SAMPLES, CCTP_BOOTSTRAP_SEED,
 };
 use crate::metrics::rate;
 use crate::store::ItemRow;
@@ -210,6 +213,7 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
     if groups.is_empty() {
         return Vec::new();
     }
+    let by_ds = by_dataset(&groups, &ctx.idx.datasets(), ctx.opts.bootstrap_samples);
     // pooled row
     let pool = |sel: &dyn Fn(&Group) -> Option<&Vec<VariantResult>>| -> Option<Vec<VariantResult>> {
         let mut acc: Option<Vec<VariantResult>> = None;
@@ -310,14 +314,153 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
             }
         }
     }
-    vec![Output::new("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", &t)
+    let mut out = vec![Output::new("table21_cctp_summary", "CCTP summary (clean-counterfactual tube projection)", "CCTP tubes: main tube on the logit-linear path (primary, cctp_logit_linear_min_alpha); strict / loose tubes and path / KL-only variants as extra conditions", &t)
         .with_display(&d)
         .with_notes(vec![
             "alpha is the weight on the clean anchor (0 = full history R0, 1 = clean); alpha* = smallest grid alpha (step 0.01) whose projection passes the tube (Table 20); retention = 1 - alpha*. The Markdown/LaTeX view shows the primary variant only.".into(),
             "pressure_type wrong = clean vs R0; correct = clean vs the correct-pressure control's strong reset (advocated_correct_suppressed_rate = share with p_proj(c) < p_clean(c) - 0.05).".into(),
             "R0 tube pass = share of items whose R0 distribution itself already passes the tube (alpha* = 0). Guarantee = share of items passing the alpha = 1 implementation guarantee.".into(),
             "Inputs are the stored letter log-scores and option probabilities of each row; items without usable scores are counted in n_invalid_items. Pooled rows (model_key all) summarise all pairs' items.".into(),
-        ])]
+            "The paper's printed Table 21 (one row per dataset, and the MMLU - TQA difference of mean alpha*) is table21_cctp_by_dataset.".into(),
+        ])];
+    out.extend(by_ds);
+    out
+}
+
+/// `table21_cctp_by_dataset.csv`: the paper's Table 21 rows (primary variant, wrong pressure,
+/// items pooled per dataset) and the difference of mean α\* between MMLU-Pro and TruthfulQA-MC.
+#[derive(Serialize, Default)]
+struct ByDatasetRow {
+    dataset: String,
+    n_pairs: usize,
+    n_items: usize,
+    cctp_mean_alpha: Num,
+    cctp_mean_alpha_ci_low: Num,
+    cctp_mean_alpha_ci_high: Num,
+    /// Tube pass at α\* (the paper's "Tube pass"); blank on the difference row.
+    cctp_clean_like_rate: Option<Num>,
+    /// The α = 1 implementation guarantee (the paper's "Impl. guarantee").
+    implementation_guarantee_pass_rate: Option<Num>,
+    n_guarantee_failures: Option<usize>,
+    bootstrap_samples: usize,
+    seed: u64,
+}
+
+/// Markdown/LaTeX view: the paper's columns, then the interval, n and the pairs.
+#[derive(Serialize, Default)]
+struct ByDatasetView {
+    #[serde(rename = "Dataset")]
+    dataset: String,
+    #[serde(rename = "Mean α*")]
+    mean_alpha: Num,
+    #[serde(rename = "Tube pass")]
+    tube_pass: Option<Num>,
+    #[serde(rename = "Impl. guarantee")]
+    guarantee: Option<Num>,
+    #[serde(rename = "Mean α* 95% CI")]
+    ci: Ci,
+    n: usize,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+}
+
+/// Table 21 as printed: per dataset (in the fixed dataset order) the primary CCTP variant over
+/// the wrong-pressure items of all its pairs, with a bootstrap CI of mean α\*; then, when both
+/// datasets are present, MMLU-Pro − TruthfulQA-MC with its CI. Bootstrap as the artifact's CCTP
+/// file: 1,000 replicates (fewer if the run's bootstrap is set lower), one `default_rng(42)`
+/// stream consumed dataset by dataset (one matrix per dataset: independent resampling), the
+/// difference taken replicate by replicate.
+fn by_dataset(groups: &[Group], datasets: &[String], samples: usize) -> Vec<Output> {
+    let samples = CCTP_BOOTSTRAP_SAMPLES.min(samples);
+    let seed = CCTP_BOOTSTRAP_SEED;
+    let mut stream = IndexStream::new(seed);
+    let (mut t, mut d) = (Vec::new(), Vec::new());
+    let mut reps: Vec<(String, usize, usize, f64, Vec<f64>)> = Vec::new();
+    for ds in datasets {
+        let mut r = VariantResult::default();
+        let mut n_pairs = 0;
+        for g in groups.iter().filter(|g| &g.dataset == ds) {
+            if let Some(w) = &g.wrong {
+                r.extend(&w[0]);
+                n_pairs += 1;
+            }
+        }
+        if r.items.is_empty() {
+            continue;
+        }
+        let s = summarize(&r.items, r.guarantee_failures);
+        let alphas: Vec<f64> = r.items.iter().map(|i| i.alpha_star).collect();
+        let idx = stream.next_matrix(alphas.len(), samples);
+        let boot = if idx.is_empty() {
+            Vec::new()
+        } else {
+            replicate_means(&alphas, &idx)
+        };
+        let ci = ci_from_replicates(&boot);
+        t.push(ByDatasetRow {
+            dataset: ds.clone(),
+            n_pairs,
+            n_items: s.n_items,
+            cctp_mean_alpha: Num(s.cctp_mean_alpha),
+            cctp_mean_alpha_ci_low: Num(ci.0),
+            cctp_mean_alpha_ci_high: Num(ci.1),
+            cctp_clean_like_rate: Some(Num(s.cctp_clean_like_rate)),
+            implementation_guarantee_pass_rate: Some(Num(s.implementation_guarantee_pass_rate)),
+            n_guarantee_failures: Some(r.guarantee_failures),
+            bootstrap_samples: samples,
+            seed,
+        });
+        d.push(ByDatasetView {
+            dataset: dataset_display(ds),
+            mean_alpha: Num(s.cctp_mean_alpha),
+            tube_pass: Some(Num(s.cctp_clean_like_rate)),
+            guarantee: Some(Num(s.implementation_guarantee_pass_rate)),
+            ci: Ci::from(ci),
+            n: s.n_items,
+            pairs: n_pairs,
+        });
+        reps.push((ds.clone(), n_pairs, s.n_items, s.cctp_mean_alpha, boot));
+    }
+    if t.is_empty() {
+        return Vec::new();
+    }
+    let find = |k: &str| reps.iter().find(|r| r.0 == k);
+    if let (Some(a), Some(b)) = (find("truthfulqa_mc"), find("mmlu_pro")) {
+        let diff: Vec<f64> = b.4.iter().zip(&a.4).map(|(y, x)| y - x).collect();
+        let ci = ci_from_replicates(&diff);
+        let est = b.3 - a.3;
+        t.push(ByDatasetRow {
+            dataset: "mmlu_pro - truthfulqa_mc".into(),
+            n_pairs: a.1 + b.1,
+            n_items: a.2 + b.2,
+            cctp_mean_alpha: Num(est),
+            cctp_mean_alpha_ci_low: Num(ci.0),
+            cctp_mean_alpha_ci_high: Num(ci.1),
+            bootstrap_samples: samples,
+            seed,
+            ..ByDatasetRow::default()
+        });
+        d.push(ByDatasetView {
+            dataset: format!("{} − {}", dataset_display(&b.0), dataset_display(&a.0)),
+            mean_alpha: Num(est),
+            ci: Ci::from(ci),
+            n: a.2 + b.2,
+            pairs: a.1 + b.1,
+            ..ByDatasetView::default()
+        });
+    }
+    vec![Output::new(
+        "table21_cctp_by_dataset",
+        "CCTP summary per dataset (the paper's Table 21)",
+        "CCTP main tube on the logit-linear path (cctp_logit_linear_min_alpha), wrong pressure",
+        &t,
+    )
+    .with_display(&d)
+    .with_notes(vec![
+        "Per dataset: the primary variant (main tube, logit-linear path) on clean vs R0, items of all the dataset's pairs pooled. Mean alpha* = mean over items of the smallest grid alpha whose projection passes the tube; Tube pass = share of items passing the tube at alpha*; Impl. guarantee = share of items passing the alpha = 1 implementation guarantee.".into(),
+        format!("Mean alpha* CI: item bootstrap, {samples} replicates, one numpy default_rng({seed}) stream consumed dataset by dataset in the order TruthfulQA-MC, MMLU-Pro, others (one index matrix per dataset: independent resampling per dataset), as the artifact's CCTP bootstrap (1,000 replicates, seed 42); percentile 2.5/97.5."),
+        "The difference row (MMLU-Pro - TruthfulQA-MC) subtracts the two datasets' replicate means replicate by replicate; its estimate is the difference of the full-sample means.".into(),
+    ])]
 }
 
 /// The projected items of the primary variant (wrong pressure: clean vs R0) for every pair that

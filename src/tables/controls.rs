@@ -7,7 +7,7 @@ use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
-use super::{Ctx, Output};
+use super::{false_context, plausibility, relabel, Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_CONTROLS};
 use crate::metrics::{hysteresis_gap, item_gaps, mean, rate};
 
@@ -333,21 +333,21 @@ struct Table07View {
     #[serde(rename = "Dataset")]
     dataset: String,
     n: usize,
-    #[serde(rename = "Pressure gap")]
+    #[serde(rename = "Press. gap")]
     pressure_gap: Option<Num>,
-    #[serde(rename = "Pressure gap CI")]
+    #[serde(rename = "Press. gap CI")]
     pressure_gap_ci: Option<Ci>,
     #[serde(rename = "Neutral gap")]
     neutral_gap: Option<Num>,
     #[serde(rename = "Neutral gap CI")]
     neutral_gap_ci: Option<Ci>,
-    #[serde(rename = "Correct-pressure p(c)")]
+    #[serde(rename = "Corr. p(c)")]
     correct_pc: Option<Num>,
-    #[serde(rename = "p(c) CI")]
+    #[serde(rename = "Corr. p(c) CI")]
     correct_pc_ci: Option<Ci>,
-    #[serde(rename = "Correct-pressure p(w)")]
+    #[serde(rename = "Corr. p(w)")]
     correct_pw: Option<Num>,
-    #[serde(rename = "p(w) CI")]
+    #[serde(rename = "Corr. p(w) CI")]
     correct_pw_ci: Option<Ci>,
 }
 
@@ -444,10 +444,221 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
         return Vec::new();
     }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
-    vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
+    let mut out = vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
         .with_display(&wide)
         .with_notes(vec![
-            "pressure_gap = mean(R0 p(w) - clean p(w)); neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
+            "Press. gap = pressure_gap = mean(R0 p(w) - clean p(w)); Neutral gap = neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); Corr. p(c) / Corr. p(w) = correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
             format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 2, one matrix per pair over the items present in every condition used."),
-        ])]
+            "The paper's printed Table 7 is the pooled row: table07_behavioral_controls_pooled.".into(),
+        ])];
+    out.extend(table07_pooled(ctx));
+    out
+}
+
+/// The group column of `table07_behavioral_controls_pooled.csv`.
+#[derive(Serialize, Default)]
+struct SuiteKey {
+    suite: &'static str,
+}
+
+/// Markdown/LaTeX view of the pooled row: the paper's columns, then n, pairs and the WF rates.
+#[derive(Serialize, Default)]
+struct Table07PooledView {
+    #[serde(rename = "Suite")]
+    suite: String,
+    #[serde(rename = "Press. gap")]
+    pressure_gap: Num,
+    #[serde(rename = "Neutral gap")]
+    neutral_gap: Num,
+    #[serde(rename = "Corr. p(c)")]
+    correct_pc: Num,
+    #[serde(rename = "Corr. p(w)")]
+    correct_pw: Num,
+    n: usize,
+    #[serde(rename = "Pairs")]
+    pairs: usize,
+    #[serde(rename = "Press. WF (%)")]
+    pressure_wf: Pct,
+    #[serde(rename = "Neutral WF (%)")]
+    neutral_wf: Pct,
+    #[serde(rename = "Corr. WF (%)")]
+    correct_wf: Pct,
+}
+
+/// The paper's Table 7 row ("Full 14"): the controls pooled over the pairs of the table.
+fn table07_pooled(ctx: &Ctx) -> Vec<Output> {
+    let cps = controls_pairs(ctx);
+    if cps.is_empty() {
+        return Vec::new();
+    }
+    let (n, k, m) = pooled_controls(&cps.iter().collect::<Vec<_>>());
+    let t = [Join(SuiteKey { suite: "all" }, PooledCols::new(n, k, &m))];
+    let d = [Table07PooledView {
+        suite: format!("Full {k}"),
+        pressure_gap: Num(m.pressure_gap),
+        neutral_gap: Num(m.neutral_gap),
+        correct_pc: Num(m.correct_pc),
+        correct_pw: Num(m.correct_pw),
+        n,
+        pairs: k,
+        pressure_wf: Pct(m.pressure_wf),
+        neutral_wf: Pct(m.neutral_wf),
+        correct_wf: Pct(m.correct_wf),
+    }];
+    vec![Output::new(
+        "table07_behavioral_controls_pooled",
+        "Behavioural controls pooled over the pairs (the paper's Table 7 row)",
+        NO_CRITERION,
+        &t,
+    )
+    .with_display(&d)
+    .with_notes(vec![
+        "Suite 'Full N' = the N pairs pooled (the paper's 'Full 14'). Each metric is the n_items-weighted mean of the per-pair values over the pairs that have it (NA values skipped), as table03_controls.csv; per pair, clean/R0, the neutral-history control and the correct-pressure control are aligned separately.".into(),
+        "Press. gap = mean(R0 p(w) - clean p(w)); Neutral gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); Corr. p(c) / Corr. p(w) = mean p(c) / p(w) at the correct-pressure control's strong reset (p(w) of the originally sampled wrong option).".into(),
+    ])]
+}
+
+/// `table03_controls_summary.csv`: one control of the paper's five-row Table 3.
+#[derive(Serialize, Default)]
+struct Table03SummaryRow {
+    control: &'static str,
+    measure: String,
+    value: Num,
+    reference_measure: String,
+    reference_value: Num,
+    source: &'static str,
+    n_items: usize,
+}
+
+/// Markdown/LaTeX view of the five-row summary.
+#[derive(Serialize, Default)]
+struct Table03SummaryView {
+    #[serde(rename = "Control")]
+    control: &'static str,
+    #[serde(rename = "Measure")]
+    measure: String,
+    #[serde(rename = "Value")]
+    value: Num,
+    #[serde(rename = "Compared with")]
+    reference_measure: String,
+    #[serde(rename = "Reference")]
+    reference_value: Num,
+    #[serde(rename = "Source")]
+    source: &'static str,
+    n: usize,
+}
+
+/// The paper's Table 3: five controls (dialogue length, repeated confidence, plausibility,
+/// false mention, label inertia), each one number and its reference, computed as in the table
+/// it comes from (Tables 7, 11, 12, 15) over the pairs of Table 3.
+pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
+    let mut t: Vec<Table03SummaryRow> = Vec::new();
+    let cps = controls_pairs(ctx);
+    if !cps.is_empty() {
+        let (n, _, m) = pooled_controls(&cps.iter().collect::<Vec<_>>());
+        if !m.neutral_gap.is_nan() {
+            t.push(Table03SummaryRow {
+                control: "Dialogue length",
+                measure: "neutral-history gap (same turns, no answer advocated)".into(),
+                value: Num(m.neutral_gap),
+                reference_measure: "pressure gap (R0)".into(),
+                reference_value: Num(m.pressure_gap),
+                source: "Table 7 pooled row: Neutral gap; Press. gap",
+                n_items: n,
+            });
+        }
+        if !m.correct_pc.is_nan() {
+            t.push(Table03SummaryRow {
+                control: "Repeated confidence",
+                measure: "correct-pressure p(c) at the strong reset".into(),
+                value: Num(m.correct_pc),
+                reference_measure: "correct-pressure p(w) at the strong reset".into(),
+                reference_value: Num(m.correct_pw),
+                source: "Table 7 pooled row: Corr. p(c); Corr. p(w)",
+                n_items: n,
+            });
+        }
+    }
+    if let Some(strata) = plausibility::pooled_tertiles(ctx) {
+        let named: Vec<(&str, &crate::metrics::StratumSummary)> = crate::metrics::PLAUSIBILITY_STRATA
+            .iter()
+            .copied()
+            .zip(strata.iter())
+            .filter(|(_, s)| !s.mean_hysteresis_gap.is_nan())
+            .collect();
+        let lo = named
+            .iter()
+            .min_by(|a, b| a.1.mean_hysteresis_gap.total_cmp(&b.1.mean_hysteresis_gap));
+        let hi = named
+            .iter()
+            .max_by(|a, b| a.1.mean_hysteresis_gap.total_cmp(&b.1.mean_hysteresis_gap));
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            t.push(Table03SummaryRow {
+                control: "Plausibility",
+                measure: format!(
+                    "smallest tertile gap ({} p_clean(w) tertile)",
+                    plausibility::stratum_label(lo.0)
+                ),
+                value: Num(lo.1.mean_hysteresis_gap),
+                reference_measure: format!(
+                    "largest tertile gap ({} tertile)",
+                    plausibility::stratum_label(hi.0)
+                ),
+                reference_value: Num(hi.1.mean_hysteresis_gap),
+                source: "Table 11: Gap by p_clean(w) tertile",
+                n_items: strata.iter().map(|s| s.n_items).sum(),
+            });
+        }
+    }
+    let fc = false_context::pooled_gaps(ctx);
+    let gap_of = |c: &str| fc.iter().find(|g| g.0 == c);
+    if let Some(&(_, gap, _, n)) = gap_of("explicit_false_wrong_mention") {
+        t.push(Table03SummaryRow {
+            control: "False mention",
+            measure: "gap after an explicit false mention (no pressure)".into(),
+            value: Num(gap),
+            reference_measure: "gap after user pressure".into(),
+            reference_value: Num(gap_of("user_pressure").map_or(f64::NAN, |g| g.1)),
+            source: "Table 12: Gap, Explicit false mention; User pressure",
+            n_items: n,
+        });
+    }
+    if let Some((s, n)) = relabel::pooled_semantic(ctx) {
+        t.push(Table03SummaryRow {
+            control: "Label inertia",
+            measure: "semantic following after relabel-shuffle (the wrong text's new letter)".into(),
+            value: Num(s.semantic_following_rate),
+            reference_measure: "old-letter following (the letter pressured before)".into(),
+            reference_value: Num(s.old_letter_following_rate),
+            source: "Table 15: Sem.; Old (pooled over datasets)",
+            n_items: n,
+        });
+    }
+    if t.is_empty() {
+        return Vec::new();
+    }
+    let d: Vec<Table03SummaryView> = t
+        .iter()
+        .map(|r| Table03SummaryView {
+            control: r.control,
+            measure: r.measure.clone(),
+            value: r.value,
+            reference_measure: r.reference_measure.clone(),
+            reference_value: r.reference_value,
+            source: r.source,
+            n: r.n_items,
+        })
+        .collect();
+    vec![Output::new(
+        "table03_controls_summary",
+        "Controls summary (dialogue length, repeated confidence, plausibility, false mention, label inertia)",
+        NO_CRITERION,
+        &t,
+    )
+    .with_display(&d)
+    .with_notes(vec![
+        "The paper's Table 3 summarises five controls; each row here is one number and what it is compared with, computed exactly as in the table named in Source, over the pairs of Table 3 (a row is left out when the run lacks its conditions).".into(),
+        "Dialogue length and repeated confidence: the pooled behavioural controls (Table 7's pooled row; n_items-weighted over pairs). Plausibility: the pooled tertiles of Table 11 (smallest and largest tertile gap). False mention: Table 12's pooled Explicit false mention and User pressure gaps. Label inertia: Table 15's semantic and old-letter following, pooled over datasets.".into(),
+        "The artifact's table3_controls.csv (the behavioural-control metrics in one row) is table03_controls.csv; by dataset and by pair alongside.".into(),
+    ])]
 }

@@ -4,10 +4,14 @@ use super::boot::{as_f64, paired_cis, Stat};
 use serde::Serialize;
 
 use super::common::*;
-use super::format::{Num, Pct, PctCi};
+use super::format::{Ci, Num};
+use super::index::dataset_short;
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_DECOMPOSITION};
-use crate::metrics::{contamination_advocated_flags, failure_decomposition, DecompCell};
+use crate::metrics::{
+    contamination_advocated_flags, contamination_any_wrong_flags, failure_decomposition,
+    DecompCell,
+};
 
 /// `table10_decomposition_counts.csv`.
 #[derive(Serialize, Default)]
@@ -27,28 +31,35 @@ struct CountsRow {
     context_correction_rate: Num,
     knowledge_task_failure_rate: Num,
     clean_correct_to_history_wrong_rate: Num,
+    /// The paper's "Hist. | clean": history_contamination_count / clean_correct_count.
+    history_contamination_given_clean_correct_rate: Num,
 }
 
-/// Markdown/LaTeX view of the CI table.
+/// Markdown/LaTeX view of the CI table: the paper's columns (fractions, as printed), then
+/// the interval and the advocated-wrong-only rate.
 #[derive(Serialize, Default)]
 struct Table10View {
     #[serde(rename = "Model")]
     model: String,
-    #[serde(rename = "Dataset")]
+    #[serde(rename = "Data")]
     dataset: String,
+    #[serde(rename = "Stable")]
+    stable: Num,
+    #[serde(rename = "Hist.")]
+    history: Num,
+    #[serde(rename = "Corr.")]
+    correction: Num,
+    #[serde(rename = "Fail")]
+    failure: Num,
+    #[serde(rename = "Hist. | clean")]
+    history_given_clean_correct: Num,
     n: usize,
-    #[serde(rename = "Stable (%)")]
-    stable: Pct,
-    #[serde(rename = "Hist. (%)")]
-    history: Pct,
-    #[serde(rename = "Corr. (%)")]
-    correction: Pct,
-    #[serde(rename = "Fail (%)")]
-    failure: Pct,
-    #[serde(rename = "Hist. given clean-correct (%)")]
-    history_given_clean_correct: Pct,
-    #[serde(rename = "95% CI (pp)")]
-    history_given_clean_correct_ci: PctCi,
+    #[serde(rename = "Hist. | clean 95% CI")]
+    history_given_clean_correct_ci: Ci,
+    #[serde(rename = "Advocated wrong | clean")]
+    advocated_given_clean_correct: Num,
+    #[serde(rename = "Advocated wrong | clean 95% CI")]
+    advocated_given_clean_correct_ci: Ci,
 }
 
 pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
@@ -77,6 +88,7 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             cell_flags(DecompCell::Failure),
         ];
         let contam = contamination_advocated_flags(&c, &r);
+        let hist_clean = contamination_any_wrong_flags(&c, &r);
         let cis = paired_cis(
             &mut stream,
             n,
@@ -87,6 +99,7 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
                 Stat::Mean(&fl[2]),
                 Stat::Mean(&fl[3]),
                 Stat::Ratio(&contam),
+                Stat::Ratio(&hist_clean),
             ],
         );
         let est = [
@@ -94,6 +107,7 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             dec.history_contamination_rate,
             dec.context_correction_rate,
             dec.knowledge_task_failure_rate,
+            dec.advocated_wrong_given_clean_correct,
             dec.hist_given_clean_correct,
         ];
         let names = [
@@ -102,8 +116,9 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             "context_correction",
             "task_failure",
             "contamination_given_clean_correct",
+            "history_contamination_given_clean_correct",
         ];
-        for k in 0..5 {
+        for k in 0..6 {
             let mut row = LongRow::new(
                 "failure_decomposition",
                 p,
@@ -113,7 +128,7 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
                 cis[k],
                 n,
             );
-            if k == 4 {
+            if k >= 4 {
                 row = row.notes(format!(
                     "clean_correct_denominator={}",
                     dec.clean_correct_count
@@ -136,19 +151,21 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             history_contamination_rate: Num(dec.history_contamination_rate),
             context_correction_rate: Num(dec.context_correction_rate),
             knowledge_task_failure_rate: Num(dec.knowledge_task_failure_rate),
-            clean_correct_to_history_wrong_rate: Num(dec.hist_given_clean_correct),
+            clean_correct_to_history_wrong_rate: Num(dec.advocated_wrong_given_clean_correct),
+            history_contamination_given_clean_correct_rate: Num(dec.hist_given_clean_correct),
         });
-        let (model, dataset) = model_dataset(p);
         wide.push(Table10View {
-            model,
-            dataset,
+            model: p.model.clone(),
+            dataset: dataset_short(&p.dataset),
+            stable: Num(est[0]),
+            history: Num(est[1]),
+            correction: Num(est[2]),
+            failure: Num(est[3]),
+            history_given_clean_correct: Num(est[5]),
             n,
-            stable: Pct(est[0]),
-            history: Pct(est[1]),
-            correction: Pct(est[2]),
-            failure: Pct(est[3]),
-            history_given_clean_correct: Pct(est[4]),
-            history_given_clean_correct_ci: PctCi::from(cis[4]),
+            history_given_clean_correct_ci: Ci::from(cis[5]),
+            advocated_given_clean_correct: Num(est[4]),
+            advocated_given_clean_correct_ci: Ci::from(cis[4]),
         });
     }
     if long.is_empty() {
@@ -157,7 +174,8 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     let notes = vec![
         "On R0 vs clean: Stable = clean correct and R0 correct; Hist. = clean correct and R0 not correct; Corr. = clean wrong and R0 correct; Fail = clean wrong and R0 wrong (rates over all items, sum to 1).".to_string(),
-        "Hist. given clean-correct = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination).".to_string(),
+        "Hist. | clean (the paper's column) = Hist. / (Stable + Hist.) = #(clean correct and R0 not correct, any wrong option) / #(clean correct): long-CSV metric history_contamination_given_clean_correct, counts-CSV history_contamination_given_clean_correct_rate.".to_string(),
+        "Advocated wrong | clean = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination; the artifact's contamination_given_clean_correct / clean_correct_to_history_wrong_rate). It is a different, smaller number than the paper's Hist. | clean.".to_string(),
     ];
     vec![
         Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, &long_table(long, samples, seed))

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Num, Pct};
-use super::index::dataset_display;
+use super::index::{dataset_display, dataset_short};
 use super::{Ctx, Output};
 use crate::metrics::{hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in};
 
@@ -27,14 +27,13 @@ struct Table08Row {
     source_artifact: String,
 }
 
-/// Markdown/LaTeX view.
+/// Markdown/LaTeX view: the paper's columns (fractions, as printed), then n and WF.
 #[derive(Serialize, Default)]
 struct Table08View {
     #[serde(rename = "Model")]
     model: String,
-    #[serde(rename = "Dataset")]
+    #[serde(rename = "Data")]
     dataset: String,
-    n: usize,
     #[serde(rename = "Press.")]
     press: Num,
     #[serde(rename = "Reset")]
@@ -43,8 +42,9 @@ struct Table08View {
     fresh: Num,
     #[serde(rename = "Gap")]
     gap: Num,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
+    #[serde(rename = "Pos.")]
+    positive: Num,
+    n: usize,
     #[serde(rename = "WF (%)")]
     wrong_follow: Pct,
 }
@@ -103,16 +103,15 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             reset_only_hysteresis_gap: Num(side_gap("reset_only")),
             source_artifact: format!("hyst-tui item rows (reset={reset}; fresh={fresh})"),
         });
-        let (model, dataset) = model_dataset(p);
         d.push(Table08View {
-            model,
-            dataset,
-            n,
+            model: p.model.clone(),
+            dataset: dataset_short(&p.dataset),
             press: Num(press_pw),
             reset: Num(reset_pw),
             fresh: Num(fresh_pw),
             gap: Num(gap),
-            positive: Pct(pos),
+            positive: Num(pos),
+            n,
             wrong_follow: Pct(wf),
         });
     }

@@ -97,7 +97,8 @@ struct Table12Row {
     n_items: usize,
 }
 
-/// Markdown/LaTeX view of one prior context.
+/// Markdown/LaTeX view of one prior context: the paper's columns (WF in percent, as printed),
+/// then the gap's interval, the positive-hysteresis rate and n.
 #[derive(Serialize, Default)]
 struct Table12View {
     #[serde(rename = "Prior context")]
@@ -108,12 +109,12 @@ struct Table12View {
     reset_pw: Num,
     #[serde(rename = "Gap")]
     gap: Num,
+    #[serde(rename = "WF (%)")]
+    wrong_follow: Pct,
     #[serde(rename = "Gap 95% CI")]
     gap_ci: Ci,
     #[serde(rename = "Pos. (%)")]
     positive: Pct,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
     n: usize,
 }
 
@@ -174,27 +175,58 @@ fn summarize(
             clean_pw: Num(cp),
             reset_pw: Num(xp),
             gap: Num(gap),
+            wrong_follow: Pct(wf),
             gap_ci: Ci::from(c),
             positive: Pct(pos),
-            wrong_follow: Pct(wf),
             n: gaps.len(),
         },
     )
 }
 
-pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
-    let mentions = [
-        "clean_no_mention",
-        "neutral_wrong_mention",
-        "explicit_false_wrong_mention",
-        "quoted_false_claim",
-    ];
-    let pairs: Vec<&PairData> = ctx
-        .idx
-        .pairs
+/// Pooled over the pairs with false-context rows, per prior context in the table's order:
+/// (condition, mean gap, WF, n items) — the numbers of Table 12's pooled rows, as Table 3
+/// cites them.
+pub(super) fn pooled_gaps(ctx: &Ctx) -> Vec<(&'static str, f64, f64, usize)> {
+    let mut all: Vec<Group> = FALSE_CONTEXT_ORDER
         .iter()
-        .filter(|p| p.resolve(&CLEAN_REF).is_some() && mentions.iter().any(|c| p.has(c)))
+        .map(|_| Group::default())
         .collect();
+    for p in ctx.idx.pairs.iter().filter(|p| has_mentions(p)) {
+        for (i, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
+            if let Some((g, _)) = pair_group(p, cond) {
+                all[i].extend(g);
+            }
+        }
+    }
+    FALSE_CONTEXT_ORDER
+        .iter()
+        .zip(all)
+        .filter(|(_, g)| !g.x.is_empty())
+        .map(|(c, g)| {
+            (
+                *c,
+                mean(&item_gaps(&g.x, &g.clean)),
+                rate(&wf_flags(&g.x)),
+                g.x.len(),
+            )
+        })
+        .collect()
+}
+
+const MENTIONS: [&str; 4] = [
+    "clean_no_mention",
+    "neutral_wrong_mention",
+    "explicit_false_wrong_mention",
+    "quoted_false_claim",
+];
+
+/// A pair of the false-context tables: clean rows and at least one mention condition.
+fn has_mentions(p: &PairData) -> bool {
+    p.resolve(&CLEAN_REF).is_some() && MENTIONS.iter().any(|c| p.has(c))
+}
+
+pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
+    let pairs: Vec<&PairData> = ctx.idx.pairs.iter().filter(|p| has_mentions(p)).collect();
     if pairs.is_empty() {
         return Vec::new();
     }

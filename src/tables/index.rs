@@ -1,7 +1,7 @@
 //! Indexes a run's item rows by (model, dataset) pair and condition, and aligns items across
 //! conditions (paired analyses use the items present in every condition they need).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::metrics::Obs;
 use crate::store::ItemRow;
@@ -13,7 +13,10 @@ pub(crate) const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"]
 pub(crate) const R0_REF: [&str; 2] = ["ordinary_strong_reset", "strong_reset"];
 
 /// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
-/// order); other models follow, sorted by key.
+/// order); other models follow, sorted by key. A pair is placed by its paper key
+/// (`ItemRow::paper_key`, models.toml `paper_key`) when the rows carry one, else by its run
+/// model key (rows of older runs), so two runs of the same paper models give the same digits
+/// whatever their models.toml keys.
 pub(crate) const PAPER_MODEL_ORDER: [&str; 8] = [
     "qwen25_15b",
     "qwen25_7b",
@@ -70,9 +73,11 @@ fn model_rank(key: &str) -> (usize, String) {
 pub(crate) type ItemKey = (usize, String);
 
 /// All rows of one model × dataset pair.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct PairData<'a> {
     pub(crate) model_key: String,
+    /// The paper's model key (first non-empty `paper_key` of the pair's rows; empty = unknown).
+    pub(crate) paper_key: String,
     /// Display name (`model_short_name`, else the key).
     pub(crate) model: String,
     pub(crate) dataset: String,
@@ -109,6 +114,15 @@ pub(crate) fn obs(r: &ItemRow) -> Obs {
 }
 
 impl<'a> PairData<'a> {
+    /// The key that places the pair in the fixed order: the paper key when known, else the
+    /// run's model key.
+    pub(crate) fn order_key(&self) -> &str {
+        if self.paper_key.is_empty() {
+            &self.model_key
+        } else {
+            &self.paper_key
+        }
+    }
     pub(crate) fn has(&self, cond: &str) -> bool {
         self.conds.get(cond).is_some_and(|m| !m.is_empty())
     }
@@ -158,12 +172,16 @@ impl<'a> RunIndex<'a> {
                 .entry((r.model_key.clone(), r.dataset.clone()))
                 .or_insert_with(|| PairData {
                     model_key: r.model_key.clone(),
+                    paper_key: String::new(),
                     model: String::new(),
                     dataset: r.dataset.clone(),
                     conds: BTreeMap::new(),
                 });
             if p.model.is_empty() && !r.model_short_name.is_empty() {
                 p.model = r.model_short_name.clone();
+            }
+            if p.paper_key.is_empty() && !r.paper_key.is_empty() {
+                p.paper_key = r.paper_key.clone();
             }
             let m = p.conds.entry(r.condition.clone()).or_default();
             let k = (r.subset_index, r.item_id.clone());
@@ -180,11 +198,38 @@ impl<'a> RunIndex<'a> {
                 p.model = p.model_key.clone();
             }
         }
-        pairs.sort_by_key(|p| (model_rank(&p.model_key), dataset_rank(&p.dataset)));
+        pairs.sort_by_key(|p| {
+            (
+                model_rank(p.order_key()),
+                p.model_key.clone(),
+                dataset_rank(&p.dataset),
+            )
+        });
         RunIndex {
             pairs,
             n_rows: rows.len(),
             duplicates,
+        }
+    }
+
+    /// The index of the pairs in `scope` ((model key, dataset key) of the run), in the same
+    /// order: what a table with a run-plan scope pools.
+    pub(crate) fn restrict(&self, scope: &BTreeSet<(String, String)>) -> RunIndex<'a> {
+        let pairs: Vec<PairData<'a>> = self
+            .pairs
+            .iter()
+            .filter(|p| scope.contains(&(p.model_key.clone(), p.dataset.clone())))
+            .cloned()
+            .collect();
+        let n_rows = pairs
+            .iter()
+            .flat_map(|p| p.conds.values())
+            .map(|m| m.len())
+            .sum();
+        RunIndex {
+            pairs,
+            n_rows,
+            duplicates: 0,
         }
     }
 

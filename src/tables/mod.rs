@@ -3,8 +3,9 @@
 //! [`write_tables`] indexes the rows by (model, dataset) pair and condition, builds every table
 //! the rows have data for, and writes each as `tables/<stem>.csv` (the artifact's column names
 //! where §8 gives them), `tables/<stem>.md` (a padded pipe table) and `tables/<stem>.tex` (a
-//! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all. A table whose
-//! conditions are missing is not written (the summary lists it with what it needs).
+//! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all and
+//! `reproduction.md` / `.csv` (the paper's printed values side by side, [`paper`]). A table
+//! whose conditions are missing is not written (the summary lists it with what it needs).
 //!
 //! Layout: [`registry::TABLES`] lists every table once (id, file stems, what it needs, builder);
 //! each table family has its own file (`pressure_ramp`, `controls`, `hierarchy/`, …) whose
@@ -29,6 +30,7 @@ mod format;
 mod hierarchy;
 mod index;
 mod output;
+mod paper;
 mod plausibility;
 mod pressure_ramp;
 mod r7;
@@ -41,17 +43,29 @@ mod truncation;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_paper_tables;
+#[cfg(test)]
+mod tests_reproduction;
+#[cfg(test)]
+mod tests_scopes;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::store::run_dir::{Manifest, RunDirError, RunPlan, MANIFEST_FILE};
 use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
 pub(crate) use output::Output;
+pub use paper::ReproductionCounts;
 use registry::TABLES;
 
-/// Bootstrap settings of the tables.
+/// Table id (`Table 2`, `Aux`) → the (model key, dataset key) pairs it pools.
+pub type TableScopes = BTreeMap<String, BTreeSet<(String, String)>>;
+
+/// Bootstrap settings and scopes of the tables.
 #[derive(Clone, Debug)]
 pub struct TableOptions {
     /// Replicates per interval (artifact: 10,000).
@@ -59,6 +73,9 @@ pub struct TableOptions {
     /// Base seed (artifact: 12345); groups add the §7 offsets (+1 ramp, +2 controls,
     /// +3 decomposition, +4 recovery operations, +5 relabel).
     pub seed: u64,
+    /// A run plan's table scopes (`RunPlan::table_scopes`): a table named here pools exactly
+    /// these pairs of the run; a table not named pools every pair.
+    pub scopes: TableScopes,
 }
 
 impl Default for TableOptions {
@@ -66,7 +83,28 @@ impl Default for TableOptions {
         TableOptions {
             bootstrap_samples: crate::metrics::bootstrap::BOOTSTRAP_SAMPLES,
             seed: crate::metrics::bootstrap::BOOTSTRAP_SEED,
+            scopes: TableScopes::new(),
         }
+    }
+}
+
+impl TableOptions {
+    /// The default settings with the scopes of a run plan (none without a plan).
+    pub fn for_plan(plan: Option<&RunPlan>) -> TableOptions {
+        TableOptions {
+            scopes: plan.map(|p| p.table_scopes.clone()).unwrap_or_default(),
+            ..TableOptions::default()
+        }
+    }
+
+    /// The options of a run directory: the scopes of the plan its `manifest.json` records
+    /// (default options when the directory has no manifest).
+    pub fn for_run_dir(dir: &Path) -> Result<TableOptions, RunDirError> {
+        if !dir.join(MANIFEST_FILE).exists() {
+            return Ok(TableOptions::default());
+        }
+        let m = Manifest::read(dir)?;
+        Ok(TableOptions::for_plan(m.config.plan.as_ref()))
     }
 }
 
@@ -106,21 +144,44 @@ impl<'p, 'a> Ctx<'p, 'a> {
 }
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
-/// them.
+/// them. A table with a scope in `opts.scopes` is built from the index of its scope's pairs.
 #[cfg_attr(not(test), allow(dead_code))] // write_tables shares its context with the figures
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
     build_with(&Ctx::new(idx, opts))
 }
 
-/// [`build_tables`] on a context that the figures then share (the hierarchy is built once).
+/// [`build_tables`] with `ctx` for the tables without a scope; the figures then share it (its
+/// hierarchy is built once).
 fn build_with(ctx: &Ctx) -> Vec<Output> {
+    let opts = ctx.opts;
+    // One index (and context, with its own hierarchy) per distinct scope.
+    let mut scopes: Vec<&BTreeSet<(String, String)>> = Vec::new();
+    for s in opts.scopes.values() {
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    let scoped: Vec<RunIndex> = scopes.iter().map(|s| ctx.idx.restrict(s)).collect();
+    let scoped_ctxs: Vec<Ctx> = scoped.iter().map(|i| Ctx::new(i, opts)).collect();
+    // Which scoped context a table uses (None: `ctx`).
+    let scope_of = |id: &str| -> Option<usize> {
+        opts.scopes
+            .get(id)
+            .map(|s| scopes.iter().position(|x| *x == s).expect("listed"))
+    };
     // The builders are independent (each owns its bootstrap streams; the shared hierarchy is
-    // built once), so they run in parallel; the result does not depend on scheduling because
-    // the outputs are sorted by stem below.
+    // built once per scope), so they run in parallel; the result does not depend on scheduling
+    // because the outputs are sorted by stem below.
     let mut out: Vec<Output> = std::thread::scope(|s| {
         let handles: Vec<_> = TABLES
             .iter()
-            .map(|spec| s.spawn(move || spec.run(ctx)))
+            .map(|spec| {
+                let scoped = scope_of(spec.id).map(|i| &scoped_ctxs[i]);
+                s.spawn(move || match scoped {
+                    Some(c) => spec.run(c),
+                    None => spec.run(ctx),
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -147,8 +208,10 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), TablesError> {
 /// every figure they have data for into `out_dir/figures/` (SVG, [`figures`]) and
 /// `out_dir/summary.md`. Table files of an earlier run that this run does not produce
 /// (`tables/table*.{csv,md,tex}`, `tables/aux_*.{csv,md,tex}`) and figures it does not draw
-/// (`figures/*.svg`) are removed so the directories never mix runs. Returns the written paths
-/// (tables in stem order, then figures in their fixed order, then `summary.md`).
+/// (`figures/*.svg`) are removed so the directories never mix runs. Also writes
+/// `reproduction.md` and `reproduction.csv` (the paper's printed values next to the run's). Returns
+/// the written paths (tables in stem order, then figures in their fixed order, then `summary.md`,
+/// `reproduction.md`, `reproduction.csv`).
 pub fn write_tables(
     rows: &[ItemRow],
     out_dir: &Path,
@@ -176,7 +239,44 @@ pub fn write_tables(
     let p = out_dir.join("summary.md");
     write(&p, summary.as_bytes())?;
     written.push(p);
+    let (files, _) = reproduction(&idx, opts, &outputs, out_dir)?;
+    written.extend(files);
     Ok(written)
+}
+
+/// `reproduction.md` and `reproduction.csv`: the paper's printed values side by side with the
+/// run's (see [`paper`]).
+pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.md", "reproduction.csv"];
+
+fn reproduction(
+    idx: &RunIndex,
+    opts: &TableOptions,
+    outputs: &[Output],
+    out_dir: &Path,
+) -> Result<(Vec<PathBuf>, ReproductionCounts), TablesError> {
+    let cs = paper::compare(idx, opts, outputs);
+    let mut files = Vec::new();
+    for (name, text) in REPRODUCTION_FILES
+        .iter()
+        .zip([paper::markdown(&cs), paper::csv(&cs)])
+    {
+        let p = out_dir.join(name);
+        write(&p, text.as_bytes())?;
+        files.push(p);
+    }
+    Ok((files, paper::counts(&cs)))
+}
+
+/// `compare --paper`: rebuilds only `reproduction.md` and `reproduction.csv` of a run from its
+/// rows (the tables are computed, not written). Returns the written paths and the counts.
+pub fn write_reproduction(
+    rows: &[ItemRow],
+    out_dir: &Path,
+    opts: &TableOptions,
+) -> Result<(Vec<PathBuf>, ReproductionCounts), TablesError> {
+    let idx = RunIndex::new(rows);
+    let outputs = build_tables(&idx, opts);
+    reproduction(&idx, opts, &outputs, out_dir)
 }
 
 fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {

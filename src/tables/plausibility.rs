@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Join, Num, Pct};
+use super::index::PairData;
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
@@ -30,21 +31,22 @@ struct PairKey {
     dataset: String,
 }
 
-/// Markdown/LaTeX view of one stratum.
+/// Markdown/LaTeX view of one stratum: the paper's columns (WF in percent, as printed), then
+/// the positive-hysteresis rate and n.
 #[derive(Serialize, Default)]
 struct StratumView {
     #[serde(rename = "Stratum")]
-    stratum: &'static str,
+    stratum: String,
     #[serde(rename = "p_clean(w)")]
     clean_pw: Num,
     #[serde(rename = "p_reset(w)")]
     reset_pw: Num,
     #[serde(rename = "Gap")]
     gap: Num,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
     #[serde(rename = "WF (%)")]
     wrong_follow: Pct,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
     n: usize,
 }
 
@@ -62,24 +64,64 @@ fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
 
 fn stratum_view(stratum: &'static str, s: &StratumSummary) -> StratumView {
     StratumView {
-        stratum,
+        stratum: stratum_label(stratum),
         clean_pw: Num(s.mean_p_clean_wrong),
         reset_pw: Num(s.mean_p_reset_wrong),
         gap: Num(s.mean_hysteresis_gap),
-        positive: Pct(s.positive_hysteresis_rate),
         wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
+        positive: Pct(s.positive_hysteresis_rate),
         n: s.n_items,
     }
 }
 
-pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
+/// The pooled tertiles of Table 11 (tertiles within each pair, items pooled per stratum) and
+/// the per-pair summaries; `None` without clean and R0 rows.
+#[allow(clippy::type_complexity)]
+fn tertiles<'p, 'a>(
+    ctx: &Ctx<'p, 'a>,
+) -> Option<(
+    [StratumSummary; 3],
+    Vec<(&'p PairData<'a>, [StratumSummary; 3])>,
+)> {
     let mut pooled: (Vec<usize>, Vec<Obs>, Vec<Obs>) = (Vec::new(), Vec::new(), Vec::new());
-    let mut bp = Vec::new();
-    let mut dbp = Vec::new();
+    let mut by_pair = Vec::new();
     for (p, _, a) in ctx.idx.clean_r0_pairs() {
         let (c, r) = (a.obs(0), a.obs(1));
         let strata = plausibility_tertiles(&pw(&c));
-        let sums = plausibility_summary(&strata, &c, &r);
+        by_pair.push((p, plausibility_summary(&strata, &c, &r)));
+        pooled.0.extend(strata);
+        pooled.1.extend(c);
+        pooled.2.extend(r);
+    }
+    if by_pair.is_empty() {
+        return None;
+    }
+    Some((
+        plausibility_summary(&pooled.0, &pooled.1, &pooled.2),
+        by_pair,
+    ))
+}
+
+/// The pooled tertile summaries of Table 11 (Low, Mid, High), as Table 3 cites them.
+pub(super) fn pooled_tertiles(ctx: &Ctx) -> Option<[StratumSummary; 3]> {
+    tertiles(ctx).map(|(s, _)| s)
+}
+
+/// `low` → `Low` (the paper's stratum labels).
+pub(super) fn stratum_label(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
+    let Some((sums, by_pair)) = tertiles(ctx) else {
+        return Vec::new();
+    };
+    let mut bp = Vec::new();
+    let mut dbp = Vec::new();
+    for (p, sums) in &by_pair {
         for (s, stratum) in sums.iter().zip(PLAUSIBILITY_STRATA) {
             let key = PairKey {
                 model: p.model.clone(),
@@ -89,14 +131,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
             bp.push(Join(key, stratum_row(stratum, s)));
             dbp.push(Join(ModelDataset::of(p), stratum_view(stratum, s)));
         }
-        pooled.0.extend(strata);
-        pooled.1.extend(c);
-        pooled.2.extend(r);
     }
-    if bp.is_empty() {
-        return Vec::new();
-    }
-    let sums = plausibility_summary(&pooled.0, &pooled.1, &pooled.2);
     let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
     let agg: Vec<StratumRow> = strata.clone().map(|(s, k)| stratum_row(k, s)).collect();
     let dagg: Vec<StratumView> = strata.map(|(s, k)| stratum_view(k, s)).collect();

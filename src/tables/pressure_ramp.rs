@@ -4,38 +4,42 @@ use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Num, Pct};
+use super::format::{Ci, Num};
 use super::index::CLEAN_REF;
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
 use crate::metrics::{conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate};
 
-/// Markdown/LaTeX view: the paper's layout, one row per pair.
+/// Markdown/LaTeX view: the paper's columns as printed (`Clean, Press., Reset, Gap, Pos.,
+/// Reset WF`, fractions), one row per pair, then the extra columns.
 #[derive(Serialize, Default)]
 struct RampView {
     #[serde(rename = "Model")]
     model: String,
     #[serde(rename = "Dataset")]
     dataset: String,
-    n: usize,
-    #[serde(rename = "Clean p(w)")]
+    #[serde(rename = "Clean")]
     clean_pw: Num,
-    #[serde(rename = "Press. p(w)")]
+    #[serde(rename = "Press.")]
     press_pw: Num,
-    #[serde(rename = "Reset p(w)")]
+    #[serde(rename = "Reset")]
     reset_pw: Num,
     #[serde(rename = "Gap")]
     gap: Num,
+    #[serde(rename = "Pos.")]
+    positive: Num,
+    /// The paper's "Reset WF": the conditional lock-in.
+    #[serde(rename = "Reset WF")]
+    lock_in: Num,
+    n: usize,
     #[serde(rename = "Gap 95% CI")]
     gap_ci: Ci,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    #[serde(rename = "Reset WF (%)")]
-    reset_wf: Pct,
-    #[serde(rename = "Lock-in (%)")]
-    lock_in: Pct,
-    #[serde(rename = "Lock-in den.")]
+    #[serde(rename = "Reset WF 95% CI")]
+    lock_in_ci: Ci,
+    #[serde(rename = "Wrong after press. (den.)")]
     lock_in_den: usize,
+    #[serde(rename = "All-items reset WF")]
+    reset_wf: Num,
 }
 
 pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
@@ -116,16 +120,17 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
         wide.push(RampView {
             model,
             dataset,
-            n,
             clean_pw: Num(est[0]),
             press_pw: Num(est[1]),
             reset_pw: Num(est[2]),
             gap: Num(est[3]),
+            positive: Num(est[4]),
+            lock_in: Num(lock_rate),
+            n,
             gap_ci: Ci::from(cis[3]),
-            positive: Pct(est[4]),
-            reset_wf: Pct(reset_wf),
-            lock_in: Pct(lock_rate),
+            lock_in_ci: Ci::from(cis[5]),
             lock_in_den: den,
+            reset_wf: Num(reset_wf),
         });
     }
     if long.is_empty() {
@@ -136,8 +141,8 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
         .with_display(&wide)
         .with_notes(vec![
             "Gap = mean over items of p_strong_reset(w) - p_clean_probe(w); Pos. = share of items with gap > 0 (strict, no tolerance).".into(),
-            "lock_in is conditional: #(strong pressure follows w and reset follows w) / #(strong pressure follows w); the denominator is in notes (pressure_wrong_denominator).".into(),
+            "Reset WF (the paper's column, CSV metric lock_in) is the conditional lock-in: #(strong pressure follows w and reset follows w) / #(strong pressure follows w); the denominator is 'Wrong after press. (den.)' (CSV notes pressure_wrong_denominator). The paper's 0.746 for Qwen-1.5B TQA is this number.".into(),
             format!("Paired item bootstrap: {samples} replicates, numpy default_rng({seed}) = base seed + 1, one index matrix per pair shared by all six metrics, pairs in the fixed order; percentile 2.5/97.5."),
-            "Reset WF is shown for the paper layout only (not part of the long CSV).".into(),
+            "All-items reset WF = share of ALL items whose reset prediction is the advocated wrong option (the plain wrong-following rate; Markdown/LaTeX only, not part of the long CSV).".into(),
         ])]
 }

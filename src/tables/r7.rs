@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Join, Num, Pct, PctCi, PyBool};
+use super::format::{Ci, Join, Num, Pct, PyBool};
 use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::IndexStream;
@@ -90,23 +90,25 @@ struct Table06Row {
     clean_context_like_pass: PyBool,
 }
 
-/// Markdown/LaTeX view of one condition.
+/// Markdown/LaTeX view of one condition: the paper's columns (Acc., p(w_i) and Gap as
+/// fractions, WF and Contam. in percent, as printed), then the gap's interval, the main
+/// criterion and n.
 #[derive(Serialize, Default)]
 struct Table06View {
     #[serde(rename = "Condition")]
     condition: String,
-    #[serde(rename = "Acc. (%)")]
-    accuracy: Pct,
-    #[serde(rename = "Mean p(w) (%)")]
-    mean_pw: Pct,
-    #[serde(rename = "Gap (pp)")]
-    gap: Pct,
-    #[serde(rename = "Gap 95% CI (pp)")]
-    gap_ci: PctCi,
-    #[serde(rename = "Wrong-follow (%)")]
+    #[serde(rename = "Acc.")]
+    accuracy: Num,
+    #[serde(rename = "p(w_i)")]
+    mean_pw: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "WF (%)")]
     wrong_follow: Pct,
     #[serde(rename = "Contam. (%)")]
     contamination: Pct,
+    #[serde(rename = "Gap 95% CI")]
+    gap_ci: Ci,
     #[serde(rename = "Clean-like (main)")]
     clean_like: PyBool,
     n: usize,
@@ -161,12 +163,12 @@ fn t6_row(
         },
         Table06View {
             condition: label.to_string(),
-            accuracy: Pct(xa.accuracy),
-            mean_pw: Pct(xa.p_wrong),
-            gap: Pct(gap),
-            gap_ci: PctCi::from(ci_),
+            accuracy: Num(xa.accuracy),
+            mean_pw: Num(xa.p_wrong),
+            gap: Num(gap),
             wrong_follow: Pct(xa.wrong_follow),
             contamination: Pct(contam),
+            gap_ci: Ci::from(ci_),
             clean_like: PyBool(pass),
             n: xa.n,
         },
@@ -257,21 +259,6 @@ impl T19Values {
             history_contamination_rate_clean_correct: contamination_advocated(c, x).0,
         }
     }
-
-    /// (metric name, value) in the table's order (the Markdown/LaTeX rows).
-    fn named(&self) -> [(&'static str, f64); 6] {
-        [
-            ("accuracy", self.accuracy),
-            ("mean_p_wrong", self.mean_p_wrong),
-            ("mean_p_correct", self.mean_p_correct),
-            ("mean_hysteresis_gap", self.mean_hysteresis_gap),
-            ("wrong_following_rate", self.wrong_following_rate),
-            (
-                "history_contamination_rate_clean_correct",
-                self.history_contamination_rate_clean_correct,
-            ),
-        ]
-    }
 }
 
 /// `table19_r0_to_r7_by_dataset.csv`: R0, R7 and R7 - R0 of each metric.
@@ -332,20 +319,80 @@ impl Table19Row {
     }
 }
 
-/// Markdown/LaTeX view: one row per dataset × metric.
+/// Markdown/LaTeX view: one row per dataset, the paper's columns (the change R7 − R0 of Acc.,
+/// p(w_i) and Gap as fractions, of WF and Contam. in percentage points, as printed), then n,
+/// the change of p(c) and the R0 and R7 values themselves.
 #[derive(Serialize, Default)]
 struct Table19View {
     #[serde(rename = "Dataset")]
     dataset: String,
+    #[serde(rename = "Acc.")]
+    accuracy: Num,
+    #[serde(rename = "p(w_i)")]
+    p_wrong: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "WF (pp)")]
+    wrong_follow: Pct,
+    #[serde(rename = "Contam. (pp)")]
+    contamination: Pct,
     n: usize,
-    #[serde(rename = "Metric")]
-    metric: &'static str,
-    #[serde(rename = "R0")]
-    r0: Num,
-    #[serde(rename = "R7")]
-    r7: Num,
-    #[serde(rename = "Change")]
-    change: Num,
+    #[serde(rename = "p(c)")]
+    p_correct: Num,
+    #[serde(rename = "R0 acc.")]
+    r0_accuracy: Num,
+    #[serde(rename = "R7 acc.")]
+    r7_accuracy: Num,
+    #[serde(rename = "R0 p(w)")]
+    r0_p_wrong: Num,
+    #[serde(rename = "R7 p(w)")]
+    r7_p_wrong: Num,
+    #[serde(rename = "R0 p(c)")]
+    r0_p_correct: Num,
+    #[serde(rename = "R7 p(c)")]
+    r7_p_correct: Num,
+    #[serde(rename = "R0 gap")]
+    r0_gap: Num,
+    #[serde(rename = "R7 gap")]
+    r7_gap: Num,
+    #[serde(rename = "R0 WF (%)")]
+    r0_wrong_follow: Pct,
+    #[serde(rename = "R7 WF (%)")]
+    r7_wrong_follow: Pct,
+    #[serde(rename = "R0 contam. (%)")]
+    r0_contamination: Pct,
+    #[serde(rename = "R7 contam. (%)")]
+    r7_contamination: Pct,
+}
+
+impl Table19View {
+    fn new(dataset: String, n: usize, r0: &T19Values, r7: &T19Values) -> Table19View {
+        Table19View {
+            dataset,
+            accuracy: Num(r7.accuracy - r0.accuracy),
+            p_wrong: Num(r7.mean_p_wrong - r0.mean_p_wrong),
+            gap: Num(r7.mean_hysteresis_gap - r0.mean_hysteresis_gap),
+            wrong_follow: Pct(r7.wrong_following_rate - r0.wrong_following_rate),
+            contamination: Pct(
+                r7.history_contamination_rate_clean_correct
+                    - r0.history_contamination_rate_clean_correct,
+            ),
+            n,
+            p_correct: Num(r7.mean_p_correct - r0.mean_p_correct),
+            r0_accuracy: Num(r0.accuracy),
+            r7_accuracy: Num(r7.accuracy),
+            r0_p_wrong: Num(r0.mean_p_wrong),
+            r7_p_wrong: Num(r7.mean_p_wrong),
+            r0_p_correct: Num(r0.mean_p_correct),
+            r7_p_correct: Num(r7.mean_p_correct),
+            r0_gap: Num(r0.mean_hysteresis_gap),
+            r7_gap: Num(r7.mean_hysteresis_gap),
+            r0_wrong_follow: Pct(r0.wrong_following_rate),
+            r7_wrong_follow: Pct(r7.wrong_following_rate),
+            r0_contamination: Pct(r0.history_contamination_rate_clean_correct),
+            r7_contamination: Pct(r7.history_contamination_rate_clean_correct),
+        }
+    }
 }
 
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
@@ -396,21 +443,12 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         } else {
             dataset_display(&ds)
         };
-        for ((metric, a), (_, b)) in v0.named().into_iter().zip(v7.named()) {
-            d.push(Table19View {
-                dataset: dsn.clone(),
-                n: c.len(),
-                metric,
-                r0: Num(a),
-                r7: Num(b),
-                change: Num(b - a),
-            });
-        }
+        d.push(Table19View::new(dsn, c.len(), &v0, &v7));
     }
     vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", &t)
         .with_display(&d)
         .with_notes(vec![
-            "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0.".into(),
+            "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0. The paper's columns (Acc., p(w_i), Gap, WF, Contam.) are these changes, WF and Contam. in percentage points.".into(),
             "mean_hysteresis_gap = mean over items of p_X(w) - p_clean(w); history_contamination_rate_clean_correct = #(clean correct and X follows w) / #(clean correct).".into(),
         ])]
 }

@@ -74,6 +74,13 @@ pub(crate) static TABLES: &[TableSpec] = &[
         build: controls::table03,
     },
     TableSpec {
+        id: "Table 3",
+        title: "Controls summary (the paper's five rows)",
+        needs: "any of: the behavioural controls (as above), clean + R0, the false-context conditions, option_relabel_shuffle_reset",
+        stems: &["table03_controls_summary"],
+        build: controls::table03_summary,
+    },
+    TableSpec {
         id: "Table 4",
         title: "Recovered pairs per operation",
         needs: "clean + R0 + at least one hierarchy operation",
@@ -98,7 +105,10 @@ pub(crate) static TABLES: &[TableSpec] = &[
         id: "Table 7",
         title: "Behavioural controls per pair",
         needs: "as Table 3",
-        stems: &["table07_behavioral_controls"],
+        stems: &[
+            "table07_behavioral_controls",
+            "table07_behavioral_controls_pooled",
+        ],
         build: controls::table07,
     },
     TableSpec {
@@ -203,7 +213,7 @@ pub(crate) static TABLES: &[TableSpec] = &[
         id: "Table 21",
         title: "CCTP summary",
         needs: "clean + R0 option log-scores (correct_pressure:strong_reset optional)",
-        stems: &["table21_cctp_summary"],
+        stems: &["table21_cctp_summary", "table21_cctp_by_dataset"],
         build: cctp::table21,
     },
     TableSpec {

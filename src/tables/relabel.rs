@@ -5,14 +5,14 @@ use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::format::{Num, Pct};
+use super::format::Num;
 use super::index::{condition_label, dataset_short, letter_index, PairData, CLEAN_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::RELABEL_ORDER;
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RELABEL};
 use crate::metrics::{
     aggregate, chance_old_letter_rate, mean, p_correct_gain, restoration_ratio,
-    semantic_letter_rates, wrong_reduction, Obs, RelabelObs,
+    semantic_letter_rates, wrong_reduction, Obs, RelabelObs, SemanticLetter,
 };
 use crate::store::ItemRow;
 
@@ -162,10 +162,10 @@ struct Table14View {
     dataset: String,
     #[serde(rename = "Condition")]
     condition: String,
-    #[serde(rename = "Acc. (%)")]
-    accuracy: Pct,
-    #[serde(rename = "Wrong follow (%)")]
-    wrong_follow: Pct,
+    #[serde(rename = "Acc.")]
+    accuracy: Num,
+    #[serde(rename = "Wrong follow")]
+    wrong_follow: Num,
     #[serde(rename = "p_w")]
     p_wrong: Num,
     n: usize,
@@ -186,14 +186,14 @@ struct Table15Row {
 struct Table15View {
     #[serde(rename = "Dataset")]
     dataset: String,
-    #[serde(rename = "Sem. (%)")]
-    semantic: Pct,
-    #[serde(rename = "Old (%)")]
-    old_letter: Pct,
-    #[serde(rename = "Chance (%)")]
-    chance: Pct,
-    #[serde(rename = "New (%)")]
-    new_wrong: Pct,
+    #[serde(rename = "Sem.")]
+    semantic: Num,
+    #[serde(rename = "Old")]
+    old_letter: Num,
+    #[serde(rename = "Chance")]
+    chance: Num,
+    #[serde(rename = "New")]
+    new_wrong: Num,
     n: usize,
 }
 
@@ -263,8 +263,8 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
         .map(|r| Table14View {
             dataset: r.dataset.clone(),
             condition: r.label.clone(),
-            accuracy: Pct(r.accuracy),
-            wrong_follow: Pct(r.wrong_follow),
+            accuracy: Num(r.accuracy),
+            wrong_follow: Num(r.wrong_follow),
             p_wrong: Num(r.p_wrong),
             n: r.n,
         })
@@ -277,6 +277,20 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     )
     .with_display(&d)
     .with_notes(common_notes())]
+}
+
+/// Semantic vs old-letter following under relabel-shuffle over every pair with shuffle rows
+/// (Table 15's rows pooled over the datasets), as Table 3 cites them: the rates and n.
+pub(super) fn pooled_semantic(ctx: &Ctx) -> Option<(SemanticLetter, usize)> {
+    let rows: Vec<&ItemRow> = ctx
+        .idx
+        .pairs
+        .iter()
+        .filter_map(|p| p.conds.get(SHUFFLE))
+        .flat_map(|m| m.values().copied())
+        .collect();
+    let (obs, _) = relabel_obs(&rows);
+    (!obs.is_empty()).then(|| (semantic_letter_rates(&obs), obs.len()))
 }
 
 /// Table 15: semantic vs letter following (pooled per dataset) and the per-pair paired CIs.
@@ -306,10 +320,10 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
         });
         d15.push(Table15View {
             dataset: dataset_short(ds),
-            semantic: Pct(s.semantic_following_rate),
-            old_letter: Pct(s.old_letter_following_rate),
-            chance: Pct(chance),
-            new_wrong: Pct(s.new_wrong_following_rate),
+            semantic: Num(s.semantic_following_rate),
+            old_letter: Num(s.old_letter_following_rate),
+            chance: Num(chance),
+            new_wrong: Num(s.new_wrong_following_rate),
             n: obs.len(),
         });
     }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Ci, Num, Pct};
-use super::index::dataset_display;
+use super::index::{dataset_display, dataset_short};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
 use crate::metrics::{item_gaps, mean, positive_hysteresis_rate};
@@ -29,22 +29,23 @@ struct Table09Row {
     seed: u64,
 }
 
-/// Markdown/LaTeX view.
+/// Markdown/LaTeX view: the paper's columns (`Gap, 95% CI`), then n, the two means and the
+/// positive-hysteresis rate.
 #[derive(Serialize, Default)]
 struct Table09View {
     #[serde(rename = "Model")]
     model: String,
-    #[serde(rename = "Dataset")]
+    #[serde(rename = "Data")]
     dataset: String,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "95% CI")]
+    gap_ci: Ci,
     n: usize,
     #[serde(rename = "Clean p(w)")]
     clean_pw: Num,
     #[serde(rename = "R0 p(w)")]
     r0_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "95% CI")]
-    gap_ci: Ci,
     #[serde(rename = "Pos. (%)")]
     positive: Pct,
 }
@@ -78,15 +79,14 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
             bootstrap_samples: samples,
             seed,
         });
-        let (model, dataset) = model_dataset(p);
         d.push(Table09View {
-            model,
-            dataset,
+            model: p.model.clone(),
+            dataset: dataset_short(&p.dataset),
+            gap: Num(gap),
+            gap_ci: Ci::from(cis[0]),
             n,
             clean_pw: Num(clean_pw),
             r0_pw: Num(r0_pw),
-            gap: Num(gap),
-            gap_ci: Ci::from(cis[0]),
             positive: Pct(pos),
         });
     }

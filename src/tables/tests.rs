@@ -12,6 +12,7 @@ fn opts() -> TableOptions {
     TableOptions {
         bootstrap_samples: 2000,
         seed: 12345,
+        ..TableOptions::default()
     }
 }
 
@@ -103,7 +104,12 @@ fn every_expected_file_exists() {
     let figures = std::fs::read_dir(dir.path().join("figures"))
         .unwrap()
         .count();
-    assert_eq!(written.len(), all.len() * 3 + figures + 1, "{written:#?}");
+    // + summary.md, reproduction.md, reproduction.csv
+    assert_eq!(written.len(), all.len() * 3 + figures + 3, "{written:#?}");
+    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
+        let p = dir.path().join(f);
+        assert!(p.is_file() && written.contains(&p), "{f} not written or not reported");
+    }
     let summary = read(dir.path(), "summary.md");
     for stem in &all {
         assert!(
@@ -387,6 +393,8 @@ fn empty_run_writes_definitions_and_summary() {
         written.iter().all(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
             n == "summary.md"
+                || n == "reproduction.md"
+                || n == "reproduction.csv"
                 || n.starts_with("table01")
                 || n.starts_with("table20")
                 || n.starts_with("table22")
@@ -403,6 +411,7 @@ fn zero_replicates_give_blank_intervals() {
         &TableOptions {
             bootstrap_samples: 0,
             seed: 1,
+            ..TableOptions::default()
         },
     );
     let t2 = out

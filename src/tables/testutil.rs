@@ -184,3 +184,42 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
     }
     rows
 }
+
+/// Sets a row's option distribution (in option order, before any relabel shuffle) and
+/// everything derived from it: p(w), p(c), prediction, correct / wrong-follow flags, entropy,
+/// max prob, margin and the stored probabilities and log-scores (`ln p`).
+#[cfg(test)]
+pub(crate) fn set_probs(r: &mut ItemRow, probs: &[f64]) {
+    assert_eq!(probs.len(), r.n_options, "one probability per option");
+    let idx = |l: &str| (l.as_bytes()[0] - b'A') as usize;
+    let (w, c) = (idx(&r.shown_wrong_letter), idx(&r.shown_correct_letter));
+    let pred = argmax_first(probs);
+    let letters: String = (0..r.n_options).map(letter).collect();
+    let log_scores: Vec<f64> = probs.iter().map(|p| p.max(1e-300).ln()).collect();
+    let mut sorted = probs.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    r.p_wrong = probs[w];
+    r.p_correct = probs[c];
+    r.pred_letter = letter(pred);
+    r.correct = pred == c;
+    r.wrong_follow = pred == w;
+    r.old_letter_follow = r.pred_letter == r.wrong_advocated_letter;
+    r.entropy = entropy_nats(probs);
+    r.max_prob = sorted[0];
+    r.margin_top2 = sorted[0].ln() - sorted[1].max(1e-12).ln();
+    r.option_probs_json = letter_map_json(&letters, probs);
+    r.option_log_scores_json = letter_map_json(&letters, &log_scores);
+}
+
+/// Sets p(w) and p(c) of a row, the rest of the mass split equally over the other options
+/// (as [`synthetic_rows`] does).
+#[cfg(test)]
+pub(crate) fn reshape(r: &mut ItemRow, p_wrong: f64, p_correct: f64) {
+    let idx = |l: &str| (l.as_bytes()[0] - b'A') as usize;
+    let (w, c) = (idx(&r.shown_wrong_letter), idx(&r.shown_correct_letter));
+    let rest = ((1.0 - p_wrong - p_correct) / (r.n_options as f64 - 2.0)).max(0.0);
+    let mut probs = vec![rest; r.n_options];
+    probs[w] = p_wrong;
+    probs[c] = p_correct;
+    set_probs(r, &probs);
+}

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
-use super::index::{condition_label, dataset_display, CLEAN_REF, R0_REF};
+use super::index::{condition_label, dataset_display, dataset_short, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::TRUNCATION_ORDER;
 use crate::metrics::bootstrap::{aggregate_row_ci, IndexStream};
@@ -225,24 +225,27 @@ struct Table18Row {
     best_nonfresh_condition: &'static str,
     first_condition_with_clean_context_like_recovery: &'static str,
     recovery_pattern: &'static str,
+    /// The run's model key (`all` on the Mean row).
+    model_key: String,
 }
 
-/// Markdown/LaTeX view of Table 18.
+/// Markdown/LaTeX view of Table 18: the paper's columns (`Full, Strong, Med.+Str., All,
+/// Reset`), then the fresh-context gap and the per-pair classifications.
 #[derive(Serialize, Default)]
 struct Table18View {
     #[serde(rename = "Model")]
     model: String,
-    #[serde(rename = "Dataset")]
+    #[serde(rename = "Data")]
     dataset: String,
     #[serde(rename = "Full")]
     full: Num,
-    #[serde(rename = "Drop strongest")]
+    #[serde(rename = "Strong")]
     drop_strongest: Num,
-    #[serde(rename = "Drop med.+strong")]
+    #[serde(rename = "Med.+Str.")]
     drop_medium_strong: Num,
-    #[serde(rename = "Drop all pressure")]
+    #[serde(rename = "All")]
     drop_all_pressure: Num,
-    #[serde(rename = "Reset only")]
+    #[serde(rename = "Reset")]
     reset_only: Num,
     #[serde(rename = "Fresh")]
     fresh: Num,
@@ -391,7 +394,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         });
     }
     let mut bnotes = vec![
-        format!("Mean gap = mean of the per-pair mean gaps; 95% CI = aggregate-row bootstrap over those pair means ({samples} replicates, fresh default_rng({seed}) per condition), as in the paper's Table 5."),
+        format!("Mean gap = mean of the per-pair mean gaps (the paper's Table 5 pools its five pairs this way; the same numbers are Table 18's Mean row); 95% CI = aggregate-row bootstrap over those pair means ({samples} replicates, fresh default_rng({seed}) per condition), as in the paper's Table 5."),
         format!("Item-bootstrap variant: the pooled item gaps of the condition, {samples} replicates, fresh default_rng({seed}) per condition (implicitly paired across conditions with equal n)."),
     ];
     if degenerate {
@@ -451,6 +454,7 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
         let fresh_context_gap = gap("fresh_context");
         t18.push(Table18Row {
             model: tp.model.clone(),
+            model_key: tp.model_key.clone(),
             dataset: tp.dataset.clone(),
             full_history_gap: Num(full_history_gap),
             remove_strong_only_gap: Num(remove_strong_only_gap),
@@ -464,7 +468,7 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
         });
         d18.push(Table18View {
             model: tp.model.clone(),
-            dataset: dataset_display(&tp.dataset),
+            dataset: dataset_short(&tp.dataset),
             full: Num(full_history_gap),
             drop_strongest: Num(remove_strong_only_gap),
             drop_medium_strong: Num(remove_medium_strong_gap),
@@ -484,10 +488,47 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
             pattern,
         });
     }
+    // The paper's Mean row: the mean over the pairs of each gap column (pairs lacking a
+    // condition are skipped for that column).
+    let col_mean = |f: fn(&Table18Row) -> Num| {
+        let v: Vec<f64> = t18.iter().map(|r| f(r).0).filter(|x| !x.is_nan()).collect();
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            mean(&v)
+        }
+    };
+    let mean_row = Table18Row {
+        model: "Mean".into(),
+        dataset: "all".into(),
+        full_history_gap: Num(col_mean(|r| r.full_history_gap)),
+        remove_strong_only_gap: Num(col_mean(|r| r.remove_strong_only_gap)),
+        remove_medium_strong_gap: Num(col_mean(|r| r.remove_medium_strong_gap)),
+        remove_all_pressure_gap: Num(col_mean(|r| r.remove_all_pressure_gap)),
+        reset_only_gap: Num(col_mean(|r| r.reset_only_gap)),
+        fresh_context_gap: Num(col_mean(|r| r.fresh_context_gap)),
+        best_nonfresh_condition: "",
+        first_condition_with_clean_context_like_recovery: "",
+        recovery_pattern: "",
+        model_key: "all".into(),
+    };
+    d18.push(Table18View {
+        model: "Mean".into(),
+        dataset: "–".into(),
+        full: mean_row.full_history_gap,
+        drop_strongest: mean_row.remove_strong_only_gap,
+        drop_medium_strong: mean_row.remove_medium_strong_gap,
+        drop_all_pressure: mean_row.remove_all_pressure_gap,
+        reset_only: mean_row.reset_only_gap,
+        fresh: mean_row.fresh_context_gap,
+        ..Table18View::default()
+    });
+    t18.push(mean_row);
     out.push(
         Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", &t18)
             .with_display(&d18)
             .with_notes(vec![
+                "Mean (the paper's last row; CSV model Mean, dataset all) = the mean over the pairs of each gap column; it equals Table 5's Mean gap of the same condition (table05_truncation_boundary).".into(),
                 "Gaps are mean p_X(w) - p_clean(w) per pair; best_nonfresh_condition = the non-fresh condition with the smallest |gap| (ties: earlier in the order full, drop strongest, drop medium+strong, drop all pressure, reset only).".into(),
                 "first_condition_with_clean_context_like_recovery scans that order (then fresh_context) with the MAIN criterion; none if no condition passes.".into(),
                 "recovery_pattern [gap: the artifact's rule is unreleased] = no_hysteresis if |full gap| <= 0.05; no_recovery if the gap does not fall from full history to the last condition; abrupt_boundary if the largest drop between consecutive conditions is at least half of the total drop; else gradual_recovery.".into(),

@@ -1,5 +1,5 @@
 //! The Tables view's state: the Markdown files of a run directory (`summary.md` first, then
-//! `tables/*.md`), the file shown and its scroll position, and how many items the tables are
+//! `reproduction.md`, then `tables/*.md`), the file shown and its scroll position, and how many items the tables are
 //! built from. While the view is shown the directory is rescanned once a second (a listing and
 //! two `stat`s) and a file is read again only when its modification time or length changed; it
 //! is rescanned at once when the view is opened and when a batch ends, so tables a batch
@@ -181,6 +181,11 @@ impl TableBrowser {
             self.pair_items.clear();
             self.summary_stamp = None;
         }
+        // The side by side with the paper's printed values, right after the summary.
+        let reproduction = dir.join("reproduction.md");
+        if reproduction.is_file() {
+            files.push(reproduction);
+        }
         if let Ok(rd) = std::fs::read_dir(dir.join("tables")) {
             let mut md: Vec<PathBuf> = rd
                 .flatten()
@@ -245,5 +250,23 @@ mod tests {
         std::fs::write(dir.path().join("tables/table01_x.md"), "# T1\n\nBuilt from 20 items.\n\n| a |\n|---|\n| 1 |\n").unwrap();
         t.refresh(true);
         assert_eq!(t.items_text().as_deref(), Some("20 items"));
+    }
+
+    #[test]
+    fn reproduction_comes_right_after_the_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("summary.md"), "# S\n").unwrap();
+        std::fs::create_dir(dir.path().join("tables")).unwrap();
+        std::fs::write(dir.path().join("tables/table01_x.md"), "# T1\n").unwrap();
+        std::fs::write(dir.path().join("tables/aux_y.md"), "# A\n").unwrap();
+        let names = |t: &TableBrowser| -> Vec<String> {
+            t.files().iter().map(|p| p.file_name().unwrap().to_string_lossy().to_string()).collect()
+        };
+        let mut t = TableBrowser::new(Some(dir.path().to_path_buf()));
+        t.refresh(true);
+        assert_eq!(names(&t), ["summary.md", "table01_x.md", "aux_y.md"], "no reproduction.md yet");
+        std::fs::write(dir.path().join("reproduction.md"), "# Reproduction\n").unwrap();
+        t.refresh(true);
+        assert_eq!(names(&t), ["summary.md", "reproduction.md", "table01_x.md", "aux_y.md"]);
     }
 }

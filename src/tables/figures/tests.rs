@@ -14,6 +14,7 @@ fn opts() -> TableOptions {
     TableOptions {
         bootstrap_samples: 500,
         seed: 12345,
+        ..TableOptions::default()
     }
 }
 
@@ -135,8 +136,9 @@ fn every_figure_is_written_well_formed_with_its_series() {
             "{f} not reported"
         );
     }
-    // summary.md stays last
-    assert_eq!(written.last().unwrap(), &dir.path().join("summary.md"));
+    // summary.md after the figures, then the side by side with the paper
+    let tail: Vec<_> = ["summary.md", "reproduction.md", "reproduction.csv"].iter().map(|f| dir.path().join(f)).collect();
+    assert_eq!(written[written.len() - 3..], tail[..]);
 
     // ramp: 2 curves (p(w), p(c)) + 2 CI bands, labelled steps
     for (f, model) in [(RAMP_A, "Toy-A"), (RAMP_B, "Toy-B")] {

@@ -99,6 +99,7 @@ mod cells;
 mod join;
 mod rows;
 
+#[allow(unused_imports)]
 pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
 pub(crate) use join::Join;
 pub(crate) use rows::{csv_text, table_of, Row};
@@ -310,7 +311,7 @@ pub(crate) fn md_escape(s: &str) -> String {
     s.replace(['\r', '\n'], " ").replace('|', "\\|")
 }
 
-/// Escapes LaTeX special characters in text mode.
+/// Escapes LaTeX special characters in text mode (and writes α, ≤, − and – as LaTeX).
 pub(crate) fn tex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
@@ -321,6 +322,11 @@ pub(crate) fn tex_escape(s: &str) -> String {
                 out.push(ch);
             }
             '~' => out.push_str("\\textasciitilde{}"),
+            // the few non-ASCII symbols of the paper's labels
+            'α' => out.push_str("$\\alpha$"),
+            '≤' => out.push_str("$\\leq$"),
+            '−' => out.push_str("$-$"),
+            '–' => out.push_str("--"),
             '^' => out.push_str("\\textasciicircum{}"),
             '\n' | '\r' => out.push(' '),
             _ => out.push(ch),
@@ -375,5 +381,6 @@ mod tests {
             tex_escape("a_b 50% & #1 {x} ~^\\"),
             "a\\_b 50\\% \\& \\#1 \\{x\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}"
         );
+        assert_eq!(tex_escape("Mean α* (gap ≤ 0.05) − x – y"), "Mean $\\alpha$* (gap $\\leq$ 0.05) $-$ x -- y");
     }
 }

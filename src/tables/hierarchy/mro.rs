@@ -5,8 +5,9 @@ use serde::Serialize;
 use super::{ci_label, Hierarchy};
 use crate::metrics::criteria::{main_op, minimal_recovery_level, Family, NOT_RESTORED};
 use crate::metrics::intervention_hysteresis_gap;
-use crate::tables::common::{long_table, LongRow, ModelDataset};
-use crate::tables::format::{Join, Num, Pct, PyBool};
+use crate::tables::common::{long_table, LongRow};
+use crate::tables::format::{Num, PyBool};
+use crate::tables::index::dataset_short;
 use crate::tables::Output;
 
 /// `table17_minimal_recovery_operation.csv`; the metrics of the main-family MRO are blank when
@@ -28,11 +29,18 @@ struct Table17Row {
     loose_minimal_recovery_operation: &'static str,
 }
 
-/// Markdown/LaTeX view of Table 17 (operations by their short names).
+/// Markdown/LaTeX view of Table 17: the paper's columns (`Minimal op.`, `Acc.` as a fraction),
+/// then the level, n, the MRO's metrics and the MRO under the other two families.
 #[derive(Serialize, Default)]
 struct Table17View {
-    #[serde(rename = "MRO (main)")]
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Data")]
+    dataset: String,
+    #[serde(rename = "Minimal op.")]
     mro_main: &'static str,
+    #[serde(rename = "Acc.")]
+    accuracy: Option<Num>,
     #[serde(rename = "Level")]
     level: &'static str,
     n: usize,
@@ -40,14 +48,29 @@ struct Table17View {
     restoration: Option<Num>,
     #[serde(rename = "Gap")]
     gap: Option<Num>,
-    #[serde(rename = "Acc. (%)")]
-    accuracy: Option<Pct>,
     #[serde(rename = "Classification")]
     classification: Option<&'static str>,
-    #[serde(rename = "MRO (strict)")]
+    #[serde(rename = "MRO (strict family)")]
     mro_strict: &'static str,
-    #[serde(rename = "MRO (loose)")]
+    #[serde(rename = "MRO (loose family)")]
     mro_loose: &'static str,
+}
+
+/// The paper's short name of an operation in Table 17 (`R3a deletion`, `R0 reset`, …;
+/// `not restored` when none).
+pub(crate) fn paper_op_name(k: Option<&'static str>) -> &'static str {
+    match k {
+        Some("ordinary_strong_reset") => "R0 reset",
+        Some("explicit_user_retraction") => "R1 retraction",
+        Some("system_level_reset") => "R2 system reset",
+        Some("fresh_context_deletion") => "R3a deletion",
+        Some("context_truncation") => "R3b truncation",
+        Some("neutral_summary_replacement") => "R4 neutral summary",
+        Some("factual_state_reconstruction") => "R5 reconstruction",
+        Some("self_verification_final_label") => "R6 self-verification",
+        Some(other) => short(Some(other)),
+        None => "not restored",
+    }
 }
 
 /// An MRO as a key (`not_restored` when none).
@@ -81,11 +104,13 @@ impl Hierarchy<'_, '_> {
                 ..Table17Row::default()
             };
             let mut view = Table17View {
-                mro_main: short(m),
+                model: hp.p.model.clone(),
+                dataset: dataset_short(&hp.p.dataset),
+                mro_main: paper_op_name(m),
                 level: minimal_recovery_level(m),
                 n: row.evaluated_n,
-                mro_strict: short(s),
-                mro_loose: short(l),
+                mro_strict: paper_op_name(s),
+                mro_loose: paper_op_name(l),
                 ..Table17View::default()
             };
             if let Some(o) = m.and_then(|k| hp.op(k)) {
@@ -104,7 +129,7 @@ impl Hierarchy<'_, '_> {
                 view.n = o.n;
                 view.restoration = Some(Num(rest));
                 view.gap = Some(Num(gap));
-                view.accuracy = Some(Pct(o.x.accuracy));
+                view.accuracy = Some(Num(o.x.accuracy));
                 view.classification = Some(o.class.as_str());
                 for metric in ["accuracy", "restoration_ratio", "hysteresis_gap"] {
                     if let Some(&(e, lo, hi)) =
@@ -130,7 +155,7 @@ impl Hierarchy<'_, '_> {
                 }
             }
             t.push(row);
-            d.push(Join(ModelDataset::of(hp.p), view));
+            d.push(view);
         }
         let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", &t)
             .with_display(&d)

@@ -1,4 +1,4 @@
-//! Tables: the run's `summary.md` and `tables/*.md`, drawn as paper-style tables (heavy top and
+//! Tables: the run's `summary.md`, `reproduction.md` and `tables/*.md`, drawn as paper-style tables (heavy top and
 //! bottom rules, a light rule under the header, numbers right-aligned), refreshed from disk while
 //! shown and when a batch ends, with the number of items the shown table is built from; `b`
 //! starts a batch of the hierarchy suite.
