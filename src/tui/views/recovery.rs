@@ -121,11 +121,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(b, detail);
     let mut lines = Vec::new();
     let mro = clean_o.and_then(|cl| item_mro(&cl, |key| app.score(item, Part::Op(key)).map(|s| obs(s, &d))));
-    let mro_txt = match mro {
-        Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
-        Some(None) => "not restored".to_string(),
-        None => "… (waiting for scores)".to_string(),
-    };
+    let mro_txt = mro_text(mro);
     lines.push(Line::from(vec![
         Span::styled("minimal recovery operation (main): ", th.dim()),
         Span::styled(mro_txt, th.bold()),
@@ -252,12 +248,18 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
     let mut lines = Vec::new();
     for (i, m) in models.iter().enumerate() {
         let mro = clean[i].and_then(|cl| item_mro(&cl, |key| app.score_of(m, item, Part::Op(key)).map(|s| obs(s, d))));
-        let txt = match mro {
-            Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
-            Some(None) => "not restored".to_string(),
-            None => "… (waiting for scores)".to_string(),
-        };
+        let txt = mro_text(mro);
         lines.push(Line::from(vec![Span::styled(format!("{:<24}", trunc(m, 23)), th.model(i)), Span::styled(txt, th.bold())]));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The minimal recovery operation as shown: its short name, "not restored" when no operation
+/// restores the item, or a wait note while scores are missing.
+fn mro_text(mro: Option<Option<&str>>) -> String {
+    match mro {
+        Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
+        Some(None) => "not restored".to_string(),
+        None => "… (waiting for scores)".to_string(),
+    }
 }
