@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). The binary parses these, then `commands::*` run them.
 //! Value lists (suites, explorer screens) come from the library's own registries.
 
+use hyst_tui::dialogue::conditions::ids;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -47,6 +48,11 @@ pub struct GlobalOpts {
     /// Directory with a replacement prompt set (DIR/default.toml; default: the bundled prompts/).
     #[arg(long, global = true, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
+    /// An experiment file: more recovery operations, written in the schema of the bundled
+    /// prompts/conditions.toml with their own texts (repeatable). A stored run remembers its
+    /// experiments.
+    #[arg(long = "experiment", global = true, value_name = "FILE")]
+    pub experiments: Vec<PathBuf>,
     /// The score store shared by all runs and the explorer (default: $HYST_SCORE_STORE, else
     /// <data dir>/scores/scores.jsonl); `off` scores everything a run's own cache lacks.
     #[arg(long, global = true, value_name = "FILE|off")]
@@ -173,6 +179,11 @@ pub struct BatchArgs {
     /// With --dry-run: print it as one JSON object.
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+    /// Construction-seed sensitivity: run the same configuration once per selection seed
+    /// (subset draw and advocated wrong option), comma separated, in one run directory; each
+    /// seed's rows carry the dataset key `<dataset>@seed<S>`.
+    #[arg(long, value_delimiter = ',', value_name = "S1,S2", conflicts_with_all = ["subset", "plan"])]
+    pub seeds: Vec<u64>,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }
@@ -310,7 +321,7 @@ pub struct PromptsArgs {
     #[arg(long, value_name = "ID")]
     pub item: Option<String>,
     /// Condition name (see `hyst-tui conditions`).
-    #[arg(long, default_value = "ordinary_strong_reset", value_name = "NAME")]
+    #[arg(long, default_value = ids::ORDINARY_RESET, value_name = "NAME")]
     pub condition: String,
     /// With a model: run the ramp for real (the assistant letters are the model's), and print
     /// the rendered template text and token count.

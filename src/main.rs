@@ -76,11 +76,53 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Adds the experiment operations to the condition registry before anything reads it: those a
+/// stored run recorded (for commands that read one) and every `--experiment FILE`.
+fn install_experiments(cli: &Cli) -> anyhow::Result<()> {
+    use hyst_tui::dialogue::recipe::ExperimentSource;
+    let stored: Vec<&std::path::Path> = match &cli.command {
+        Some(Command::Tables { from }) => vec![from],
+        Some(Command::Compare { paper }) => vec![paper],
+        Some(Command::Merge { dirs, .. }) => dirs.iter().map(|d| d.as_path()).collect(),
+        Some(Command::Snapshot(a)) => a.run.iter().map(|d| d.as_path()).collect(),
+        None if !cli.global.batch => cli.global.tui.run.iter().map(|d| d.as_path()).collect(),
+        _ => vec![],
+    };
+    let mut files: Vec<ExperimentSource> = Vec::new();
+    for dir in stored {
+        if let Ok(m) = hyst_tui::store::Manifest::read(dir) {
+            for e in m.config.experiments {
+                if !files.iter().any(|f| f.sha256 == e.sha256) {
+                    files.push(e);
+                }
+            }
+        }
+    }
+    let mut paths = cli.global.experiments.clone();
+    let plan = match &cli.command {
+        Some(Command::Batch(a)) => a.plan.as_deref(),
+        _ if cli.global.batch => cli.global.batch_args.plan.as_deref(),
+        _ => None,
+    };
+    if let Some(p) = plan {
+        paths.extend(hyst_tui::batch::RunPlan::experiment_files(p)?);
+    }
+    for p in &paths {
+        let e = ExperimentSource::read(p)?;
+        if !files.iter().any(|f| f.sha256 == e.sha256) {
+            files.push(e);
+        }
+    }
+    hyst_tui::dialogue::conditions::install_experiments(&files)?;
+    Ok(())
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(Command::Completions { shell }) = &cli.command {
         // Needs no models config: works before anything is set up.
         return commands::completions(*shell);
     }
+    install_experiments(&cli)?;
     let ctx = Ctx::new(cli.global.clone())?;
     if cli.global.batch {
         if cli.command.is_some() {

@@ -429,6 +429,8 @@ fn compare_paper_pools_over_the_scopes_of_the_runs_plan() {
         scoring_settings: String::new(),
         provenance: String::new(),
         plan: Some(plan),
+        experiments: vec![],
+        seeds: vec![],
     };
     Manifest::new(cfg, "test".into(), 0).write(dir.path()).unwrap();
     let out = ok(&["compare", "--paper", d]);

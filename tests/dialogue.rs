@@ -26,7 +26,7 @@ fn get(key: &str) -> Built {
     let p = PromptSet::bundled();
     let b = Builder::new(&p);
     let d = item();
-    build(conditions::find(key).unwrap(), &b, &d, &letters(&d))
+    build(conditions::find(key).unwrap(), &b, &d, &letters(&d), d.item.correct_letter())
 }
 
 fn roles(m: &[ChatMessage]) -> String {
@@ -252,7 +252,9 @@ fn the_ramp_appends_the_models_own_letters() {
 #[test]
 fn golden_messages_of_every_condition() {
     let mut out = String::new();
-    for c in conditions::all() {
+    // The built-in registry (prompts/conditions.toml) reproduces this snapshot of the code it
+    // replaced byte for byte; experiment operations have their own snapshot below.
+    for c in conditions::all().iter().filter(|c| !c.is_experiment()) {
         let b = get(&c.key);
         out.push_str(&format!("=== {} ({}) wrong={} correct={}\n", c.key, c.label, (b'A' + b.wrong as u8) as char, (b'A' + b.correct as u8) as char));
         for m in &b.messages {
@@ -260,4 +262,56 @@ fn golden_messages_of_every_condition() {
         }
     }
     insta::assert_snapshot!("messages_sample_ex_01", out);
+}
+
+/// The self-consistency operations on sample_ex_01 with ramp letters [correct, wrong, wrong,
+/// correct] and a clean prediction that is neither (so the three constructions differ): the
+/// exact messages, checked by hand against docs/protocol.md.
+#[test]
+fn golden_messages_of_the_self_consistency_operations() {
+    let p = PromptSet::bundled();
+    let b = Builder::new(&p);
+    let d = item();
+    let n = d.item.options.len();
+    let clean = (0..n).find(|&i| i != d.item.correct && i != d.wrong).map(|i| (b'A' + i as u8) as char).unwrap();
+    let mut out = format!("clean prediction = {clean}\n");
+    for key in ["reset_after_correct_letters", "reset_after_clean_letters", "reset_after_user_turns_only"] {
+        let c = conditions::find(key).unwrap();
+        assert!(c.is_experiment());
+        let built = build(c, &b, &d, &letters(&d), clean);
+        out.push_str(&format!("=== {} ({})\n", c.key, c.label));
+        for m in &built.messages {
+            out.push_str(&format!("--- {}\n{}\n", m.role, m.content));
+        }
+    }
+    // Hand checks: R0c and R0p keep the user turns of R0 and change only the assistant letters;
+    // R0u is one user turn holding the four pressure messages and the R0 turn.
+    let r0 = get("ordinary_strong_reset").messages;
+    let correct = get("reset_after_correct_letters").messages;
+    assert_eq!(correct.len(), r0.len());
+    for (i, (a, m)) in r0.iter().zip(&correct).enumerate() {
+        if m.role == "assistant" {
+            assert_eq!(m.content, d.item.correct_letter().to_string(), "turn {i}");
+        } else {
+            assert_eq!(a, m, "turn {i}");
+        }
+    }
+    let user_only = get("reset_after_user_turns_only").messages;
+    assert_eq!(roles(&user_only), "su");
+    let joined: Vec<&str> = r0.iter().filter(|m| m.role == "user").map(|m| m.content.as_str()).collect();
+    assert_eq!(user_only[1].content, joined.join("\n\n"));
+    insta::assert_snapshot!("messages_self_consistency_sample_ex_01", out);
+}
+
+/// Conditions declared `same_as` another build exactly its messages.
+#[test]
+fn same_as_conditions_build_identical_messages() {
+    let mut n = 0;
+    for c in conditions::all() {
+        if let Some(t) = c.same_as {
+            assert_eq!(get(&c.key).messages, get(t).messages, "{} vs {t}", c.key);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 5, "full_history_reset, reset_only, fresh_context, user_pressure, baseline_strong_reset");
 }

@@ -112,7 +112,7 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
                 let mut mine: Vec<_> = conds.iter().filter(|c| control_of(c) == control).collect();
                 mine.sort_by_key(|c| scoring_group(c));
                 for c in mine {
-                    ctxs.push(build(c, &b, &di, &placeholder).messages);
+                    ctxs.push(build(c, &b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages);
                 }
             }
             let (n, w, wo) = item_counts(&ctxs);
@@ -120,7 +120,11 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
             with += w;
             without += wo;
         }
-        let dataset = crate::data::DatasetSpec::parse(&plan.dataset_specs[*d])?.key();
+        let per = selections.len() / plan.dataset_specs.len().max(1);
+        let mut dataset = crate::data::DatasetSpec::parse(&plan.dataset_specs[*d / per.max(1)])?.key();
+        if !cfg.seeds.is_empty() {
+            dataset = super::seeded_dataset(&dataset, cfg.seeds[*d % per.max(1)]);
+        }
         pairs.push(DryPair {
             model: model.clone(),
             dataset,

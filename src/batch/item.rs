@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use crate::config::ModelEntry;
 use crate::data::Selected;
 use crate::dialogue::conditions::{self, build, Condition, Kind};
-use crate::dialogue::{run_ramp, Builder, Control, DialogueItem, Suite};
+use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
 use crate::store::rows::{letter_map_json, score_key};
@@ -157,15 +157,14 @@ pub(crate) fn control_of(c: &Condition) -> Control {
 }
 
 /// Scoring order within one item, chosen for prefix reuse (results do not depend on it): the
-/// ramp first, then everything that keeps its 4-exchange history, then prompts without history,
-/// then R2 (whose system prompt differs from the first token on).
+/// ramp first, then everything that keeps some of its history, then prompts without history,
+/// then those whose system prompt changes (they differ from the first token on).
 pub(crate) fn scoring_group(c: &Condition) -> u8 {
     match c.kind {
         Kind::Curve(..) => 0,
-        Kind::R0 | Kind::R1 | Kind::R6 | Kind::R6Evidence | Kind::R2Skepticism | Kind::R7 | Kind::Relabel(_) => 1,
-        Kind::Truncate(keep) if !keep.is_empty() => 1,
-        Kind::R2 => 3,
-        _ => 2,
+        Kind::Recipe(r) if !r.system.is_empty() => 3,
+        Kind::Recipe(r) if r.keeps_history() => 1,
+        Kind::Recipe(_) => 2,
     }
 }
 
@@ -185,10 +184,11 @@ pub fn score_item(
     let mut out = Vec::with_capacity(conds.len());
     for &control in controls {
         let ramp = run_ramp(scorer, b, &d, control, &mut |_| {})?;
+        let clean = ramp.step(CurvePoint::CleanContext).score.pred_letter();
         let mut mine: Vec<&&Condition> = conds.iter().filter(|c| control_of(c) == control).collect();
         mine.sort_by_key(|c| scoring_group(c));
         for c in mine {
-            let built = build(c, b, &d, &ramp.letters);
+            let built = build(c, b, &d, &ramp.letters, clean);
             let row = scorer.score_row(&built.messages, &letters)?;
             out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
         }
@@ -210,7 +210,8 @@ fn make_item_row(
     let msgs = &built.messages;
     let system_prompt = msgs.iter().find(|m| m.role == "system").map(|m| m.content.clone()).unwrap_or_default();
     let non_system = msgs.iter().filter(|m| m.role != "system").count();
-    let (evidence, provenance) = if c.kind == Kind::R7 {
+    let uses_evidence = c.recipe().is_some_and(|r| r.uses_evidence(&|k| b.prompts.get(k).unwrap_or("").to_string()));
+    let (evidence, provenance) = if uses_evidence {
         (conditions::r7_evidence(b, item), "constructed_gold_evidence".to_string())
     } else {
         (String::new(), String::new())

@@ -112,15 +112,24 @@ fn selection_of(cfg: &RunConfig) -> SelectionOptions {
 }
 
 /// The items of each dataset of a plan, after selection, sharding and the limit.
+/// With `--seeds`, one selection per dataset and seed (dataset-major), each item's dataset key
+/// marked `<dataset>@seed<S>`.
 pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
     let cfg = &plan.config;
-    let opts = selection_of(cfg);
     let mut out = Vec::new();
     for spec in &plan.dataset_specs {
+        for seed in seeds_of(cfg) {
+        let mut opts = selection_of(cfg);
+        opts.seed = seed.unwrap_or(cfg.seed);
         let mut sel = load_selection(spec, &opts).with_context(|| match &cfg.plan {
             Some(p) => format!("the plan {}'s dataset {spec} (give its file with --datasets KIND:PATH)", p.name),
             None => format!("dataset {spec}"),
         })?;
+        if let Some(s) = seed {
+            for x in &mut sel {
+                x.item.dataset = seeded_dataset(&x.item.dataset, s);
+            }
+        }
         if let Some((k, n)) = cfg.shard {
             sel.retain(|s| s.subset_index % n == k - 1);
         }
@@ -128,8 +137,23 @@ pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
             sel.truncate(l);
         }
         out.push(sel);
+        }
     }
     Ok(out)
+}
+
+/// The seeds of a run: `None` once (the run's one seed), or each `--seeds` seed.
+fn seeds_of(cfg: &RunConfig) -> Vec<Option<u64>> {
+    if cfg.seeds.is_empty() {
+        vec![None]
+    } else {
+        cfg.seeds.iter().map(|&s| Some(s)).collect()
+    }
+}
+
+/// The dataset key of a seed's rows in a `--seeds` run.
+pub fn seeded_dataset(key: &str, seed: u64) -> String {
+    format!("{key}@seed{seed}")
 }
 
 /// The (model, dataset index, suites) pairs of a run in run order: every model × dataset with
@@ -137,6 +161,7 @@ pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
 fn pair_work(cfg: &RunConfig, dataset_specs: &[String]) -> Result<Vec<(String, usize, Vec<Suite>)>> {
     let keys: Vec<String> = dataset_specs.iter().map(|d| DatasetSpec::parse(d).map(|s| s.key())).collect::<Result<_, _>>()?;
     let mut out = Vec::new();
+    let per = seeds_of(cfg).len();
     for m in &cfg.models {
         for (i, k) in keys.iter().enumerate() {
             let suites = match &cfg.plan {
@@ -146,7 +171,9 @@ fn pair_work(cfg: &RunConfig, dataset_specs: &[String]) -> Result<Vec<(String, u
                 },
                 None => cfg.suites.clone(),
             };
-            out.push((m.clone(), i, suites));
+            for j in 0..per {
+                out.push((m.clone(), i * per + j, suites.clone()));
+            }
         }
     }
     Ok(out)

@@ -63,6 +63,8 @@ pub struct BatchRequest {
     /// Seconds between rebuilds of the tables while the run goes on (`None`: 30; 0: only at
     /// the end).
     pub tables_every: Option<u64>,
+    /// Several selection seeds in one run (construction-seed sensitivity); empty = `selection.seed`.
+    pub seeds: Vec<u64>,
 }
 
 /// A validated batch run.
@@ -136,6 +138,12 @@ pub fn plan(
     }
     suites.sort();
     suites.dedup();
+    let mut seeds = req.seeds.clone();
+    seeds.dedup();
+    if seeds.len() == 1 {
+        bail!("--seeds needs two or more seeds (one seed is --seed {})", seeds[0]);
+    }
+    let seed = seeds.first().copied().unwrap_or(seed);
     let sel = &req.selection;
     let config = RunConfig {
         models: model_keys,
@@ -152,6 +160,8 @@ pub fn plan(
         scoring_settings: SCORING_SETTINGS.into(),
         provenance: crate::engine::provenance::provenance(engine.gpu_layers),
         plan: run_plan,
+        experiments: crate::dialogue::conditions::user_experiments().to_vec(),
+        seeds,
     };
     let out = match &req.out {
         Some(o) => o.clone(),

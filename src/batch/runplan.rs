@@ -45,6 +45,9 @@ struct PlanFile {
     selection: PlanSelection,
     #[serde(default)]
     run: Vec<PlanEntry>,
+    /// Experiment files (paths relative to the plan file), as `--experiment FILE`.
+    #[serde(default)]
+    experiments: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -84,6 +87,19 @@ pub(crate) fn normalize_table_id(s: &str) -> Option<String> {
 }
 
 impl RunPlan {
+    /// The experiment files a plan file names (`experiments = [...]`, relative to the plan
+    /// file); none for the bundled plan. Read before the plan itself, because experiments join
+    /// the condition registry first.
+    pub fn experiment_files(arg: &str) -> Result<Vec<std::path::PathBuf>> {
+        if arg == "paper" {
+            return Ok(Vec::new());
+        }
+        let text = std::fs::read_to_string(Path::new(arg)).with_context(|| format!("cannot read run plan {arg}"))?;
+        let f: PlanFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("run plan {arg}: {}", crate::util::toml_error(&text, &e)))?;
+        let base = Path::new(arg).parent().unwrap_or(Path::new(""));
+        Ok(f.experiments.iter().map(|e| base.join(e)).collect())
+    }
+
     /// Reads `--plan`: `paper` (bundled) or a TOML file.
     pub fn load(arg: &str, models: &ModelsConfig) -> Result<RunPlan> {
         if arg == "paper" {

@@ -26,6 +26,7 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
         limit: a.limit,
         shard: a.shard,
         score_store: score_store.map(str::to_string),
+        seeds: a.seeds.clone(),
     }
 }
 

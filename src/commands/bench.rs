@@ -2,6 +2,7 @@
 //! itself (self-conditioned ramp + recovery operations of the hierarchy suite, identical prompts
 //! scored once, the batch's scoring order).
 
+use hyst_tui::dialogue::conditions::ids;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -70,7 +71,7 @@ fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &Promp
 
 fn raw_throughput(engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
     let b = Builder::new(prompts);
-    let conv = build(find("ordinary_strong_reset").context("R0")?, &b, &DialogueItem::from(item), &['A'; 4]);
+    let conv = build(find(ids::ORDINARY_RESET).context("R0")?, &b, &DialogueItem::from(item), &['A'; 4], 'A');
     let toks = engine.prepare(&conv.messages)?.tokens;
     match engine.run(Job::RawDecode { tokens: toks, n_tokens: n })? {
         JobOutput::Timed(s) => Ok(n as f64 / s),

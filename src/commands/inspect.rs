@@ -42,20 +42,21 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     let d = DialogueItem::from(s);
     let control = match cond.kind {
         Kind::Curve(c, _) => c,
-        _ => Control::PressureWrong,
+        Kind::Recipe(_) => Control::PressureWrong,
     };
     let engine = match &args.model {
         Some(m) => Some(open_engine(ctx, Some(m))?),
         None => None,
     };
-    let letters: [char; 4] = match &engine {
+    let (letters, clean): ([char; 4], char) = match &engine {
         Some(e) => {
             let mut sc: &hyst_tui::engine::Engine = e;
-            run_ramp(&mut sc, &b, &d, control, &mut |_| {})?.letters
+            let ramp = run_ramp(&mut sc, &b, &d, control, &mut |_| {})?;
+            (ramp.letters, ramp.step(hyst_tui::dialogue::CurvePoint::CleanContext).score.pred_letter())
         }
-        None => ['?'; 4],
+        None => (['?'; 4], '?'),
     };
-    let built = build(cond, &b, &d, &letters);
+    let built = build(cond, &b, &d, &letters, clean);
     let rendered = match &engine {
         Some(e) => Some(e.prepare(&built.messages)?),
         None => None,

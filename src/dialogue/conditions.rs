@@ -1,12 +1,18 @@
-//! Every condition of the protocol (§1.2–§1.9): name, suite, paper label, level, category,
-//! history role, and the message builder.
+//! Every condition of the protocol: the ramp steps (from [`CURVE`] and the three controls) and
+//! every other condition from the recipe registry (`prompts/conditions.toml`, bundled), plus the
+//! operations of experiment files (the bundled self-consistency experiment and `--experiment
+//! FILE`). One registry per process: [`install_experiments`] adds the user's files before first
+//! use; everything else reads [`all`], [`recovery_ops`] and [`main_ops`].
 
 use std::sync::OnceLock;
 
+use super::recipe::{
+    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, Recipe, RecipeError, Text,
+};
 use super::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::data::pyrandom::PyRandom;
 use crate::data::Item;
-use crate::protocol::{letter, ChatMessage};
+use crate::protocol::{letter, letter_index, ChatMessage};
 use crate::prompts::fill;
 
 /// Groups of conditions that batch mode runs together.
@@ -20,9 +26,12 @@ pub enum Suite {
     Truncation,
     Relabel,
     R7,
+    /// The bundled self-consistency experiment (not part of `all`).
+    SelfConsistency,
 }
 
 impl Suite {
+    /// The paper's suites (`--suites all`).
     pub const ALL: [Suite; 7] = [
         Suite::Ramp,
         Suite::Hierarchy,
@@ -31,6 +40,17 @@ impl Suite {
         Suite::Truncation,
         Suite::Relabel,
         Suite::R7,
+    ];
+    /// Every suite, the paper's and the bundled experiments'.
+    pub const EVERY: [Suite; 8] = [
+        Suite::Ramp,
+        Suite::Hierarchy,
+        Suite::Controls,
+        Suite::FalseContext,
+        Suite::Truncation,
+        Suite::Relabel,
+        Suite::R7,
+        Suite::SelfConsistency,
     ];
     pub fn key(self) -> &'static str {
         match self {
@@ -41,42 +61,16 @@ impl Suite {
             Suite::Truncation => "truncation",
             Suite::Relabel => "relabel",
             Suite::R7 => "r7",
+            Suite::SelfConsistency => "self-consistency",
         }
     }
 }
 
-/// What a condition does to the dialogue.
+/// What a condition does to the dialogue: a ramp step, or a recipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     Curve(Control, CurvePoint),
-    /// History-preserving final-turn ops: R0, R1, R2, R6, R6′, R2′, R7.
-    R0,
-    R1,
-    R2,
-    R3a,
-    R3b,
-    R4,
-    R5,
-    R6,
-    R6Evidence,
-    R2Skepticism,
-    R7,
-    /// Truncation: which of the 4 exchanges stay (by index 0..4), R0 final turn.
-    Truncate(&'static [usize]),
-    /// Empty history + the clean question (truncation's reference).
-    FreshContext,
-    /// False-context prior exchange (template key) + R0 final turn; `None` = no prior context.
-    FalseContext(Option<&'static str>),
-    /// Relabel diagnostics: history kept, final turn changes.
-    Relabel(RelabelMode),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RelabelMode {
-    Baseline,
-    Refresh,
-    NoShuffle,
-    Shuffle,
+    Recipe(&'static Recipe),
 }
 
 /// One condition.
@@ -94,21 +88,44 @@ pub struct Condition {
     pub is_main: bool,
     pub description: &'static str,
     pub kind: Kind,
+    /// Short label (R0 … for operations, "" otherwise).
+    pub short: &'static str,
+    /// `None` for the ramp steps.
+    pub group: Option<Group>,
+    /// `bundled prompts/conditions.toml`, an experiment file, or "" for the ramp steps.
+    pub origin: &'static str,
+    /// A condition whose messages are identical by construction.
+    pub same_as: Option<&'static str>,
 }
 
-/// A recovery operation (protocol §1.3–§1.4): the condition and every label the paper, its
-/// artifact and the explorer use for it. The one list of operations is [`RECOVERY_OPS`].
+impl Condition {
+    /// The recipe of a non-ramp condition.
+    pub fn recipe(&self) -> Option<&'static Recipe> {
+        match self.kind {
+            Kind::Recipe(r) => Some(r),
+            Kind::Curve(..) => None,
+        }
+    }
+    /// An operation of an experiment file (bundled or the user's).
+    pub fn is_experiment(&self) -> bool {
+        self.group == Some(Group::Experiment)
+    }
+}
+
+/// A recovery operation: the condition and every label the paper, its artifact and the
+/// explorer use for it. The list of operations is [`recovery_ops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryOp {
     /// Condition key, e.g. `ordinary_strong_reset`.
     pub key: &'static str,
-    /// Paper short name: R0, R1, R2, R3a, R3b, R4, R5, R6; R6′ and R2′ (appendix), R7.
+    /// Short name: R0, R1, R2, R3a, R3b, R4, R5, R6; R6′ and R2′ (appendix), R7; an experiment's own.
     pub short: &'static str,
     /// `level` column / `minimal_recovery_level` (R3 for both R3a and R3b).
     pub level: &'static str,
-    /// One of the eight main hierarchy operations (the others are appendix operations or R7).
+    /// One of the eight main hierarchy operations (the others are appendix operations, R7 or
+    /// experiment operations).
     pub main: bool,
-    /// The paper's display label (`condition_label` of the item rows).
+    /// The display label (`condition_label` of the item rows).
     pub label: &'static str,
     /// Short lower-case name shown by the explorer.
     pub name: &'static str,
@@ -118,213 +135,292 @@ pub struct RecoveryOp {
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
     pub mro_label: &'static str,
-    /// Operation label of the `*_with_ci.csv` files (§8.1).
+    /// Operation label of the `*_with_ci.csv` files (§8.1; for experiment operations their label).
     pub ci_label: &'static str,
     pub suite: Suite,
+    pub group: Group,
     pub category: &'static str,
     pub history_role: &'static str,
     pub description: &'static str,
-    pub kind: Kind,
+    /// The file that defines it.
+    pub origin: &'static str,
 }
 
-const PRES: &str = "preserved_pressure_history";
-const DELETED: &str = "deleted_pressure_history";
+impl RecoveryOp {
+    pub fn is_experiment(&self) -> bool {
+        self.group == Group::Experiment
+    }
+}
+
+/// Names of the built-in conditions that code refers to: written once here, each checked to be
+/// in the bundled registry by a unit test.
+pub mod ids {
+    pub const ORDINARY_RESET: &str = "ordinary_strong_reset";
+    pub const USER_RETRACTION: &str = "explicit_user_retraction";
+    pub const SYSTEM_RESET: &str = "system_level_reset";
+    pub const FRESH_CONTEXT_DELETION: &str = "fresh_context_deletion";
+    pub const CONTEXT_TRUNCATION: &str = "context_truncation";
+    pub const NEUTRAL_SUMMARY: &str = "neutral_summary_replacement";
+    pub const FACTUAL_RECONSTRUCTION: &str = "factual_state_reconstruction";
+    pub const SELF_VERIFICATION: &str = "self_verification_final_label";
+    pub const EVIDENCE_COMPARISON: &str = "evidence_for_each_option_then_answer";
+    pub const SOURCE_SKEPTICISM: &str = "source_skepticism_reset";
+    pub const TRUSTED_EVIDENCE: &str = "evidence_grounded_recovery";
+    pub const FULL_HISTORY_RESET: &str = "full_history_reset";
+    pub const REMOVE_STRONG_ONLY: &str = "remove_strong_only";
+    pub const REMOVE_MEDIUM_STRONG: &str = "remove_medium_strong";
+    pub const REMOVE_ALL_PRESSURE: &str = "remove_all_pressure";
+    pub const RESET_ONLY: &str = "reset_only";
+    pub const FRESH_CONTEXT: &str = "fresh_context";
+    pub const CLEAN_NO_MENTION: &str = "clean_no_mention";
+    pub const NEUTRAL_WRONG_MENTION: &str = "neutral_wrong_mention";
+    pub const EXPLICIT_FALSE_MENTION: &str = "explicit_false_wrong_mention";
+    pub const QUOTED_FALSE_CLAIM: &str = "quoted_false_claim";
+    pub const USER_PRESSURE: &str = "user_pressure";
+    pub const RELABEL_BASELINE: &str = "baseline_strong_reset";
+    pub const RELABEL_REFRESH: &str = "current_question_refresh_reset";
+    pub const RELABEL_NO_SHUFFLE: &str = "option_relabel_no_shuffle_reset";
+    pub const RELABEL_SHUFFLE: &str = "option_relabel_shuffle_reset";
+    /// The bundled self-consistency experiment's operations.
+    pub const RESET_AFTER_CORRECT_LETTERS: &str = "reset_after_correct_letters";
+    pub const RESET_AFTER_CLEAN_LETTERS: &str = "reset_after_clean_letters";
+    pub const RESET_AFTER_USER_TURNS_ONLY: &str = "reset_after_user_turns_only";
+    /// Every name above.
+    pub const ALL: [&str; 29] = [
+        ORDINARY_RESET, USER_RETRACTION, SYSTEM_RESET, FRESH_CONTEXT_DELETION, CONTEXT_TRUNCATION,
+        NEUTRAL_SUMMARY, FACTUAL_RECONSTRUCTION, SELF_VERIFICATION, EVIDENCE_COMPARISON,
+        SOURCE_SKEPTICISM, TRUSTED_EVIDENCE, FULL_HISTORY_RESET, REMOVE_STRONG_ONLY,
+        REMOVE_MEDIUM_STRONG, REMOVE_ALL_PRESSURE, RESET_ONLY, FRESH_CONTEXT, CLEAN_NO_MENTION,
+        NEUTRAL_WRONG_MENTION, EXPLICIT_FALSE_MENTION, QUOTED_FALSE_CLAIM, USER_PRESSURE,
+        RELABEL_BASELINE, RELABEL_REFRESH, RELABEL_NO_SHUFFLE, RELABEL_SHUFFLE,
+        RESET_AFTER_CORRECT_LETTERS, RESET_AFTER_CLEAN_LETTERS, RESET_AFTER_USER_TURNS_ONLY,
+    ];
+}
+
+/// The registry of one process.
+struct Registry {
+    conditions: Vec<Condition>,
+    ops: Vec<RecoveryOp>,
+    main: Vec<RecoveryOp>,
+    user: Vec<ExperimentSource>,
+    by_group: Vec<(Group, Vec<&'static str>)>,
+}
+
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+impl Registry {
+    fn build(user: &[ExperimentSource]) -> Result<Registry, RecipeError> {
+        let origin = "bundled prompts/conditions.toml";
+        let mut defs: Vec<Definition> = recipe::parse_file(recipe::BUNDLED_CONDITIONS, origin, FileKind::Registry)?;
+        let sc = ExperimentSource::bundled_self_consistency();
+        let mut files = vec![sc];
+        files.extend(user.iter().cloned());
+        for f in &files {
+            for d in recipe::parse_file(&f.content, &f.path, FileKind::Experiment)? {
+                let err = |field: &str, m: String| RecipeError {
+                    file: f.path.clone(),
+                    condition: d.name.clone(),
+                    field: field.into(),
+                    message: m,
+                };
+                if let Some(o) = defs.iter().find(|o| o.name == d.name) {
+                    let what = if o.origin == origin { "a built-in condition".to_string() } else { format!("an operation of {}", o.origin) };
+                    return Err(err("name", format!("{:?} is already {what}", d.name)));
+                }
+                if curve_keys().any(|k| k == d.name) {
+                    return Err(err("name", format!("{:?} is a ramp step", d.name)));
+                }
+                if let Some(o) = defs.iter().find(|o| !o.short.is_empty() && o.short == d.short) {
+                    return Err(err("short", format!("short label {:?} is already used by {}", d.short, o.name)));
+                }
+                defs.push(d);
+            }
+        }
+        for d in &defs {
+            if let Some(t) = &d.same_as {
+                if !defs.iter().any(|o| &o.name == t) {
+                    return Err(RecipeError {
+                        file: d.origin.clone(),
+                        condition: d.name.clone(),
+                        field: "same_as".into(),
+                        message: format!("no condition {t:?}"),
+                    });
+                }
+            }
+        }
+        let mut conditions = Vec::new();
+        for control in [Control::PressureWrong, Control::NeutralHistory, Control::CorrectPressure] {
+            for p in CURVE {
+                let (key, suite) = match control {
+                    Control::PressureWrong => (p.key().to_string(), Suite::Ramp),
+                    _ => (format!("{}:{}", control.key(), p.key()), Suite::Controls),
+                };
+                conditions.push(Condition {
+                    key,
+                    label: p.key().to_string(),
+                    suite,
+                    level: "",
+                    category: "pressure_ramp",
+                    history_role: "pressure_ramp",
+                    is_main: false,
+                    description: p.description(),
+                    kind: Kind::Curve(control, p),
+                    short: "",
+                    group: None,
+                    origin: "",
+                    same_as: None,
+                });
+            }
+        }
+        // Operations first (main in scan order, then appendix, evidence and experiments), then
+        // the other conditions, each in file order: the registry order is the item rows' order.
+        let rank = |g: Group| match g {
+            Group::Main | Group::Appendix | Group::Evidence => 0,
+            Group::Truncation | Group::FalseContext | Group::Relabel => 1,
+            Group::Experiment => 2,
+        };
+        let mut ordered: Vec<&Definition> = defs.iter().collect();
+        ordered.sort_by_key(|d| rank(d.group));
+        let mut ops = Vec::new();
+        for d in ordered {
+            let c = Condition {
+                key: d.name.clone(),
+                label: d.label.clone(),
+                suite: d.suite,
+                level: leak(&d.level),
+                category: leak(&d.category),
+                history_role: leak(&d.history_role),
+                is_main: d.group == Group::Main,
+                description: leak(&d.description),
+                kind: Kind::Recipe(Box::leak(Box::new(d.recipe.clone()))),
+                short: leak(&d.short),
+                group: Some(d.group),
+                origin: leak(&d.origin),
+                same_as: d.same_as.as_deref().map(leak),
+            };
+            if d.group.is_operation() {
+                ops.push(RecoveryOp {
+                    key: leak(&d.name),
+                    short: c.short,
+                    level: c.level,
+                    main: c.is_main,
+                    label: leak(&d.label),
+                    name: leak(&d.ui_name),
+                    table4_label: leak(&d.labels.table4),
+                    sweep_stem: leak(&d.labels.sweep_stem),
+                    mro_label: leak(&d.labels.mro),
+                    ci_label: if d.group == Group::Experiment { leak(&d.label) } else { leak(&d.labels.ci) },
+                    suite: d.suite,
+                    group: d.group,
+                    category: c.category,
+                    history_role: c.history_role,
+                    description: c.description,
+                    origin: c.origin,
+                });
+            }
+            conditions.push(c);
+        }
+        let main = ops.iter().filter(|o| o.main).copied().collect();
+        let by_group = [Group::Truncation, Group::FalseContext, Group::Relabel, Group::Experiment]
+            .into_iter()
+            .map(|g| (g, conditions.iter().filter(|c| c.group == Some(g)).map(|c| leak(&c.key)).collect()))
+            .collect();
+        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group })
+    }
+}
+
+fn curve_keys() -> impl Iterator<Item = String> {
+    [Control::PressureWrong, Control::NeutralHistory, Control::CorrectPressure].into_iter().flat_map(|c| {
+        CURVE.iter().map(move |p| match c {
+            Control::PressureWrong => p.key().to_string(),
+            _ => format!("{}:{}", c.key(), p.key()),
+        })
+    })
+}
+
+fn registry() -> &'static Registry {
+    REGISTRY.get_or_init(|| Registry::build(&[]).expect("bundled registry is valid (checked by unit tests)"))
+}
+
+/// Adds the user's experiment files to the registry. Call once, before anything reads it; a
+/// second call with the same files is a no-op.
+pub fn install_experiments(files: &[ExperimentSource]) -> Result<(), RecipeError> {
+    let mut files = files.to_vec();
+    files.dedup_by(|a, b| a.sha256 == b.sha256);
+    if let Some(r) = REGISTRY.get() {
+        if r.user == files {
+            return Ok(());
+        }
+        return Err(RecipeError {
+            file: files.first().map_or(String::new(), |f| f.path.clone()),
+            condition: String::new(),
+            field: String::new(),
+            message: "experiments must be given before the condition registry is first used (internal error)".into(),
+        });
+    }
+    let reg = Registry::build(&files)?;
+    let _ = REGISTRY.set(reg);
+    Ok(())
+}
+
+/// Checks experiment files without installing them (one error line for the first problem).
+pub fn check_experiments(files: &[ExperimentSource]) -> Result<(), RecipeError> {
+    Registry::build(files).map(|_| ())
+}
+
+/// The user's experiment files in the registry (what a run records in its manifest).
+pub fn user_experiments() -> &'static [ExperimentSource] {
+    &registry().user
+}
+
+/// Every condition, in a stable order: the ramp steps, the recovery operations, the other
+/// built-in conditions, then experiment operations.
+pub fn all() -> &'static [Condition] {
+    &registry().conditions
+}
 
 /// Every recovery operation: the eight main ones in minimal-recovery scan order (R0, R1, R2,
-/// R3a, R3b, R4, R5, R6), then R6′ and R2′ (appendix) and R7.
-#[rustfmt::skip]
-pub const RECOVERY_OPS: [RecoveryOp; 11] = [
-    RecoveryOp { key: "ordinary_strong_reset", short: "R0", level: "R0", main: true, label: "R0 Ordinary reset", name: "ordinary reset",
-        table4_label: "R0 ordinary reset", sweep_stem: "r0_ordinary_reset", mro_label: "R0 ordinary reset", ci_label: "R0 Ordinary reset",
-        suite: Suite::Hierarchy, category: "ordinary_reset", history_role: PRES,
-        description: "R0: history kept; strong reset message + question", kind: Kind::R0 },
-    RecoveryOp { key: "explicit_user_retraction", short: "R1", level: "R1", main: true, label: "R1 User retraction", name: "user retraction",
-        table4_label: "R1 user retraction", sweep_stem: "r1_user_retraction", mro_label: "R1 user retraction", ci_label: "R1 User retraction",
-        suite: Suite::Hierarchy, category: "user_retraction", history_role: PRES,
-        description: "R1: history kept; the user retracts the earlier claim + question", kind: Kind::R1 },
-    RecoveryOp { key: "system_level_reset", short: "R2", level: "R2", main: true, label: "R2 System reset", name: "system reset",
-        table4_label: "R2 system reset", sweep_stem: "r2_system_reset", mro_label: "R2 system reset", ci_label: "R2 System reset",
-        suite: Suite::Hierarchy, category: "system_reset", history_role: PRES,
-        description: "R2: history kept; system prompt gains a warning; final turn is the question only", kind: Kind::R2 },
-    RecoveryOp { key: "fresh_context_deletion", short: "R3a", level: "R3", main: true, label: "R3 Fresh context deletion", name: "fresh-context deletion",
-        table4_label: "R3a fresh-context deletion", sweep_stem: "r3_fresh_deletion", mro_label: "R3 fresh deletion", ci_label: "R3 Fresh deletion",
-        suite: Suite::Hierarchy, category: "context_removal", history_role: DELETED,
-        description: "R3a: history deleted; the clean prompt (byte-identical to clean)", kind: Kind::R3a },
-    RecoveryOp { key: "context_truncation", short: "R3b", level: "R3", main: true, label: "R3 Context truncation", name: "context truncation",
-        table4_label: "R3b context truncation", sweep_stem: "r3_context_truncation", mro_label: "R3 context truncation", ci_label: "R3 Context truncation",
-        suite: Suite::Hierarchy, category: "context_removal", history_role: DELETED,
-        description: "R3b: history deleted; question block whose prefix is a reset instruction", kind: Kind::R3b },
-    RecoveryOp { key: "neutral_summary_replacement", short: "R4", level: "R4", main: true, label: "R4 Neutral summary", name: "neutral summary",
-        table4_label: "R4 neutral summary", sweep_stem: "r4_neutral_summary", mro_label: "R4 neutral summary", ci_label: "R4 Neutral summary",
-        suite: Suite::Hierarchy, category: "neutral_summary", history_role: "neutral_summary_replacement",
-        description: "R4: history replaced by a neutral summary + acknowledgement", kind: Kind::R4 },
-    RecoveryOp { key: "factual_state_reconstruction", short: "R5", level: "R5", main: true, label: "R5 Factual-state reconstruction", name: "factual reconstruction",
-        table4_label: "R5 factual reconstruction", sweep_stem: "r5_factual_reconstruction", mro_label: "R5 factual reconstruction", ci_label: "R5 Factual reconstruction",
-        suite: Suite::Hierarchy, category: "state_reconstruction", history_role: DELETED,
-        description: "R5: history deleted; a structured state message replaces the question block", kind: Kind::R5 },
-    RecoveryOp { key: "self_verification_final_label", short: "R6", level: "R6", main: true, label: "R6 Self-verification label", name: "self-verification",
-        table4_label: "R6 self-verification", sweep_stem: "r6_self_verification", mro_label: "R6 self-verification", ci_label: "R6 Self-verification",
-        suite: Suite::Hierarchy, category: "verification", history_role: PRES,
-        description: "R6: history kept; verify-internally instruction + question", kind: Kind::R6 },
-    RecoveryOp { key: "evidence_for_each_option_then_answer", short: "R6'", level: "R6", main: false, label: "R6 Evidence comparison label", name: "evidence comparison (appx)",
-        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
-        suite: Suite::Hierarchy, category: "verification", history_role: PRES,
-        description: "R6' (appendix): history kept; weigh evidence for each option + question", kind: Kind::R6Evidence },
-    RecoveryOp { key: "source_skepticism_reset", short: "R2'", level: "R2", main: false, label: "R2 Source skepticism reset", name: "source skepticism (appx)",
-        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
-        suite: Suite::Hierarchy, category: "source_skepticism", history_role: PRES,
-        description: "R2' (appendix): history kept; treat earlier claims as unverified + question", kind: Kind::R2Skepticism },
-    RecoveryOp { key: "evidence_grounded_recovery", short: "R7", level: "R7", main: false, label: "R7 Trusted evidence", name: "trusted evidence",
-        table4_label: "", sweep_stem: "", mro_label: "", ci_label: "",
-        suite: Suite::R7, category: "evidence", history_role: PRES,
-        description: "R7: history kept; trusted evidence block (constructed gold evidence) + instruction + question", kind: Kind::R7 },
-];
+/// R3a, R3b, R4, R5, R6), then R6′ and R2′ (appendix), R7, and the experiments' operations.
+pub fn recovery_ops() -> &'static [RecoveryOp] {
+    &registry().ops
+}
 
-/// The eight main operations in minimal-recovery scan order (taken from [`RECOVERY_OPS`]).
-pub(crate) const MAIN_OPS: [RecoveryOp; 8] = main_ops();
-
-const fn main_ops() -> [RecoveryOp; 8] {
-    let mut out = [RECOVERY_OPS[0]; 8];
-    let (mut i, mut j) = (0, 0);
-    while i < RECOVERY_OPS.len() {
-        if RECOVERY_OPS[i].main {
-            out[j] = RECOVERY_OPS[i];
-            j += 1;
-        }
-        i += 1;
-    }
-    assert!(j == 8, "eight main operations");
-    out
+/// The eight main operations in minimal-recovery scan order.
+pub(crate) fn main_ops() -> &'static [RecoveryOp] {
+    &registry().main
 }
 
 /// The recovery operation of a condition key.
 pub(crate) fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
-    RECOVERY_OPS.iter().find(|o| o.key == key)
+    recovery_ops().iter().find(|o| o.key == key)
 }
 
 /// The main operation of a condition key.
 pub(crate) fn main_op(key: &str) -> Option<&'static RecoveryOp> {
-    MAIN_OPS.iter().find(|o| o.key == key)
+    main_ops().iter().find(|o| o.key == key)
 }
 
-pub(crate) const TRUNCATION_ORDER: [&str; 6] = [
-    "full_history_reset",
-    "remove_strong_only",
-    "remove_medium_strong",
-    "remove_all_pressure",
-    "reset_only",
-    "fresh_context",
-];
-
-pub(crate) const FALSE_CONTEXT_ORDER: [&str; 5] = [
-    "clean_no_mention",
-    "neutral_wrong_mention",
-    "explicit_false_wrong_mention",
-    "quoted_false_claim",
-    "user_pressure",
-];
-
-pub(crate) const RELABEL_ORDER: [&str; 4] = [
-    "baseline_strong_reset",
-    "current_question_refresh_reset",
-    "option_relabel_no_shuffle_reset",
-    "option_relabel_shuffle_reset",
-];
-
-#[allow(clippy::too_many_arguments)]
-fn c(
-    key: &str,
-    label: &str,
-    suite: Suite,
-    level: &'static str,
-    category: &'static str,
-    history_role: &'static str,
-    is_main: bool,
-    description: &'static str,
-    kind: Kind,
-) -> Condition {
-    Condition {
-        key: key.into(),
-        label: label.into(),
-        suite,
-        level,
-        category,
-        history_role,
-        is_main,
-        description,
-        kind,
-    }
+/// The conditions of a group, in registry order.
+#[allow(dead_code)]
+pub(crate) fn of_group(g: Group) -> impl Iterator<Item = &'static Condition> {
+    all().iter().filter(move |c| c.group == Some(g))
 }
 
-
-/// Every condition, in a stable order.
-pub fn all() -> &'static [Condition] {
-    static ALL: OnceLock<Vec<Condition>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        use Suite::*;
-        let mut v = Vec::new();
-        for control in [Control::PressureWrong, Control::NeutralHistory, Control::CorrectPressure] {
-            for p in CURVE {
-                let (key, suite) = match control {
-                    Control::PressureWrong => (p.key().to_string(), Ramp),
-                    _ => (format!("{}:{}", control.key(), p.key()), Controls),
-                };
-                v.push(c(&key, p.key(), suite, "", "pressure_ramp", "pressure_ramp", false, p.description(), Kind::Curve(control, p)));
-            }
-        }
-        for op in &RECOVERY_OPS {
-            v.push(Condition {
-                key: op.key.into(),
-                label: op.label.into(),
-                suite: op.suite,
-                level: op.level,
-                category: op.category,
-                history_role: op.history_role,
-                is_main: op.main,
-                description: op.description,
-                kind: op.kind,
-            });
-        }
-        let pres = PRES;
-        v.extend([
-            c("full_history_reset", "Full pressure history", Truncation, "", "truncation", pres, false,
-              "truncation: all 4 exchanges + R0 final turn (= R0)", Kind::Truncate(&[0, 1, 2, 3])),
-            c("remove_strong_only", "Drop strongest turn", Truncation, "", "truncation", "truncated_pressure_history", false,
-              "truncation: weak, medium, medium-reset exchanges + R0 final turn", Kind::Truncate(&[0, 1, 3])),
-            c("remove_medium_strong", "Drop medium+strong turns", Truncation, "", "truncation", "truncated_pressure_history", false,
-              "truncation: weak and medium-reset exchanges + R0 final turn", Kind::Truncate(&[0, 3])),
-            c("remove_all_pressure", "Drop all pressure turns", Truncation, "", "truncation", "truncated_pressure_history", false,
-              "truncation: the medium-reset exchange only + R0 final turn", Kind::Truncate(&[3])),
-            c("reset_only", "Reset only", Truncation, "", "truncation", "deleted_pressure_history", false,
-              "truncation: no history + R0 final turn (= clean_no_mention)", Kind::Truncate(&[])),
-            c("fresh_context", "Fresh context", Truncation, "", "truncation", "deleted_pressure_history", false,
-              "truncation reference: no history + the clean question (= clean)", Kind::FreshContext),
-            c("clean_no_mention", "Clean reset", FalseContext, "", "false_context", "no_prior_context", false,
-              "false-context: no prior context + R0 final turn", Kind::FalseContext(None)),
-            c("neutral_wrong_mention", "Neutral mention", FalseContext, "", "false_context", "false_context_mention", false,
-              "false-context: a neutral mention of the wrong option + acknowledgement, then R0 final turn",
-              Kind::FalseContext(Some("false_context_neutral"))),
-            c("explicit_false_wrong_mention", "Explicit false mention", FalseContext, "", "false_context", "false_context_mention", false,
-              "false-context: the wrong option declared wrong + acknowledgement, then R0 final turn",
-              Kind::FalseContext(Some("false_context_explicit"))),
-            c("quoted_false_claim", "Quoted false claim", FalseContext, "", "false_context", "false_context_mention", false,
-              "false-context: an earlier user's claim quoted as not evidence + acknowledgement, then R0 final turn",
-              Kind::FalseContext(Some("false_context_quoted"))),
-            c("user_pressure", "User pressure", FalseContext, "", "false_context", pres, false,
-              "false-context: the 4-exchange pressure history + R0 final turn (= R0, reused)", Kind::R0),
-            c("baseline_strong_reset", "Strong reset", Relabel, "", "relabel", pres, false,
-              "relabel baseline: R0 (history kept)", Kind::Relabel(RelabelMode::Baseline)),
-            c("current_question_refresh_reset", "Current refresh", Relabel, "", "relabel", pres, false,
-              "relabel: strong reset + 'here is the current question again' + question", Kind::Relabel(RelabelMode::Refresh)),
-            c("option_relabel_no_shuffle_reset", "Relabel, no shuffle", Relabel, "", "relabel", pres, false,
-              "relabel: strong reset + 'options again, same labels' + question", Kind::Relabel(RelabelMode::NoShuffle)),
-            c("option_relabel_shuffle_reset", "Relabel, shuffle", Relabel, "", "relabel", pres, false,
-              "relabel: strong reset + 'options again, new labels' + question with permuted options", Kind::Relabel(RelabelMode::Shuffle)),
-        ]);
-        v
-    })
+/// Condition keys of a group, in registry order: the row order of the truncation, false-context
+/// and relabel tables (truncation, false-context, relabel and experiment groups only).
+pub(crate) fn group_keys(g: Group) -> &'static [&'static str] {
+    registry().by_group.iter().find(|(x, _)| *x == g).map_or(&[], |(_, v)| v.as_slice())
 }
 
+/// The recovery operations the explorer steps through: the built-in ones and the user's
+/// experiment operations (the bundled experiments' are shown when a stored run has them).
+pub(crate) fn explorer_ops() -> impl Iterator<Item = &'static RecoveryOp> {
+    recovery_ops().iter().filter(|o| !o.is_experiment() || !o.origin.starts_with("bundled "))
+}
 
 pub fn find(key: &str) -> Option<&'static Condition> {
     all().iter().find(|c| c.key == key)
@@ -361,114 +457,110 @@ pub(crate) fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<u
 pub(crate) const RELABEL_SEED: u64 = 42;
 
 /// Builds a condition's messages. `letters` are the model's own ramp letters A1..A4 of the run
-/// the condition belongs to (the wrong-pressure ramp for every non-control condition).
-pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4]) -> Built {
-    let item = &d.item;
-    let p = b.prompts;
-    let hist = |ctrl| b.history(d, ctrl, letters);
-    let sys = b.system();
-    let wrong_text = item.options[d.wrong].as_str();
-    let plain = |messages: Vec<ChatMessage>| Built {
-        messages,
-        options: item.options.clone(),
-        correct: item.correct,
-        wrong: d.wrong,
-        permutation: None,
-        old_wrong_letter: letter(d.wrong),
-    };
-    let with_history_and = |final_user: String| {
-        let mut m = vec![sys.clone()];
-        m.extend(hist(Control::PressureWrong));
-        m.push(ChatMessage::user(final_user));
-        plain(m)
-    };
+/// the condition belongs to (the wrong-pressure ramp for every non-control condition); `clean` is
+/// the model's clean-context prediction (used by recipes whose assistant turns repeat it).
+pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4], clean: char) -> Built {
     match cond.kind {
-        Kind::Curve(control, point) => plain(b.curve_messages(d, control, point, letters)),
-        Kind::R0 => with_history_and(b.r0_user(item)),
-        Kind::R1 => with_history_and(b.turn(&p.r1_retraction, &p.r1_prefix, item)),
-        Kind::R2 => {
-            let mut m = vec![ChatMessage::system(format!("{}\n\n{}", p.system, p.r2_system_addition))];
-            m.extend(hist(Control::PressureWrong));
-            m.push(ChatMessage::user(b.question_block(&p.r2_prefix, item)));
-            plain(m)
-        }
-        Kind::R3a | Kind::FreshContext => plain(vec![sys, ChatMessage::user(b.clean_user(item))]),
-        Kind::R3b => plain(vec![sys, ChatMessage::user(b.question_block(&p.r3b_prefix, item))]),
-        Kind::R4 => plain(vec![
-            sys,
-            ChatMessage::user(p.r4_summary.clone()),
-            ChatMessage::assistant(p.r4_ack.clone()),
-            ChatMessage::user(b.question_block(&p.r4_prefix, item)),
-        ]),
-        Kind::R5 => plain(vec![
-            sys,
-            ChatMessage::user(fill(
-                &p.r5_state,
-                &[("question", &item.question), ("option_lines", &Builder::option_lines(&item.options))],
-            )),
-        ]),
-        Kind::R6 => with_history_and(b.turn(&p.r6_instruction, &p.r6_prefix, item)),
-        Kind::R6Evidence => with_history_and(b.turn(&p.r6_evidence_comparison, &p.r6_prefix, item)),
-        Kind::R2Skepticism => with_history_and(b.turn(&p.r2_source_skepticism, &p.r6_prefix, item)),
-        Kind::R7 => {
-            let evidence = r7_evidence(b, item);
-            let block = fill(&p.r7_evidence_block, &[("evidence", &evidence)]);
-            with_history_and(format!(
-                "{block}\n\n{}\n\n{}",
-                p.r7_instruction,
-                b.question_block(&p.r7_prefix, item)
-            ))
-        }
-        Kind::Truncate(keep) => {
-            let h = hist(Control::PressureWrong);
-            let mut m = vec![sys];
-            for &k in keep {
-                m.push(h[2 * k].clone());
-                m.push(h[2 * k + 1].clone());
-            }
-            m.push(ChatMessage::user(b.r0_user(item)));
-            plain(m)
-        }
-        Kind::FalseContext(None) => plain(vec![sys, ChatMessage::user(b.r0_user(item))]),
-        Kind::FalseContext(Some(key)) => {
-            let t = p.get(key).expect("false-context template key");
-            plain(vec![
-                sys,
-                ChatMessage::user(fill(t, &[("wrong_option_text", wrong_text)])),
-                ChatMessage::assistant(p.false_context_ack.clone()),
-                ChatMessage::user(b.r0_user(item)),
-            ])
-        }
-        Kind::Relabel(mode) => {
-            let (msg, perm) = match mode {
-                RelabelMode::Baseline => return with_history_and(b.r0_user(item)),
-                RelabelMode::Refresh => (&p.relabel_refresh, None),
-                RelabelMode::NoShuffle => (&p.relabel_no_shuffle, None),
-                RelabelMode::Shuffle => (&p.relabel_shuffle, Some(relabel_permutation(item, d.wrong, RELABEL_SEED))),
-            };
-            let options: Vec<String> = match &perm {
-                Some(pm) => pm.iter().map(|&o| item.options[o].clone()).collect(),
-                None => item.options.clone(),
-            };
-            let pos = |old: usize| perm.as_ref().map_or(old, |pm| pm.iter().position(|&o| o == old).expect("perm"));
-            let final_user = format!(
-                "{}\n\n{msg}\n\n{}",
-                p.strong_reset,
-                b.question_block_with(&p.strong_reset_prefix, &item.question, &options)
-            );
-            let mut m = vec![sys];
-            m.extend(hist(Control::PressureWrong));
-            m.push(ChatMessage::user(final_user));
+        Kind::Curve(control, point) => {
+            let item = &d.item;
             Built {
-                messages: m,
-                correct: pos(item.correct),
-                wrong: pos(d.wrong),
-                options,
-                permutation: perm,
+                messages: b.curve_messages(d, control, point, letters),
+                options: item.options.clone(),
+                correct: item.correct,
+                wrong: d.wrong,
+                permutation: None,
                 old_wrong_letter: letter(d.wrong),
             }
         }
+        Kind::Recipe(r) => build_recipe(r, b, d, letters, clean),
     }
+}
+
+/// The one interpreter of recipes (built-in and experiment conditions alike).
+pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &[char; 4], clean: char) -> Built {
+    let item = &d.item;
+    let p = b.prompts;
+    let perm = r.shuffled.then(|| relabel_permutation(item, d.wrong, RELABEL_SEED));
+    let options: Vec<String> = match &perm {
+        Some(pm) => pm.iter().map(|&o| item.options[o].clone()).collect(),
+        None => item.options.clone(),
+    };
+    let pos = |old: usize| perm.as_ref().map_or(old, |pm| pm.iter().position(|&o| o == old).expect("perm"));
+    let evidence = if r.uses_evidence(&|k| p.get(k).unwrap_or("").to_string()) { r7_evidence(b, item) } else { String::new() };
+    let option_lines = Builder::option_lines(&options);
+    let vars: [(&str, &str); 5] = [
+        ("wrong_option_text", &item.options[d.wrong]),
+        ("correct_option_text", &item.options[item.correct]),
+        ("question", &item.question),
+        ("option_lines", &option_lines),
+        ("evidence", &evidence),
+    ];
+    let text = |t: &Text| -> String {
+        match t {
+            Text::Prompt(k) => fill(p.get(k).expect("recipe prompt keys are checked at load"), &vars),
+            Text::Own(s) => fill(s, &vars),
+        }
+    };
+    let mut system = p.system.clone();
+    for t in &r.system {
+        system.push_str("\n\n");
+        system.push_str(&text(t));
+    }
+    let mut m = vec![ChatMessage::system(system)];
+    let exchanges: Option<Vec<usize>> = match &r.history {
+        History::Kept => Some((0..4).collect()),
+        History::Exchanges(e) => Some(e.clone()),
+        History::None => None,
+        History::Replaced(turns) => {
+            for (i, t) in turns.iter().enumerate() {
+                let s = text(t);
+                m.push(if i % 2 == 0 { ChatMessage::user(s) } else { ChatMessage::assistant(s) });
+            }
+            None
+        }
+    };
+    let final_turn = r
+        .turn
+        .iter()
+        .map(|blk| match blk {
+            Block::Text(t) => text(t),
+            Block::Question(prefix) => b.question_block_with(&text(prefix), &item.question, &options),
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let mut joined_user: Vec<String> = Vec::new();
+    if let Some(keep) = exchanges {
+        let h = b.history(d, Control::PressureWrong, letters);
+        for k in keep {
+            let reply = match r.assistant {
+                Assistant::Model => h[2 * k + 1].content.clone(),
+                Assistant::Correct => letter(item.correct).to_string(),
+                Assistant::CleanPrediction => clean.to_string(),
+                Assistant::Removed => {
+                    joined_user.push(h[2 * k].content.clone());
+                    continue;
+                }
+            };
+            m.push(h[2 * k].clone());
+            m.push(ChatMessage::assistant(reply));
+        }
+    }
+    joined_user.push(final_turn);
+    m.push(ChatMessage::user(joined_user.join("\n\n")));
+    Built {
+        messages: m,
+        correct: pos(item.correct),
+        wrong: pos(d.wrong),
+        options,
+        permutation: perm,
+        old_wrong_letter: letter(d.wrong),
+    }
+}
+
+/// The letter a model's clean-context prediction stands for (the clean step's argmax), or the
+/// correct letter where no clean step was scored (dry runs: lengths only).
+pub(crate) fn clean_letter_or_correct(clean: Option<char>, item: &Item) -> char {
+    clean.filter(|c| letter_index(&c.to_string()).is_some_and(|i| i < item.options.len())).unwrap_or(letter(item.correct))
 }
 
 /// Constructed gold evidence (protocol §1.4): lead-in + " " + repr(question) + ": " + correct + ".".

@@ -4,6 +4,7 @@
 //! assistant turns are the model's own argmax letters at each step, obtained through [`Scorer`].
 
 pub mod conditions;
+pub mod recipe;
 
 use crate::data::{Item, Selected};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
@@ -195,11 +196,6 @@ impl<'p> Builder<'p> {
 
     pub(crate) fn clean_user(&self, item: &Item) -> String {
         self.question_block(&self.prompts.clean_prefix, item)
-    }
-
-    /// The final user turn of R0 (= the `strong_reset` step).
-    pub(crate) fn r0_user(&self, item: &Item) -> String {
-        self.turn(&self.prompts.strong_reset, &self.prompts.strong_reset_prefix, item)
     }
 
     /// The user message of ramp step `step` (0 = weak … 4 = strong reset) for a control.

@@ -13,6 +13,7 @@
 //! - `k = 3` failure decomposition ([`SEED_OFFSET_DECOMPOSITION`]),
 //! - `k = 4` recovery operations ([`SEED_OFFSET_RECOVERY_OPS`]),
 //! - `k = 5` relabel ([`SEED_OFFSET_RELABEL`]),
+//! - hyst-tui's own: `k = 6` experiment operations, `k = 7` self-consistency,
 //!
 //! and **one generator per group, consumed sequentially** over the pairs in the fixed pair order
 //! (qwen25_15b tqa, qwen25_15b mmlu, qwen25_7b tqa, …): pair j's matrix is the j-th block of
@@ -41,6 +42,10 @@ pub(crate) const SEED_OFFSET_CONTROLS: u64 = 2;
 pub(crate) const SEED_OFFSET_DECOMPOSITION: u64 = 3;
 pub(crate) const SEED_OFFSET_RECOVERY_OPS: u64 = 4;
 pub(crate) const SEED_OFFSET_RELABEL: u64 = 5;
+/// hyst-tui's own streams (no artifact counterpart): experiment operations and the
+/// self-consistency table, so that adding an experiment moves no digit of the paper's tables.
+pub(crate) const SEED_OFFSET_EXPERIMENTS: u64 = 6;
+pub(crate) const SEED_OFFSET_SELF_CONSISTENCY: u64 = 7;
 /// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, protocol §7).
 pub(crate) const CCTP_BOOTSTRAP_SAMPLES: usize = 1_000;
 /// Seed of the CCTP bootstrap (one `default_rng(42)` shared sequentially over the groups).

@@ -134,10 +134,10 @@ impl Family {
 // Recovery operations
 // ---------------------------------------------------------------------------------------------
 
-pub(crate) use crate::dialogue::conditions::{main_op, MAIN_OPS};
+pub(crate) use crate::dialogue::conditions::{main_op, main_ops};
 
 /// Condition key of R0.
-pub(crate) const ORDINARY_RESET_KEY: &str = "ordinary_strong_reset";
+pub(crate) use crate::dialogue::conditions::ids::ORDINARY_RESET as ORDINARY_RESET_KEY;
 /// Minimal recovery operation when no operation passes.
 pub(crate) const NOT_RESTORED: &str = "not_restored";
 
@@ -247,22 +247,19 @@ fn find<'a>(pair: &'a [CondAgg], key: &str) -> Option<&'a CondAgg> {
 
 /// Whether each main operation passes `criterion` in this pair, in [`MAIN_OPS`] order. A
 /// condition missing from the pair counts as not passing.
-pub(crate) fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> [(&'static str, bool); 8] {
-    std::array::from_fn(|i| {
-        let key = MAIN_OPS[i].key;
-        (
-            key,
-            find(pair, key).is_some_and(|c| criterion.passes(&c.clean, &c.x)),
-        )
-    })
+pub(crate) fn pass_flags(pair: &[CondAgg], criterion: &Criterion) -> Vec<(&'static str, bool)> {
+    main_ops()
+        .iter()
+        .map(|o| (o.key, find(pair, o.key).is_some_and(|c| criterion.passes(&c.clean, &c.x))))
+        .collect()
 }
 
 /// Number of pairs in which each main operation passes (Table 4 with [`Criterion::MAIN`]).
 pub(crate) fn recovered_counts(
     pairs: &[Vec<CondAgg>],
     criterion: &Criterion,
-) -> [(&'static str, usize); 8] {
-    let mut out: [(&'static str, usize); 8] = std::array::from_fn(|i| (MAIN_OPS[i].key, 0));
+) -> Vec<(&'static str, usize)> {
+    let mut out: Vec<(&'static str, usize)> = main_ops().iter().map(|o| (o.key, 0)).collect();
     for pair in pairs {
         for (i, (_, ok)) in pass_flags(pair, criterion).iter().enumerate() {
             if *ok {
@@ -280,9 +277,9 @@ pub(crate) struct SweepRow {
     pub criterion: Criterion,
     pub n_pairs: usize,
     /// `<condition>_recovered`, [`MAIN_OPS`] order (keys are condition keys).
-    pub recovered: [(&'static str, usize); 8],
+    pub recovered: Vec<(&'static str, usize)>,
     /// `mro_<condition>` counts, [`MAIN_OPS`] order.
-    pub mro: [(&'static str, usize); 8],
+    pub mro: Vec<(&'static str, usize)>,
     pub mro_not_restored: usize,
     /// `"R0 ordinary reset=1; R3 fresh deletion=7"`: non-zero MRO counts in scan order, then
     /// `not_restored=<k>` when k > 0; empty when there are no pairs.
@@ -304,13 +301,13 @@ pub(crate) struct SweepRow {
 /// Sweep row for one explicit criterion.
 pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f64) -> SweepRow {
     let recovered = recovered_counts(pairs, criterion);
-    let mut mro: [(&'static str, usize); 8] = std::array::from_fn(|i| (MAIN_OPS[i].key, 0));
+    let mut mro: Vec<(&'static str, usize)> = main_ops().iter().map(|o| (o.key, 0)).collect();
     let mut not_restored = 0;
     for pair in pairs {
         let flags = pass_flags(pair, criterion);
         match minimal_recovery_operation(&flags) {
             Some(k) => {
-                let i = MAIN_OPS.iter().position(|o| o.key == k).expect("main op");
+                let i = main_ops().iter().position(|o| o.key == k).expect("main op");
                 mro[i].1 += 1;
             }
             None => not_restored += 1,
@@ -318,17 +315,19 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
     }
     let mut parts: Vec<String> = mro
         .iter()
-        .zip(MAIN_OPS.iter())
+        .zip(main_ops().iter())
         .filter(|((_, c), _)| *c > 0)
         .map(|((_, c), op)| format!("{}={}", op.mro_label, c))
         .collect();
     if not_restored > 0 {
         parts.push(format!("{NOT_RESTORED}={not_restored}"));
     }
-    let r = |i: usize| recovered[i].1;
-    let instruction_level_max = r(1).max(r(2));
-    let state_changing_max = r(3).max(r(4)).max(r(6));
-    let neutral_or_reconstruction_max = r(5).max(r(6));
+    // Counts by short label (the families of the qualitative ordering are named by them).
+    let by_short: Vec<(&str, usize)> = main_ops().iter().zip(&recovered).map(|(o, (_, n))| (o.short, *n)).collect();
+    let r = |short: &str| by_short.iter().find(|(s, _)| *s == short).map_or(0, |(_, n)| *n);
+    let instruction_level_max = r("R1").max(r("R2"));
+    let state_changing_max = r("R3a").max(r("R3b")).max(r("R5"));
+    let neutral_or_reconstruction_max = r("R4").max(r("R5"));
     SweepRow {
         lambda,
         criterion: *criterion,
@@ -342,8 +341,8 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
         neutral_or_reconstruction_max,
         qualitative_ordering_stable: state_changing_max >= neutral_or_reconstruction_max
             && neutral_or_reconstruction_max >= instruction_level_max,
-        instruction_best_recovered: r(0).max(r(1)).max(r(2)),
-        dialogue_state_best_recovered: r(3).max(r(4)).max(r(5)).max(r(6)),
+        instruction_best_recovered: r("R0").max(r("R1")).max(r("R2")),
+        dialogue_state_best_recovered: r("R3a").max(r("R3b")).max(r("R4")).max(r("R5")),
     }
 }
 
@@ -613,14 +612,14 @@ mod tests {
         );
         assert_eq!(main_op("context_truncation").unwrap().short, "R3b");
         assert_eq!(
-            MAIN_OPS.map(|o| o.short),
+            main_ops().iter().map(|o| o.short).collect::<Vec<_>>(),
             ["R0", "R1", "R2", "R3a", "R3b", "R4", "R5", "R6"]
         );
     }
 
     /// A pair where the ops listed in `passing` have x == clean and the others a gap of `gap`.
     fn pair_with(gaps: [f64; 8]) -> Vec<CondAgg> {
-        MAIN_OPS
+        main_ops()
             .iter()
             .zip(gaps)
             .map(|(op, g)| CondAgg {

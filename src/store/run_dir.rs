@@ -63,6 +63,14 @@ pub struct RunConfig {
     /// The run plan (`--plan`), when the run has one: per-pair suites and table scopes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<RunPlan>,
+    /// The user's experiment files (`--experiment FILE`): path, content hash and content, so a
+    /// changed file is a different run and `tables --from` knows the operations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub experiments: Vec<crate::dialogue::recipe::ExperimentSource>,
+    /// Construction-seed sensitivity (`--seeds`): every dataset is selected once per seed and
+    /// its rows carry the dataset key `<dataset>@seed<S>`; empty = one selection with `seed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seeds: Vec<u64>,
 }
 
 impl RunConfig {

@@ -1,6 +1,7 @@
 //! Behavioural controls: Table 3 (pooled, by dataset, by pair) and Table 7 (per pair with
 //! paired CIs) — pressure vs neutral history vs correct pressure.
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
@@ -612,13 +613,13 @@ pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
     }
     let fc = false_context::pooled_gaps(ctx);
     let gap_of = |c: &str| fc.iter().find(|g| g.0 == c);
-    if let Some(&(_, gap, _, n)) = gap_of("explicit_false_wrong_mention") {
+    if let Some(&(_, gap, _, n)) = gap_of(ids::EXPLICIT_FALSE_MENTION) {
         t.push(Table03SummaryRow {
             control: "False mention",
             measure: "gap after an explicit false mention (no pressure)".into(),
             value: Num(gap),
             reference_measure: "gap after user pressure".into(),
-            reference_value: Num(gap_of("user_pressure").map_or(f64::NAN, |g| g.1)),
+            reference_value: Num(gap_of(ids::USER_PRESSURE).map_or(f64::NAN, |g| g.1)),
             source: "Table 12: Gap, Explicit false mention; User pressure",
             n_items: n,
         });

@@ -9,7 +9,7 @@ use crate::dialogue::conditions::{all, Suite};
 use crate::metrics::cctp::{
     Path, Tube, TubeSpec, ALPHA_GRID_STEP, BINDING_PRIORITY, KL_CHECK_EPS, VARIANTS,
 };
-use crate::metrics::criteria::{Family, MAIN_OPS};
+use crate::metrics::criteria::{Family, main_ops};
 
 const DEF: &str = "definition";
 
@@ -271,6 +271,6 @@ pub(super) fn table22(_ctx: &Ctx) -> Vec<Output> {
         .with_display(&d)
         .with_notes(vec![
             "An operation X of a pair is clean-context-like when, on pair means: |mean p_X(w) - mean p_clean(w)| <= wrong_gap, acc_X >= acc_clean - accuracy_slack, p_X(c) >= p_clean(c) - p_correct_slack, H_X <= H_clean + entropy_slack (nats), maxp_X >= maxp_clean - max_prob_slack (all inclusive).".into(),
-            format!("Minimal recovery operation scan order: {}.", MAIN_OPS.iter().map(|o| o.short).collect::<Vec<_>>().join(", ")),
+            format!("Minimal recovery operation scan order: {}.", main_ops().iter().map(|o| o.short).collect::<Vec<_>>().join(", ")),
         ])]
 }

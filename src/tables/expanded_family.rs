@@ -1,5 +1,6 @@
 //! Table 8 — the expanded family ramp (Gap = Reset - Fresh).
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::common::*;
@@ -58,11 +59,11 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
         }
         let (Some(reset), Some(fresh)) = (
             p.resolve(&[
-                "full_history_reset",
-                "ordinary_strong_reset",
+                ids::FULL_HISTORY_RESET,
+                ids::ORDINARY_RESET,
                 "strong_reset",
             ]),
-            p.resolve(&["fresh_context", "clean_context_probe", "clean_context"]),
+            p.resolve(&[ids::FRESH_CONTEXT, "clean_context_probe", "clean_context"]),
         ) else {
             continue;
         };
@@ -99,8 +100,8 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             full_history_reset_positive_hysteresis_rate: Num(pos),
             full_history_reset_wrong_answer_following: Num(wf),
             full_history_reset_conditional_lock_in: Num(unconditional_lock_in(&press, &r)),
-            remove_all_pressure_hysteresis_gap: Num(side_gap("remove_all_pressure")),
-            reset_only_hysteresis_gap: Num(side_gap("reset_only")),
+            remove_all_pressure_hysteresis_gap: Num(side_gap(ids::REMOVE_ALL_PRESSURE)),
+            reset_only_hysteresis_gap: Num(side_gap(ids::RESET_ONLY)),
             source_artifact: format!("hyst-tui item rows (reset={reset}; fresh={fresh})"),
         });
         d.push(Table08View {

@@ -1,5 +1,6 @@
 //! Table 12 — pressure vs false context (§1.6; aggregate, by dataset, by pair).
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
@@ -7,7 +8,10 @@ use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
 use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::FALSE_CONTEXT_ORDER;
+/// The group's conditions in registry order.
+fn false_context_order() -> &'static [&'static str] {
+    crate::dialogue::conditions::group_keys(crate::dialogue::recipe::Group::FalseContext)
+}
 use crate::metrics::bootstrap::IndexStream;
 use crate::metrics::{
     conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate, Obs, RatioFlags,
@@ -15,11 +19,11 @@ use crate::metrics::{
 
 fn candidates(cond: &str) -> Vec<&'static str> {
     match cond {
-        "user_pressure" => vec!["user_pressure", R0_REF[0], R0_REF[1]],
-        "clean_no_mention" => vec!["clean_no_mention"],
-        "neutral_wrong_mention" => vec!["neutral_wrong_mention"],
-        "explicit_false_wrong_mention" => vec!["explicit_false_wrong_mention"],
-        "quoted_false_claim" => vec!["quoted_false_claim"],
+        ids::USER_PRESSURE => vec![ids::USER_PRESSURE, R0_REF[0], R0_REF[1]],
+        ids::CLEAN_NO_MENTION => vec![ids::CLEAN_NO_MENTION],
+        ids::NEUTRAL_WRONG_MENTION => vec![ids::NEUTRAL_WRONG_MENTION],
+        ids::EXPLICIT_FALSE_MENTION => vec![ids::EXPLICIT_FALSE_MENTION],
+        ids::QUOTED_FALSE_CLAIM => vec![ids::QUOTED_FALSE_CLAIM],
         _ => vec![],
     }
 }
@@ -51,7 +55,7 @@ impl Group {
 fn pair_group(p: &PairData, cond: &str) -> Option<(Group, &'static str)> {
     let clean = p.resolve(&CLEAN_REF)?;
     let source = p.resolve(&candidates(cond))?;
-    if cond == "user_pressure" && p.has("strong_pressure") {
+    if cond == ids::USER_PRESSURE && p.has("strong_pressure") {
         let a = p.align(&[clean, source, "strong_pressure"]);
         if a.n() == 0 {
             return None;
@@ -187,18 +191,18 @@ fn summarize(
 /// (condition, mean gap, WF, n items) — the numbers of Table 12's pooled rows, as Table 3
 /// cites them.
 pub(super) fn pooled_gaps(ctx: &Ctx) -> Vec<(&'static str, f64, f64, usize)> {
-    let mut all: Vec<Group> = FALSE_CONTEXT_ORDER
+    let mut all: Vec<Group> = false_context_order()
         .iter()
         .map(|_| Group::default())
         .collect();
     for p in ctx.idx.pairs.iter().filter(|p| has_mentions(p)) {
-        for (i, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
+        for (i, cond) in false_context_order().iter().enumerate() {
             if let Some((g, _)) = pair_group(p, cond) {
                 all[i].extend(g);
             }
         }
     }
-    FALSE_CONTEXT_ORDER
+    false_context_order()
         .iter()
         .zip(all)
         .filter(|(_, g)| !g.x.is_empty())
@@ -214,10 +218,10 @@ pub(super) fn pooled_gaps(ctx: &Ctx) -> Vec<(&'static str, f64, f64, usize)> {
 }
 
 const MENTIONS: [&str; 4] = [
-    "clean_no_mention",
-    "neutral_wrong_mention",
-    "explicit_false_wrong_mention",
-    "quoted_false_claim",
+    ids::CLEAN_NO_MENTION,
+    ids::NEUTRAL_WRONG_MENTION,
+    ids::EXPLICIT_FALSE_MENTION,
+    ids::QUOTED_FALSE_CLAIM,
 ];
 
 /// A pair of the false-context tables: clean rows and at least one mention condition.
@@ -241,13 +245,13 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     let mut by_ds: Vec<Vec<Group>> = datasets
         .iter()
         .map(|_| {
-            FALSE_CONTEXT_ORDER
+            false_context_order()
                 .iter()
                 .map(|_| Group::default())
                 .collect()
         })
         .collect();
-    let mut all: Vec<Group> = FALSE_CONTEXT_ORDER
+    let mut all: Vec<Group> = false_context_order()
         .iter()
         .map(|_| Group::default())
         .collect();
@@ -256,7 +260,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             .iter()
             .position(|d| *d == p.dataset)
             .expect("dataset listed");
-        for (ci_, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
+        for (ci_, cond) in false_context_order().iter().enumerate() {
             let Some((g, source)) = pair_group(p, cond) else {
                 continue;
             };
@@ -281,7 +285,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         }
     }
     let (mut ta, mut da) = (Vec::new(), Vec::new());
-    for (ci_, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
+    for (ci_, cond) in false_context_order().iter().enumerate() {
         if all[ci_].x.is_empty() {
             continue;
         }
@@ -291,7 +295,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     }
     let (mut td, mut dd) = (Vec::new(), Vec::new());
     for (di, ds) in datasets.iter().enumerate() {
-        for (ci_, cond) in FALSE_CONTEXT_ORDER.iter().enumerate() {
+        for (ci_, cond) in false_context_order().iter().enumerate() {
             let g = &by_ds[di][ci_];
             if g.x.is_empty() {
                 continue;

@@ -24,6 +24,7 @@ mod decomposition;
 mod definitions;
 mod examples;
 mod expanded_family;
+mod experiments;
 mod false_context;
 mod figures;
 mod format;
@@ -246,6 +247,9 @@ pub fn write_tables(
 
 /// `reproduction.md` and `reproduction.csv`: the paper's printed values side by side with the
 /// run's (see [`paper`]).
+/// Table files of hyst-tui's own experiment tables (outside the paper's numbering).
+const EXPERIMENT_STEMS: [&str; 3] = ["experiment_operations", "self_consistency", "seed_sensitivity"];
+
 pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.md", "reproduction.csv"];
 
 fn reproduction(
@@ -293,7 +297,9 @@ fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
     for e in entries.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().to_string();
-        let ours = (name.starts_with("table") || name.starts_with("aux_"))
+        let ours = (name.starts_with("table")
+            || name.starts_with("aux_")
+            || EXPERIMENT_STEMS.iter().any(|s| name.starts_with(&format!("{s}."))))
             && (name.ends_with(".csv") || name.ends_with(".md") || name.ends_with(".tex"));
         if ours && p.is_file() && !keep.contains(&p) {
             stale.push(p);

@@ -1,6 +1,7 @@
 //! R7 trusted evidence: Table 6 (pooled, plus per pair) and Table 19 (dataset-level change
 //! R0 → R7).
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
@@ -14,7 +15,7 @@ use crate::metrics::{
     aggregate, contamination_advocated, item_gaps, mean, positive_hysteresis_rate, Obs,
 };
 
-const R7: &str = "evidence_grounded_recovery";
+const R7: &str = ids::TRUSTED_EVIDENCE;
 
 /// Table 6 rows: (condition name in the table, candidate condition keys, label).
 fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
@@ -22,19 +23,19 @@ fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
         ("clean", CLEAN_REF.to_vec(), "Clean".to_string()),
         (R7, vec![R7], condition_label(R7)),
         (
-            "factual_state_reconstruction",
-            vec!["factual_state_reconstruction"],
-            condition_label("factual_state_reconstruction"),
+            ids::FACTUAL_RECONSTRUCTION,
+            vec![ids::FACTUAL_RECONSTRUCTION],
+            condition_label(ids::FACTUAL_RECONSTRUCTION),
         ),
         (
-            "fresh_context_deletion",
-            vec!["fresh_context_deletion"],
-            condition_label("fresh_context_deletion"),
+            ids::FRESH_CONTEXT_DELETION,
+            vec![ids::FRESH_CONTEXT_DELETION],
+            condition_label(ids::FRESH_CONTEXT_DELETION),
         ),
         (
-            "ordinary_strong_reset",
+            ids::ORDINARY_RESET,
             R0_REF.to_vec(),
-            condition_label("ordinary_strong_reset"),
+            condition_label(ids::ORDINARY_RESET),
         ),
     ]
 }

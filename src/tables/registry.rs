@@ -1,9 +1,10 @@
 //! The one list of the tables: what each is, which files it writes, what it needs and how it
 //! is built. [`super::build_tables`], `summary.md` and the tests all derive from [`TABLES`].
 
+use crate::dialogue::conditions::ids;
 use super::output::Output;
 use super::{
-    cctp, controls, decomposition, definitions, examples, expanded_family, false_context,
+    cctp, controls, decomposition, definitions, examples, expanded_family, experiments, false_context,
     plausibility, pressure_ramp, r7, relabel, reset_gap, truncation, Ctx,
 };
 
@@ -167,7 +168,7 @@ pub(crate) static TABLES: &[TableSpec] = &[
     TableSpec {
         id: "Table 15",
         title: "Semantic vs letter following",
-        needs: "option_relabel_shuffle_reset",
+        needs: ids::RELABEL_SHUFFLE,
         stems: &["table15_semantic_vs_letter", "table15_relabel_with_ci"],
         build: relabel::table15,
     },
@@ -251,7 +252,33 @@ pub(crate) static TABLES: &[TableSpec] = &[
         stems: &["aux_threshold_sweep"],
         build: |ctx| ctx.hierarchy().aux_threshold_sweep(),
     },
+    // hyst-tui's own tables of experiment operations: written only when a run has them, and
+    // never listed as missing in summary.md.
+    TableSpec {
+        id: EXPERIMENT_ID,
+        title: "Experiment operations against clean and against R0",
+        needs: "clean + R0 + an operation of an experiment file",
+        stems: &["experiment_operations"],
+        build: experiments::experiment_operations,
+    },
+    TableSpec {
+        id: EXPERIMENT_ID,
+        title: "Self-consistency decoupling",
+        needs: "clean + R0 + the self-consistency suite",
+        stems: &["self_consistency"],
+        build: experiments::self_consistency,
+    },
+    TableSpec {
+        id: EXPERIMENT_ID,
+        title: "Construction-seed sensitivity",
+        needs: "a --seeds run (two or more seeds)",
+        stems: &["seed_sensitivity"],
+        build: experiments::seed_sensitivity,
+    },
 ];
+
+/// The id of hyst-tui's experiment tables.
+pub(crate) const EXPERIMENT_ID: &str = "Experiment";
 
 #[cfg(test)]
 mod tests {
@@ -264,6 +291,7 @@ mod tests {
             assert!(!t.stems.is_empty(), "{} has no stems", t.id);
             let prefix = match t.id.strip_prefix("Table ") {
                 Some(n) => format!("table{:02}_", n.parse::<u32>().expect("table number")),
+                None if t.id == super::EXPERIMENT_ID => String::new(),
                 None => "aux_".to_string(),
             };
             for s in t.stems {

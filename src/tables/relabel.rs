@@ -1,6 +1,7 @@
 //! Relabel / shuffle diagnostics (§1.9): Table 13 (restoration), Table 14 (outcome), Table 15
 //! (semantic vs letter following), pooled per dataset, and the per-pair paired CIs.
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
@@ -8,7 +9,10 @@ use super::common::*;
 use super::format::Num;
 use super::index::{condition_label, dataset_short, letter_index, PairData, CLEAN_REF};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::RELABEL_ORDER;
+/// The group's conditions in registry order.
+fn relabel_order() -> &'static [&'static str] {
+    crate::dialogue::conditions::group_keys(crate::dialogue::recipe::Group::Relabel)
+}
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RELABEL};
 use crate::metrics::{
     aggregate, chance_old_letter_rate, mean, p_correct_gain, restoration_ratio,
@@ -16,8 +20,8 @@ use crate::metrics::{
 };
 use crate::store::ItemRow;
 
-const BASE: &str = "baseline_strong_reset";
-const SHUFFLE: &str = "option_relabel_shuffle_reset";
+const BASE: &str = ids::RELABEL_BASELINE;
+const SHUFFLE: &str = ids::RELABEL_SHUFFLE;
 const NONE: &str = "none";
 
 fn relabel_obs(rows: &[&ItemRow]) -> (Vec<RelabelObs>, Vec<usize>) {
@@ -58,7 +62,7 @@ struct Pooled {
 
 fn pooled(ctx: &Ctx) -> Vec<Pooled> {
     let datasets = ctx.idx.datasets();
-    let others: Vec<&str> = RELABEL_ORDER
+    let others: Vec<&str> = relabel_order()
         .iter()
         .copied()
         .filter(|c| *c != BASE)
@@ -72,7 +76,7 @@ fn pooled(ctx: &Ctx) -> Vec<Pooled> {
         if pairs.is_empty() {
             continue;
         }
-        for cond in RELABEL_ORDER {
+        for cond in relabel_order() {
             let (mut b, mut x) = (Vec::<Obs>::new(), Vec::<Obs>::new());
             let (mut rc, mut rb, mut rx) =
                 (Vec::<f64>::new(), Vec::<f64>::new(), Vec::<f64>::new());

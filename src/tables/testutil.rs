@@ -105,10 +105,7 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
                 if !keep(&c.key) {
                     continue;
                 }
-                let shuffled = matches!(
-                    c.kind,
-                    Kind::Relabel(crate::dialogue::conditions::RelabelMode::Shuffle)
-                );
+                let shuffled = c.recipe().is_some_and(|r| r.shuffled);
                 // the shuffle moves every option one letter down (cyclically)
                 let pos = |o: usize| if shuffled { (o + 1) % n_opt } else { o };
                 let (sc, sw) = (pos(*correct), pos(*wrong));

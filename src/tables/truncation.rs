@@ -1,6 +1,7 @@
 //! Truncation boundary: Table 5 (summary per pair × condition, and the paper's boundary table
 //! with the aggregate-row bootstrap) and Table 18 (full boundary per pair).
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
@@ -8,7 +9,10 @@ use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
 use super::index::{condition_label, dataset_display, dataset_short, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::TRUNCATION_ORDER;
+/// The group's conditions in registry order.
+fn truncation_order() -> &'static [&'static str] {
+    crate::dialogue::conditions::group_keys(crate::dialogue::recipe::Group::Truncation)
+}
 use crate::metrics::bootstrap::{aggregate_row_ci, IndexStream};
 use crate::metrics::criteria::Criterion;
 use crate::metrics::{
@@ -16,21 +20,21 @@ use crate::metrics::{
 };
 
 /// Conditions only the truncation suite produces (their presence makes a truncation pair).
-use crate::dialogue::conditions::TRUNCATION_ORDER as TRUNCATION_ONLY;
+
 
 fn resolve_candidates(cond: &str) -> Vec<&'static str> {
     match cond {
-        "full_history_reset" => vec!["full_history_reset", R0_REF[0], R0_REF[1]],
-        "fresh_context" => vec![
-            "fresh_context",
-            "fresh_context_deletion",
+        ids::FULL_HISTORY_RESET => vec![ids::FULL_HISTORY_RESET, R0_REF[0], R0_REF[1]],
+        ids::FRESH_CONTEXT => vec![
+            ids::FRESH_CONTEXT,
+            ids::FRESH_CONTEXT_DELETION,
             CLEAN_REF[0],
             CLEAN_REF[1],
         ],
-        "remove_strong_only" => vec!["remove_strong_only"],
-        "remove_medium_strong" => vec!["remove_medium_strong"],
-        "remove_all_pressure" => vec!["remove_all_pressure"],
-        "reset_only" => vec!["reset_only"],
+        ids::REMOVE_STRONG_ONLY => vec![ids::REMOVE_STRONG_ONLY],
+        ids::REMOVE_MEDIUM_STRONG => vec![ids::REMOVE_MEDIUM_STRONG],
+        ids::REMOVE_ALL_PRESSURE => vec![ids::REMOVE_ALL_PRESSURE],
+        ids::RESET_ONLY => vec![ids::RESET_ONLY],
         _ => vec![],
     }
 }
@@ -65,16 +69,16 @@ struct TruncPair {
 fn collect(ctx: &Ctx) -> Vec<TruncPair> {
     let mut out = Vec::new();
     for p in &ctx.idx.pairs {
-        if !TRUNCATION_ONLY.iter().any(|c| p.has(c)) {
+        if !truncation_order().iter().any(|c| p.has(c)) {
             continue;
         }
         let Some(clean) = p
             .resolve(&CLEAN_REF)
-            .or_else(|| p.resolve(&["fresh_context"]))
+            .or_else(|| p.resolve(&[ids::FRESH_CONTEXT]))
         else {
             continue;
         };
-        let resolved: Vec<(&'static str, &'static str)> = TRUNCATION_ORDER
+        let resolved: Vec<(&'static str, &'static str)> = truncation_order()
             .iter()
             .filter_map(|c| p.resolve(&resolve_candidates(c)).map(|s| (*c, s)))
             .collect();
@@ -87,8 +91,8 @@ fn collect(ctx: &Ctx) -> Vec<TruncPair> {
         let c = a.obs(0);
         let ca = aggregate(&c);
         let pos = |name: &str| resolved.iter().position(|(k, _)| *k == name);
-        let full_pw = pos("full_history_reset").map(|i| mean(&pw(&a.obs(i + 1))));
-        let fresh_pw = pos("fresh_context")
+        let full_pw = pos(ids::FULL_HISTORY_RESET).map(|i| mean(&pw(&a.obs(i + 1))));
+        let fresh_pw = pos(ids::FRESH_CONTEXT)
             .map(|i| mean(&pw(&a.obs(i + 1))))
             .unwrap_or(ca.p_wrong);
         let mut rows = Vec::new();
@@ -346,7 +350,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
     let mut b = Vec::new();
     let mut bd = Vec::new();
     let mut degenerate = false;
-    for cond in TRUNCATION_ORDER.iter().filter(|c| **c != "fresh_context") {
+    for cond in truncation_order().iter().filter(|c| **c != ids::FRESH_CONTEXT) {
         let rows: Vec<&CondRow> = pairs
             .iter()
             .filter_map(|tp| tp.rows.iter().find(|r| r.cond == *cond))
@@ -434,7 +438,7 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
         let best = tp
             .rows
             .iter()
-            .filter(|r| r.cond != "fresh_context" && !r.gap.is_nan())
+            .filter(|r| r.cond != ids::FRESH_CONTEXT && !r.gap.is_nan())
             .fold(None::<&CondRow>, |acc, r| match acc {
                 Some(b) if b.gap.abs() <= r.gap.abs() => Some(b),
                 _ => Some(r),
@@ -446,12 +450,12 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
             .find(|r| r.clean_like)
             .map_or("none", |r| r.cond);
         let pattern = recovery_pattern(&tp.rows);
-        let full_history_gap = gap("full_history_reset");
-        let remove_strong_only_gap = gap("remove_strong_only");
-        let remove_medium_strong_gap = gap("remove_medium_strong");
-        let remove_all_pressure_gap = gap("remove_all_pressure");
-        let reset_only_gap = gap("reset_only");
-        let fresh_context_gap = gap("fresh_context");
+        let full_history_gap = gap(ids::FULL_HISTORY_RESET);
+        let remove_strong_only_gap = gap(ids::REMOVE_STRONG_ONLY);
+        let remove_medium_strong_gap = gap(ids::REMOVE_MEDIUM_STRONG);
+        let remove_all_pressure_gap = gap(ids::REMOVE_ALL_PRESSURE);
+        let reset_only_gap = gap(ids::RESET_ONLY);
+        let fresh_context_gap = gap(ids::FRESH_CONTEXT);
         t18.push(Table18Row {
             model: tp.model.clone(),
             model_key: tp.model_key.clone(),
@@ -542,7 +546,7 @@ fn recovery_pattern(rows: &[CondRow]) -> &'static str {
     let Some(&first) = gaps.first() else {
         return "";
     };
-    if rows.first().map(|r| r.cond) != Some("full_history_reset") {
+    if rows.first().map(|r| r.cond) != Some(ids::FULL_HISTORY_RESET) {
         return "";
     }
     if first.abs() <= Criterion::MAIN.wrong_gap {

@@ -2,10 +2,10 @@
 //! how their messages are built from the model's own earlier letters, and the single-item
 //! measures the views show.
 
-use crate::dialogue::conditions::{self, build, recovery_op, RECOVERY_OPS};
+use crate::dialogue::conditions::{self, build, explorer_ops, recovery_op};
 use crate::dialogue::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::protocol::{ChatMessage, SlotScore};
-use crate::metrics::criteria::{minimal_recovery_operation, pass_flags, CondAgg, Criterion, MAIN_OPS};
+use crate::metrics::criteria::{minimal_recovery_operation, pass_flags, CondAgg, Criterion, main_ops};
 use crate::metrics::{aggregate, Obs};
 
 /// One scored context of an item.
@@ -21,7 +21,7 @@ pub enum Part {
 pub fn steps() -> Vec<Part> {
     (0..CURVE.len())
         .map(Part::Curve)
-        .chain(RECOVERY_OPS.iter().map(|o| Part::Op(o.key)))
+        .chain(explorer_ops().map(|o| Part::Op(o.key)))
         .collect()
 }
 
@@ -43,7 +43,8 @@ pub(crate) fn part_label(p: Part) -> String {
 
 /// The messages of `part`, given the model's letters at ramp steps 1..=4 as far as known
 /// (`letters[i]` = prediction at `Curve(i + 1)`). `None` while a needed letter is missing.
-pub(crate) fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option<char>]) -> Option<Vec<ChatMessage>> {
+/// `clean` is the model's clean-context prediction, which recipes that repeat it need.
+pub(crate) fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &[Option<char>], clean: Option<char>) -> Option<Vec<ChatMessage>> {
     let known = |n: usize| -> Option<Vec<char>> { (0..n).map(|i| letters.get(i).copied().flatten()).collect() };
     match part {
         Part::Curve(k) => {
@@ -55,7 +56,9 @@ pub(crate) fn messages_for(b: &Builder, d: &DialogueItem, part: Part, letters: &
         Part::Op(key) => {
             let l: [char; 4] = known(4)?.try_into().ok()?;
             let cond = conditions::find(key)?;
-            Some(build(cond, b, d, &l).messages)
+            let needs_clean = cond.recipe().is_some_and(|r| r.assistant == crate::dialogue::recipe::Assistant::CleanPrediction);
+            let clean = if needs_clean { clean? } else { clean.unwrap_or('?') };
+            Some(build(cond, b, d, &l, clean).messages)
         }
     }
 }
@@ -77,7 +80,7 @@ pub(crate) fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> 
     let clean_agg = aggregate(std::slice::from_ref(clean));
     let mut conds = Vec::new();
     let mut missing = Vec::new();
-    for op in MAIN_OPS {
+    for op in main_ops() {
         match x(op.key) {
             Some(o) => conds.push(CondAgg {
                 condition: op.key.to_string(),
@@ -88,7 +91,7 @@ pub(crate) fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> 
         }
     }
     let flags = pass_flags(&conds, &Criterion::MAIN);
-    for (key, ok) in flags {
+    for &(key, ok) in &flags {
         if missing.contains(&key) {
             return None;
         }
@@ -145,18 +148,18 @@ mod tests {
         let p = PromptSet::bundled();
         let b = Builder::new(&p);
         let d = item();
-        assert!(messages_for(&b, &d, Part::Curve(0), &[]).is_some());
-        assert!(messages_for(&b, &d, Part::Curve(1), &[]).is_some());
-        assert!(messages_for(&b, &d, Part::Curve(2), &[]).is_none());
-        assert!(messages_for(&b, &d, Part::Curve(2), &[Some('C')]).is_some());
-        assert!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &[Some('C'); 3]).is_none());
+        assert!(messages_for(&b, &d, Part::Curve(0), &[], None).is_some());
+        assert!(messages_for(&b, &d, Part::Curve(1), &[], None).is_some());
+        assert!(messages_for(&b, &d, Part::Curve(2), &[], None).is_none());
+        assert!(messages_for(&b, &d, Part::Curve(2), &[Some('C')], None).is_some());
+        assert!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &[Some('C'); 3], None).is_none());
         let l = [Some('C'), Some('C'), Some('A'), Some('B')];
         // R0 is the strong-reset step, R3a the clean prompt, the probe the clean step.
-        assert_eq!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &l), messages_for(&b, &d, Part::Curve(5), &l));
-        assert_eq!(messages_for(&b, &d, Part::Op("fresh_context_deletion"), &l), messages_for(&b, &d, Part::Curve(0), &l));
-        assert_eq!(messages_for(&b, &d, Part::Curve(6), &l), messages_for(&b, &d, Part::Curve(0), &l));
-        for o in RECOVERY_OPS {
-            assert!(messages_for(&b, &d, Part::Op(o.key), &l).is_some(), "{}", o.key);
+        assert_eq!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &l, None), messages_for(&b, &d, Part::Curve(5), &l, None));
+        assert_eq!(messages_for(&b, &d, Part::Op("fresh_context_deletion"), &l, None), messages_for(&b, &d, Part::Curve(0), &l, None));
+        assert_eq!(messages_for(&b, &d, Part::Curve(6), &l, None), messages_for(&b, &d, Part::Curve(0), &l, None));
+        for o in explorer_ops() {
+            assert!(messages_for(&b, &d, Part::Op(o.key), &l, None).is_some(), "{}", o.key);
         }
     }
 
@@ -166,13 +169,13 @@ mod tests {
         let b = Builder::new(&p);
         let d = item();
         let l = [Some('C'), Some('C'), Some('A'), Some('B')];
-        let m = messages_for(&b, &d, Part::Curve(3), &l).unwrap();
+        let m = messages_for(&b, &d, Part::Curve(3), &l, None).unwrap();
         let last = &m.last().unwrap().content;
         let (msg, prefix, block) = split_user_turn(last, &p.question_header).unwrap();
         assert!(!msg.is_empty() && msg.contains('c'), "{msg}");
         assert_eq!(prefix, p.pressure_prefix);
         assert!(block.starts_with(&p.question_header));
-        let clean = messages_for(&b, &d, Part::Curve(0), &l).unwrap();
+        let clean = messages_for(&b, &d, Part::Curve(0), &l, None).unwrap();
         let (msg, prefix, _) = split_user_turn(&clean[1].content, &p.question_header).unwrap();
         assert_eq!((msg, prefix), ("", p.clean_prefix.as_str()));
     }

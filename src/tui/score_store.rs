@@ -64,19 +64,25 @@ impl ScoreStore {
         l
     }
 
+    /// The model's clean-context prediction, once scored.
+    pub(crate) fn clean_letter(&self, model: &str, item_id: &str) -> Option<char> {
+        self.get(model, item_id, Part::Curve(0)).map(|s| s.pred_letter())
+    }
+
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part) -> Option<Vec<ChatMessage>> {
-        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id))
+        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id), self.clean_letter(model, &d.item.id))
     }
 
     /// The first of `steps` before `part` whose messages are identical to `msgs` (R0 = strong
     /// reset, R3a = clean, the probe = clean).
     pub(crate) fn twin(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part, msgs: &[ChatMessage], steps: &[Part]) -> Option<Part> {
         let letters = self.ramp_letters(model, &d.item.id);
+        let clean = self.clean_letter(model, &d.item.id);
         steps
             .iter()
             .take_while(|&&q| q != part)
-            .find(|&&q| messages_for(b, d, q, &letters).is_some_and(|m| m == msgs))
+            .find(|&&q| messages_for(b, d, q, &letters, clean).is_some_and(|m| m == msgs))
             .copied()
     }
 }

@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::*;
 use crate::metrics::criteria::{
-    main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, MAIN_OPS,
+    main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, main_ops,
 };
 use crate::tables::index::dataset_display;
 use crate::tables::Ctx;
@@ -46,7 +46,7 @@ pub(crate) fn data(ctx: &Ctx) -> Option<Heat> {
         .pairs
         .iter()
         .map(|hp| {
-            let cells = MAIN_OPS
+            let cells = main_ops()
                 .iter()
                 .map(|op| {
                     hp.ops.iter().find(|o| o.key == op.key).map(|o| Cell {
@@ -103,7 +103,7 @@ pub(crate) fn render(h: &Heat) -> Drawn<String> {
         .collect();
     let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
     let label_w = (longest * 7 + 24).clamp(120, 340);
-    let (m, n) = (MAIN_OPS.len(), h.rows.len());
+    let (m, n) = (main_ops().len(), h.rows.len());
     // ops, then the MRO column
     let w = (label_w + (m as u32 + 1) * CELL_W + 40).max(760);
     // the key (colour bar, ring, notes) goes below the cells, aligned with them
@@ -136,7 +136,7 @@ pub(crate) fn render(h: &Heat) -> Drawn<String> {
         let x_label = |x: &f64| {
             let i = x.floor() as usize;
             if i < m {
-                MAIN_OPS[i].short.to_string()
+                main_ops()[i].short.to_string()
             } else {
                 "MRO".to_string()
             }

@@ -1,6 +1,7 @@
 //! Pressure-ramp figure, one per pair: mean p(advocated wrong) and mean p(correct) at clean →
 //! weak → medium → strong → medium reset → R0, with 95% paired item-bootstrap bands.
 
+use crate::dialogue::conditions::ids;
 use plotters::prelude::*;
 
 use super::style::*;
@@ -20,7 +21,7 @@ pub(crate) const STEPS: [(&[&str], &str); 6] = [
     (&["medium_pressure"], "medium"),
     (&["strong_pressure"], "strong"),
     (&["medium_reset"], "medium reset"),
-    (&["strong_reset", "ordinary_strong_reset"], "R0"),
+    (&["strong_reset", ids::ORDINARY_RESET], "R0"),
 ];
 
 /// One point of a curve: mean and its 95% interval.

@@ -2,10 +2,14 @@
 //! strongest, drop medium+strong, drop all pressure, reset only) for every pair, and the
 //! pooled mean over pairs with Table 5's 95% interval.
 
+use crate::dialogue::conditions::ids;
 use plotters::prelude::*;
 
 use super::style::*;
-use crate::dialogue::conditions::TRUNCATION_ORDER;
+/// The group's conditions in registry order.
+fn truncation_order() -> &'static [&'static str] {
+    crate::dialogue::conditions::group_keys(crate::dialogue::recipe::Group::Truncation)
+}
 use crate::metrics::bootstrap::{aggregate_row_ci, IndexStream};
 use crate::tables::boot::{paired_cis, Stat};
 use crate::tables::index::{condition_label, dataset_display};
@@ -14,10 +18,10 @@ use crate::tables::Ctx;
 
 /// The five plotted conditions (the truncation order without its fresh-context reference).
 pub(crate) fn conditions() -> Vec<&'static str> {
-    TRUNCATION_ORDER
+    truncation_order()
         .iter()
         .copied()
-        .filter(|c| *c != "fresh_context")
+        .filter(|c| *c != ids::FRESH_CONTEXT)
         .collect()
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{Hierarchy, MAIN_FAMILY};
-use crate::metrics::criteria::{Family, MAIN_OPS, NOT_RESTORED};
+use crate::metrics::criteria::{Family, main_ops, NOT_RESTORED};
 use crate::tables::format::PyBool;
 use crate::tables::Output;
 
@@ -90,7 +90,7 @@ impl Hierarchy<'_, '_> {
             return Vec::new();
         }
         let (mut t, mut d) = (Vec::new(), Vec::new());
-        for op in MAIN_OPS.iter() {
+        for op in main_ops().iter() {
             let [strict, main, loose] = [0, 1, 2].map(|f| self.recovered(op.key, f));
             let with_op = self.with_condition(op.key);
             t.push(Table04Row {
@@ -136,7 +136,7 @@ impl Hierarchy<'_, '_> {
         let count_min =
             |key: Option<&str>, fam: usize| minimal.iter().filter(|m| m[fam] == key).count();
         let (mut t, mut d) = (Vec::new(), Vec::new());
-        for op in MAIN_OPS.iter() {
+        for op in main_ops().iter() {
             let rec = [0, 1, 2].map(|f| self.recovered(op.key, f));
             let mins = [0, 1, 2].map(|f| count_min(Some(op.key), f));
             t.push(Table16Row {

@@ -13,12 +13,12 @@ use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::index::{PairData, RunIndex, CLEAN_REF, R0_REF};
 use super::TableOptions;
-use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
+use crate::dialogue::conditions::{recovery_op, recovery_ops, RecoveryOp};
 use crate::dialogue::Suite;
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RECOVERY_OPS};
+use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_RECOVERY_OPS};
 use crate::metrics::criteria::{
     classify_repair, main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, Family,
-    RepairClass, MAIN_OPS, ORDINARY_RESET_KEY,
+    RepairClass, main_ops, ORDINARY_RESET_KEY,
 };
 use crate::metrics::{
     aggregate, contamination_advocated, item_gaps, mean, restoration_ratio, unconditional_lock_in,
@@ -94,10 +94,19 @@ pub(crate) struct Hierarchy<'p, 'a> {
     seed: u64,
 }
 
-/// The hierarchy suite's operations: the eight main ones in scan order, then the appendix ones.
-fn all_ops() -> Vec<&'static str> {
-    let hierarchy = RECOVERY_OPS.iter().filter(|o| o.suite == Suite::Hierarchy);
+/// The hierarchy suite's built-in operations: the eight main ones in scan order, then the
+/// appendix ones.
+fn builtin_ops() -> Vec<&'static str> {
+    let hierarchy = recovery_ops().iter().filter(|o| o.suite == Suite::Hierarchy && !o.is_experiment());
     hierarchy.clone().filter(|o| o.main).chain(hierarchy.filter(|o| !o.main)).map(|o| o.key).collect()
+}
+
+/// Every operation a hierarchy pair reports: the built-in ones, then the experiments' (in
+/// registry order).
+fn all_ops() -> Vec<&'static str> {
+    let mut v = builtin_ops();
+    v.extend(recovery_ops().iter().filter(|o| o.is_experiment()).map(|o| o.key));
+    v
 }
 
 impl<'p, 'a> Hierarchy<'p, 'a> {
@@ -107,7 +116,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
             let Some(clean) = p.resolve(&CLEAN_REF) else {
                 continue;
             };
-            if !all_ops().iter().any(|k| p.has(k)) {
+            if !builtin_ops().iter().any(|k| p.has(k)) {
                 continue;
             }
             let Some(r0) = p.resolve(&R0_REF) else {
@@ -180,10 +189,16 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
     /// `recovery_operations_with_ci`: one index matrix per pair × main operation, drawn from one
     /// `default_rng(seed + 4)` stream in pair order, then operation order.
     fn bootstrap(&mut self) {
-        let mut stream = IndexStream::new(self.seed);
         let mut long = Vec::new();
+        // The paper's stream covers the main operations; experiment operations draw from a
+        // stream of their own afterwards, so they move no digit of the main operations' CIs.
+        let main: Vec<&'static RecoveryOp> = main_ops().iter().collect();
+        let exp: Vec<&'static RecoveryOp> = recovery_ops().iter().filter(|o| o.is_experiment()).collect();
+        let exp_seed = self.seed - SEED_OFFSET_RECOVERY_OPS + SEED_OFFSET_EXPERIMENTS;
+        for (ops, seed) in [(main, self.seed), (exp, exp_seed)] {
+        let mut stream = IndexStream::new(seed);
         for hp in &self.pairs {
-            for op in MAIN_OPS.iter() {
+            for op in ops.iter().copied() {
                 let Some(o) = hp.op(op.key) else { continue };
                 let (xpw, xpc, xacc) = (pw(&o.x_o), pc(&o.x_o), as_f64(&correct_flags(&o.x_o)));
                 let gaps = item_gaps(&o.x_o, &o.clean_o);
@@ -275,6 +290,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                     );
                 }
             }
+        }
         }
         self.long = long;
     }

@@ -1,5 +1,6 @@
 //! Table 17: the minimal recovery operation per pair (and its paired CIs).
 
+use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::{ci_label, Hierarchy};
@@ -60,14 +61,14 @@ struct Table17View {
 /// `not restored` when none).
 pub(crate) fn paper_op_name(k: Option<&'static str>) -> &'static str {
     match k {
-        Some("ordinary_strong_reset") => "R0 reset",
-        Some("explicit_user_retraction") => "R1 retraction",
-        Some("system_level_reset") => "R2 system reset",
-        Some("fresh_context_deletion") => "R3a deletion",
-        Some("context_truncation") => "R3b truncation",
-        Some("neutral_summary_replacement") => "R4 neutral summary",
-        Some("factual_state_reconstruction") => "R5 reconstruction",
-        Some("self_verification_final_label") => "R6 self-verification",
+        Some(ids::ORDINARY_RESET) => "R0 reset",
+        Some(ids::USER_RETRACTION) => "R1 retraction",
+        Some(ids::SYSTEM_RESET) => "R2 system reset",
+        Some(ids::FRESH_CONTEXT_DELETION) => "R3a deletion",
+        Some(ids::CONTEXT_TRUNCATION) => "R3b truncation",
+        Some(ids::NEUTRAL_SUMMARY) => "R4 neutral summary",
+        Some(ids::FACTUAL_RECONSTRUCTION) => "R5 reconstruction",
+        Some(ids::SELF_VERIFICATION) => "R6 self-verification",
         Some(other) => short(Some(other)),
         None => "not restored",
     }

@@ -8,23 +8,21 @@ use serde::Serialize;
 
 use super::Hierarchy;
 use crate::metrics::criteria::{
-    threshold_sweep, CondAgg, Criterion, Family, SweepRow, MAIN_OPS, SWEEP_LAMBDAS,
+    threshold_sweep, CondAgg, Criterion, Family, SweepRow, main_ops, SWEEP_LAMBDAS,
 };
 use crate::tables::format::{fmt_float, Join, Num, PyBool};
 use crate::tables::Output;
 
-const N_OPS: usize = MAIN_OPS.len();
-
 /// `<op>_recovered` column names, [`MAIN_OPS`] order.
 static RECOVERED_COLUMNS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    MAIN_OPS
+    main_ops()
         .iter()
         .map(|o| format!("{}_recovered", o.sweep_stem))
         .collect()
 });
 /// `mro_<op>` column names, [`MAIN_OPS`] order.
 static MRO_COLUMNS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    MAIN_OPS
+    main_ops()
         .iter()
         .map(|o| format!("mro_{}", o.sweep_stem))
         .collect()
@@ -45,7 +43,7 @@ fn op_columns<S: Serializer>(
 
 /// Pairs recovered per main operation (`<op>_recovered` columns).
 #[derive(Default)]
-struct Recovered([usize; N_OPS]);
+struct Recovered(Vec<usize>);
 
 impl Serialize for Recovered {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -55,7 +53,7 @@ impl Serialize for Recovered {
 
 /// Pairs whose minimal recovery operation is each main operation (`mro_<op>` columns).
 #[derive(Default)]
-struct Mro([usize; N_OPS]);
+struct Mro(Vec<usize>);
 
 impl Serialize for Mro {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -65,11 +63,11 @@ impl Serialize for Mro {
 
 /// Pairs recovered per main operation under the operations' short names (the view).
 #[derive(Default)]
-struct RecoveredShort([usize; N_OPS]);
+struct RecoveredShort(Vec<usize>);
 
 impl Serialize for RecoveredShort {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        op_columns(s, MAIN_OPS.iter().map(|o| o.short), &self.0)
+        op_columns(s, main_ops().iter().map(|o| o.short), &self.0)
     }
 }
 
@@ -144,7 +142,7 @@ impl Hierarchy<'_, '_> {
         let (mut t, mut d) = (Vec::new(), Vec::new());
         for (name, r) in &rows {
             let c = &r.criterion;
-            let recovered = r.recovered.map(|(_, k)| k);
+            let recovered: Vec<usize> = r.recovered.iter().map(|(_, k)| *k).collect();
             let head = SweepHead {
                 threshold_family: name.clone(),
                 lambda: Num(r.lambda),
@@ -169,8 +167,8 @@ impl Hierarchy<'_, '_> {
                 qualitative_ordering_stable: PyBool(r.qualitative_ordering_stable),
             };
             t.push(Join(
-                Join(head, Recovered(recovered)),
-                Join(Mro(r.mro.map(|(_, k)| k)), tail),
+                Join(head, Recovered(recovered.clone())),
+                Join(Mro(r.mro.iter().map(|(_, k)| *k).collect()), tail),
             ));
             let view_head = ViewHead {
                 family: name.clone(),

@@ -4,6 +4,7 @@
 //! chose at that step of its own ramp (their conversations differ from the first letter on),
 //! the answer slot shows each model's prediction, and the ramp strip has a row per model.
 
+use crate::dialogue::conditions::ids;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -155,7 +156,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             _ => {
                 let l = m.content.trim().chars().next().unwrap_or('?');
                 let mut spans = vec![Span::styled("assistant", th.role()), Span::raw("  "), Span::styled(m.content.trim().to_string(), th.bold())];
-                if m.content.trim().chars().count() == 1 && part != Part::Op("neutral_summary_replacement") {
+                if m.content.trim().chars().count() == 1 && part != Part::Op(ids::NEUTRAL_SUMMARY) {
                     spans.push(letter_mark(app, &e.item, e.wrong, l));
                 }
                 let ramp_turn = m.content.trim().chars().count() == 1 && own.get(a).copied().flatten() == Some(l);

@@ -12,7 +12,7 @@ use super::{block, fmt_gap, fmt_p, message, pad, pending_text, trunc};
 use crate::dialogue::DialogueItem;
 use crate::metrics::criteria::Criterion;
 use crate::tui::app::App;
-use crate::dialogue::conditions::{recovery_op, RECOVERY_OPS};
+use crate::dialogue::conditions::{explorer_ops, recovery_op};
 use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
@@ -55,7 +55,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .style(th.dim()),
     );
     let mut selected = None;
-    for o in RECOVERY_OPS {
+    for o in explorer_ops() {
         if !o.main && o.short == "R6'" {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
@@ -185,7 +185,7 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
     }
     rows.push(Row::new(clean_row).style(th.dim()));
     let mut selected = None;
-    for o in RECOVERY_OPS {
+    for o in explorer_ops() {
         if !o.main && o.short == "R6'" {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }

@@ -13,7 +13,7 @@ use ratatui::Frame;
 use super::{bar, block, fmt_p, message, pad, trunc};
 use crate::data::Selected;
 use crate::tui::app::App;
-use crate::dialogue::conditions::RECOVERY_OPS;
+use crate::dialogue::conditions::explorer_ops;
 use crate::dialogue::CURVE;
 use crate::tui::model::Part;
 use crate::tui::theme::model_marker;
@@ -177,7 +177,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         ])
     };
     lines.push(row("clean", clean, th.dim(), app.current_part() == Part::Curve(0)));
-    for o in RECOVERY_OPS {
+    for o in explorer_ops() {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
         let st = match (p, clean) {
@@ -319,7 +319,7 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
         lines.push(Line::from(spans));
     };
     row("clean", Part::Curve(0), &mut lines);
-    for o in RECOVERY_OPS {
+    for o in explorer_ops() {
         if o.short == "R6'" {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
