@@ -242,7 +242,7 @@ fn the_tolerant_comparison_accepts_small_numeric_differences_only() {
         let snap = stored_snapshot(file!(), name);
         close_to(&snap, &snap).unwrap();
         let near = shift(&snap, 0.01);
-        decimals += near != snap;
+        decimals += usize::from(near != snap);
         close_to(&near, &snap).unwrap_or_else(|e| panic!("{name}: {e}"));
         let redrawn: String = snap.chars().map(|c| match c { '\u{2800}'..='\u{28FF}' => '⣿', '█' => ' ', '┊' => '█', c => c }).collect();
         close_to(&redrawn, &snap).unwrap_or_else(|e| panic!("{name}: {e}"));
