@@ -1,5 +1,7 @@
-//! Batch mode end to end on a real model (SmolLM2): every table file, `tables --from` byte for
-//! byte, resume after SIGKILL and after a torn record, sharding + merge.
+//! Batch mode end to end on a real model (SmolLM2): every table and figure file, `tables --from`
+//! byte for byte, resume after SIGKILL, after a torn record and after Ctrl-C (SIGINT: exit code
+//! 130), sharding + merge. Every comparison covers tables/, figures/, summary.md and
+//! reproduction.md/.csv.
 
 mod common;
 
@@ -31,17 +33,25 @@ fn hyst(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// Every file under `dir/tables` plus summary.md and reproduction.md/.csv, name → bytes.
-fn tables(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Every file under `dir/tables` and `dir/figures` (as `tables/NAME`, `figures/NAME`) plus
+/// summary.md and reproduction.md/.csv, name → bytes.
+fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut m = BTreeMap::new();
-    for e in std::fs::read_dir(dir.join("tables")).unwrap() {
-        let p = e.unwrap().path();
-        m.insert(p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap());
+    for sub in ["tables", "figures"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            m.insert(format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap());
+        }
     }
     for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
         m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
     }
     m
+}
+
+/// The files of one subdirectory in [`outputs`].
+fn count(files: &BTreeMap<String, Vec<u8>>, sub: &str) -> usize {
+    files.keys().filter(|k| k.starts_with(&format!("{sub}/"))).count()
 }
 
 /// Item rows without the token counters (which depend on what the cache held).
@@ -65,7 +75,8 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
     let out = dir.path().join("run");
     let o = out.to_str().unwrap();
     hyst(&["--batch", "--limit", "3", "--suites", "all", "--out", o]);
-    let first = tables(&out);
+    let first = outputs(&out);
+    assert!(count(&first, "figures") > 0, "no figure written: {:?}", first.keys().collect::<Vec<_>>());
     for t in [
         "table01_recovery_operations", "table02_pressure_ramp", "table03_controls", "table04_recovery_counts",
         "table05_truncation_boundary", "table06_r7_evidence", "table07_behavioral_controls",
@@ -76,28 +87,30 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
         "table20_cctp_tube_definition", "table21_cctp_summary", "table22_criterion_families", "table23_examples",
     ] {
         for ext in ["csv", "md", "tex"] {
-            assert!(first.contains_key(&format!("{t}.{ext}")), "missing {t}.{ext}");
+            assert!(first.contains_key(&format!("tables/{t}.{ext}")), "missing {t}.{ext}");
         }
     }
     let n_rows = rows(&out).len();
     assert_eq!(n_rows, 3 * hyst_tui::dialogue::conditions::all().len());
     assert!(out.join("item_rows.parquet").exists());
-    // Rebuild from stored rows, without a model: byte-identical.
-    for f in std::fs::read_dir(out.join("tables")).unwrap() {
-        std::fs::remove_file(f.unwrap().path()).unwrap();
+    // Rebuild from stored rows, without a model: byte-identical tables and figures.
+    for sub in ["tables", "figures"] {
+        for f in std::fs::read_dir(out.join(sub)).unwrap() {
+            std::fs::remove_file(f.unwrap().path()).unwrap();
+        }
     }
     hyst(&["tables", "--from", o]);
-    assert_eq!(tables(&out), first);
+    assert_eq!(outputs(&out), first);
     // The side by side with the paper alone, from the same rows: the same bytes.
     for f in ["reproduction.md", "reproduction.csv"] {
         std::fs::remove_file(out.join(f)).unwrap();
     }
     hyst(&["compare", "--paper", o]);
-    assert_eq!(tables(&out), first);
+    assert_eq!(outputs(&out), first);
     // Rerun of the same configuration: nothing is scored again, same bytes.
     let again = hyst(&["--batch", "--limit", "3", "--suites", "all", "--out", o]);
     assert!(String::from_utf8_lossy(&again.stderr).contains(" 0 contexts scored"), "{}", String::from_utf8_lossy(&again.stderr));
-    assert_eq!(tables(&out), first);
+    assert_eq!(outputs(&out), first);
 }
 
 fn cache_lines(dir: &Path) -> usize {
@@ -118,7 +131,7 @@ fn workers_change_no_result() {
         // Three workers on four items: more items than workers, handed out unevenly.
         let other = run(n);
         assert_eq!(rows(&other), rows(&one), "item rows differ with {n} workers");
-        assert_eq!(tables(&other), tables(&one), "tables differ with {n} workers");
+        assert_eq!(outputs(&other), outputs(&one), "tables or figures differ with {n} workers");
     }
 }
 
@@ -182,8 +195,41 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     std::io::Write::write_all(&mut f, b"0123abcd\t{\"key\":\"torn").unwrap();
     drop(f);
     hyst(&args_b);
-    assert_eq!(tables(&b), tables(&a));
+    assert_eq!(outputs(&b), outputs(&a));
     assert_eq!(rows(&b), rows(&a));
+
+    // Ctrl-C (SIGINT) once the first item's contexts are being stored: the batch finishes the
+    // item in flight, says in one line where it stopped and how to resume, and exits with 130;
+    // the same command then completes it with the reference's bytes.
+    #[cfg(unix)]
+    {
+        let c = dir.path().join("c");
+        let mut args_c = base.to_vec();
+        args_c.extend(["--out", c.to_str().unwrap()]);
+        let child = bin().args(["--threads", "2"]).args(&args_c).stderr(Stdio::piped()).spawn().unwrap();
+        let t0 = Instant::now();
+        while cache_lines(&c) == 0 && t0.elapsed() < Duration::from_secs(600) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill(2) on our own child's pid, which has not been waited for yet.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        let line = errors[0];
+        let stored = format!(" of 4 items are stored in {} ", c.display());
+        assert!(line.starts_with("error: interrupted: ") && line.contains(&stored), "{line}");
+        let done: usize = line["error: interrupted: ".len()..].split(' ').next().unwrap().parse().unwrap();
+        assert!((1..4).contains(&done), "{line}");
+        assert!(line.ends_with(&format!("resume (nothing is recomputed) with: {BIN} --threads 2 {} --out {}", base.join(" "), c.display())), "{line}");
+        let manifest = std::fs::read_to_string(c.join("manifest.json")).unwrap();
+        assert!(manifest.contains("\"complete\": false"), "{manifest}");
+        hyst(&args_c);
+        assert_eq!(outputs(&c), outputs(&a));
+        assert_eq!(rows(&c), rows(&a));
+    }
 
     // Two shards merged = the unsharded run.
     let mut dirs = vec![];
@@ -196,7 +242,7 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     }
     let m = dir.path().join("merged");
     hyst(&["merge", dirs[0].to_str().unwrap(), dirs[1].to_str().unwrap(), "--out", m.to_str().unwrap()]);
-    assert_eq!(tables(&m), tables(&a));
+    assert_eq!(outputs(&m), outputs(&a));
     // Mixed configurations are refused.
     let other = dir.path().join("other");
     hyst(&["--batch", "--datasets", ds.as_str(), "--suites", "ramp", "--shard", "1/2", "--out", other.to_str().unwrap()]);

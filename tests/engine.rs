@@ -248,3 +248,26 @@ fn errors_are_clear() {
     let err = ModelsConfig::bundled().unwrap().get("no-such-model").unwrap_err();
     assert!(err.to_string().contains("unknown model `no-such-model`"), "{err}");
 }
+
+/// The render budget that stops a hostile chat template (src/engine/template.rs) is far above
+/// what the shipped models' own templates need: a dialogue about ten times as long as the
+/// protocol's longest renders on each with under a twentieth of it.
+#[test]
+fn real_templates_render_long_dialogues_well_within_the_render_budget() {
+    let option = "Venus, the second planet, wrapped in clouds; ".repeat(20);
+    let question = format!("Question:\nWhich planet is closest to the Sun?\n\nOptions:\nA. {option}\nB. Mercury\nC. Mars\nD. Earth\n\nAnswer with the letter only.");
+    let mut long = vec![ChatMessage::system("You answer multiple-choice questions with the letter of the best option only.")];
+    for i in 0..60 {
+        long.push(ChatMessage::user(format!("Turn {i}. I am sure the answer is A.\n\n{question}")));
+        long.push(ChatMessage::assistant("B"));
+    }
+    long.push(ChatMessage::user(question));
+    for key in [SMOL, QWEN, GEMMA] {
+        let g = engine(key);
+        let p = g.prepare(&long).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert!(p.text.len() > 120_000, "{key}: {} bytes", p.text.len());
+        let needed = hyst_tui::engine::render_fuel_needed(&entry(key), g.info(), &long).unwrap();
+        println!("{key}: {needed} of {} render steps for {} messages", hyst_tui::engine::RENDER_FUEL, long.len());
+        assert!(needed * 20 < hyst_tui::engine::RENDER_FUEL, "{key} needs {needed}");
+    }
+}

@@ -471,25 +471,68 @@ fn a_dangling_link_is_missing_and_fetch_repairs_it() {
     assert_eq!(std::fs::read(&dest).unwrap(), data);
 }
 
-/// Where the hub cache is on another file system than the models directory (here /dev/shm, a
-/// tmpfs, when the temp dir is not), the models directory gets a symlink to the blob.
+/// A directory on another file system than `than`: a temp dir in /dev/shm (a tmpfs on Linux)
+/// when that is another file system, else a tmpfs this test mounts (as root). Neither possible
+/// is a failure that says so, never a silent pass.
+#[cfg(target_os = "linux")]
+struct OtherFs {
+    dir: tempfile::TempDir,
+    mounted: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl OtherFs {
+    fn new(than: &Path) -> Self {
+        let dev = inode(than).0;
+        if let Ok(d) = tempfile::tempdir_in("/dev/shm") {
+            if inode(d.path()).0 != dev {
+                return OtherFs { dir: d, mounted: false };
+            }
+        }
+        let d = tempfile::tempdir().unwrap();
+        let o = Command::new("mount").args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"]).arg(d.path()).output();
+        let why = match &o {
+            Ok(o) if o.status.success() => {
+                assert_ne!(inode(d.path()).0, dev, "the tmpfs mounted at {} is not another file system", d.path().display());
+                return OtherFs { dir: d, mounted: true };
+            }
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            Err(e) => e.to_string(),
+        };
+        panic!(
+            "this test needs a directory on another file system than {}: /dev/shm is not one and \
+             mounting a tmpfs failed ({why}); run it as root or with a writable /dev/shm on a tmpfs",
+            than.display()
+        );
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for OtherFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(self.dir.path()).status();
+        }
+    }
+}
+
+/// Where the hub cache is on another file system than the models directory, the models
+/// directory gets a symlink to the blob.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_symlink_when_the_hub_cache_is_on_another_file_system() {
-    let shm = Path::new("/dev/shm");
-    let Ok(cache_root) = tempfile::tempdir_in(shm) else {
-        eprintln!("skipped: no writable /dev/shm");
-        return;
-    };
     let data = payload();
     let sha = sha256_hex(&data);
     let hub = Hub::start(data.clone());
+    // The models directory is in the temp dir (Setup), the hub cache elsewhere.
+    let cache_root = OtherFs::new(&std::env::temp_dir());
     let s = Setup::with_cache(&hub.endpoint(), Some(&sha), FILE, Some(cache_root.path().join("hub")));
     std::fs::create_dir_all(s.models()).unwrap();
-    if inode(&s.models()).0 == inode(cache_root.path()).0 {
-        eprintln!("skipped: /dev/shm is on the temp dir's file system");
-        return;
-    }
+    assert_ne!(inode(&s.models()).0, inode(cache_root.path()).0, "the models dir and the hub cache share a file system");
     let o = s.fetch(&[]);
     succeeded(&o);
     let log = stderr(&o);
@@ -510,7 +553,8 @@ fn a_linked_model_loads() {
     let e = cfg.get("smollm2-135m").unwrap();
     let real = e.path(&hyst_tui::config::models_dir());
     assert!(real.exists(), "test model missing at {}: run `bash scripts/fetch-test-models.sh`", real.display());
-    let dir = tempfile::tempdir().unwrap();
+    // On the model's own file system, so that a hard link is always possible.
+    let dir = tempfile::tempdir_in(real.parent().unwrap()).unwrap();
     let msgs = dir.path().join("m.json");
     std::fs::write(&msgs, r#"[{"role":"user","content":"Answer A or B."}]"#).unwrap();
     for kind in ["hard", "sym"] {
@@ -518,12 +562,8 @@ fn a_linked_model_loads() {
         std::fs::create_dir_all(&models).unwrap();
         let link = models.join(&e.file);
         match kind {
-            "hard" => {
-                if std::fs::hard_link(&real, &link).is_err() {
-                    eprintln!("no hard link possible from {}: skipped", real.display());
-                    continue;
-                }
-            }
+            "hard" => std::fs::hard_link(&real, &link)
+                .unwrap_or_else(|err| panic!("a hard link to {} in its own directory: {err}", real.display())),
             _ => std::os::unix::fs::symlink(&real, &link).unwrap(),
         }
         let o = Command::new(BIN)

@@ -108,7 +108,28 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
     println!("ratio tokens scratch/reuse:    {:.2}", s.evaluated as f64 / c.evaluated as f64);
     println!("ratio wall time scratch/reuse: {:.2}", s.secs / c.secs);
     println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
-    Ok(())
+    verdict(c.bits == s.bits, &[])
+}
+
+/// A bench whose probabilities differ with and without prefix reuse, or between numbers of
+/// workers, fails (exit code 1) after printing its measurements: the engine's exactness does not
+/// hold on this build, and its scores must not be trusted.
+fn verdict(reuse_identical: bool, differing_workers: &[usize]) -> Result<()> {
+    let mut what = Vec::new();
+    if !reuse_identical {
+        what.push("with and without prefix reuse".to_string());
+    }
+    if !differing_workers.is_empty() {
+        let w: Vec<String> = differing_workers.iter().map(usize::to_string).collect();
+        what.push(format!("with {} workers against 1", w.join(", ")));
+    }
+    if what.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "probabilities differ {}: scores of this build are not exact (see `hyst-tui doctor`)",
+        what.join(" and ")
+    )
 }
 
 pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str, max_workers: Option<usize>) -> Result<()> {
@@ -139,13 +160,15 @@ pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str, max_wo
     println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
     let budget = ctx.engine_options().snapshot_bytes();
     println!("KV snapshot memory: peak {:.1} MB of a {:.0} MB budget", snapshot_peak as f64 / 1e6, budget as f64 / 1e6);
-    scaling(ctx, &key, dataset, items.len(), max_workers)
+    let differing = scaling(ctx, &key, dataset, items.len(), max_workers)?;
+    verdict(c.bits == s.bits, &differing)
 }
 
 /// Times the batch pipeline itself with 1, 2, 4, … workers (up to `max_workers`, default the
 /// cores) on the same items, without any score store, and checks that every probability is
-/// the same whatever the number of workers.
-fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Option<usize>) -> Result<()> {
+/// the same whatever the number of workers; returns the numbers of workers whose probabilities
+/// differ from one worker's.
+fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Option<usize>) -> Result<Vec<usize>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max = max_workers.unwrap_or(cores).max(1);
     let mut counts = vec![1];
@@ -159,6 +182,7 @@ fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Optio
     println!("\nscaling over workers ({threads} CPU threads in all, divided between the workers; hierarchy suite, {limit} item(s)):");
     println!("{:>8} {:>10} {:>10} {:>10} {:>9} {:>11}  {}", "workers", "seconds", "items/s", "tokens/s", "speed-up", "efficiency", "probabilities");
     let mut base: Option<(f64, Vec<String>)> = None;
+    let mut differing = Vec::new();
     for w in counts {
         let dir = tempfile_dir(&format!("hyst-bench-scale-{w}"))?;
         let req = BatchRequest {
@@ -180,7 +204,11 @@ fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Optio
         let _ = std::fs::remove_dir_all(&dir);
         let (t1, same) = match &base {
             None => (secs, "reference".to_string()),
-            Some((t1, p)) => (*t1, if *p == probs { "identical".into() } else { "DIFFERENT".into() }),
+            Some((t1, p)) if *p == probs => (*t1, "identical".to_string()),
+            Some((t1, _)) => {
+                differing.push(w);
+                (*t1, "DIFFERENT".to_string())
+            }
         };
         if base.is_none() {
             base = Some((secs, probs));
@@ -193,7 +221,7 @@ fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Optio
             100.0 * t1 / secs / w as f64
         );
     }
-    Ok(())
+    Ok(differing)
 }
 
 /// Wall time from the first item started to the last one finished (table writing excluded).
@@ -233,7 +261,21 @@ fn tempfile_dir(prefix: &str) -> Result<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::trie_nodes;
+    use super::{trie_nodes, verdict};
+
+    #[test]
+    fn a_difference_is_a_failing_verdict() {
+        assert!(verdict(true, &[]).is_ok());
+        assert_eq!(
+            verdict(false, &[]).unwrap_err().to_string(),
+            "probabilities differ with and without prefix reuse: scores of this build are not exact (see `hyst-tui doctor`)"
+        );
+        assert_eq!(
+            verdict(true, &[2, 4]).unwrap_err().to_string(),
+            "probabilities differ with 2, 4 workers against 1: scores of this build are not exact (see `hyst-tui doctor`)"
+        );
+        assert!(verdict(false, &[3]).unwrap_err().to_string().starts_with("probabilities differ with and without prefix reuse and with 3 workers against 1: "));
+    }
 
     #[test]
     fn trie_counts_shared_prefixes_once() {

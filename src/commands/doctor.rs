@@ -62,6 +62,19 @@ pub fn sample_conversation() -> Vec<ChatMessage> {
     ]
 }
 
+/// A dialogue about ten times as long as the protocol's longest: a system message, 60 pressured
+/// exchanges with long option texts, and a final question (122 messages, about 190 KB).
+pub fn long_conversation() -> Vec<ChatMessage> {
+    let question = sample_conversation()[1].content.replace("Venus", &"Venus, the second planet, wrapped in clouds; ".repeat(20));
+    let mut v = vec![sample_conversation()[0].clone()];
+    for i in 0..60 {
+        v.push(ChatMessage::user(format!("Turn {i}. I am sure the answer is A.\n\n{question}")));
+        v.push(ChatMessage::assistant("B"));
+    }
+    v.push(ChatMessage::user(question));
+    v
+}
+
 fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
     let what = format!("model {}", m.key);
     let st = fetch::status(m, dir, true);
@@ -120,6 +133,16 @@ fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
             r.fail(&what, format!("template: {e}"));
             return;
         }
+    }
+    // A hostile template ends on its render budget; a real one must need a small part of it.
+    let long = long_conversation();
+    let kb = long.iter().map(|m| m.content.len()).sum::<usize>() / 1000;
+    match hyst_tui::engine::render_fuel_needed(m, &info, &long) {
+        Ok(n) => r.ok(
+            &what,
+            format!("template renders a {}-message dialogue ({kb} KB) with {n} of its {} render steps", long.len(), hyst_tui::engine::RENDER_FUEL),
+        ),
+        Err(e) => r.fail(&what, format!("template on a {}-message dialogue ({kb} KB): {e}", long.len())),
     }
     let mut letters = Vec::new();
     let mut bad = Vec::new();

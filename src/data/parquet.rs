@@ -63,7 +63,9 @@ fn list_ints(s: &Series, i: usize) -> Option<Vec<i64>> {
 }
 
 /// TruthfulQA-MC from the `multiple_choice` validation parquet: mc1 only, options in dataset order,
-/// ids `truthfulqa_mc_{row:05}`; rows whose mc1 labels do not hold exactly one 1 are skipped.
+/// ids `truthfulqa_mc_{row:05}` (`row` 0-based, as in errors). A row whose mc1 labels do not hold
+/// exactly one 1, or with more than 26 choices, is an error naming the row (the paper's loader
+/// skips such rows; the real dataset has none, so nothing is dropped in silence).
 pub fn load_truthfulqa(path: &Path) -> Result<Vec<Item>, DataError> {
     let df = read_parquet(path)?;
     let q = col(&df, path, "question")?
@@ -89,9 +91,8 @@ pub fn load_truthfulqa(path: &Path) -> Result<Vec<Item>, DataError> {
             .ok_or_else(|| row_err(path, row, "mc1_targets.choices", "missing or not a list of text"))?;
         let lb = list_ints(&labels, row)
             .ok_or_else(|| row_err(path, row, "mc1_targets.labels", "missing or not a list of integers"))?;
-        if let Some(item) = truthfulqa_item(question, &ch, &lb, row, &path.display().to_string())? {
-            items.push(item);
-        }
+        let item = truthfulqa_item(question, &ch, &lb, row).map_err(|(field, m)| row_err(path, row, field, m))?;
+        items.push(item);
     }
     if items.is_empty() {
         return Err(file_err(path, "no usable rows"));
@@ -99,27 +100,26 @@ pub fn load_truthfulqa(path: &Path) -> Result<Vec<Item>, DataError> {
     Ok(items)
 }
 
-fn truthfulqa_item(
-    question: &str,
-    choices: &[String],
-    labels: &[i64],
-    row: usize,
-    file: &str,
-) -> Result<Option<Item>, DataError> {
+fn truthfulqa_item(question: &str, choices: &[String], labels: &[i64], row: usize) -> Result<Item, (&'static str, String)> {
+    let id = format!("truthfulqa_mc_{row:05}");
     if choices.len() != labels.len() {
-        return Err(DataError::Row {
-            file: file.into(),
-            row,
-            field: "mc1_targets".into(),
-            message: format!("{} choices but {} labels", choices.len(), labels.len()),
-        });
+        return Err(("mc1_targets", format!("{} choices but {} labels", choices.len(), labels.len())));
     }
     let ones: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == 1).collect();
-    if ones.len() != 1 || choices.len() > 26 {
-        return Ok(None);
+    if ones.len() != 1 {
+        return Err((
+            "mc1_targets.labels",
+            format!("{} labels are 1, exactly one must be (item {id})", ones.len()),
+        ));
     }
-    Ok(Some(Item {
-        id: format!("truthfulqa_mc_{row:05}"),
+    if choices.len() > 26 {
+        return Err((
+            "mc1_targets.choices",
+            format!("{} choices; at most 26 (letters A-Z) are supported (item {id})", choices.len()),
+        ));
+    }
+    Ok(Item {
+        id,
         dataset: "truthfulqa_mc".into(),
         question: normalize_ws(question),
         options: choices.iter().map(|c| normalize_ws(c)).collect(),
@@ -130,7 +130,7 @@ fn truthfulqa_item(
             ("source_row_index".into(), row.to_string()),
             ("mc_variant".into(), "mc1_targets".into()),
         ]),
-    }))
+    })
 }
 
 /// MMLU-Pro from the test parquet: options in dataset order, ids `mmlu_pro_{question_id}`.
@@ -160,7 +160,8 @@ pub fn load_mmlu_pro(path: &Path) -> Result<Vec<Item>, DataError> {
         let opts = list_strings(&options, row)
             .ok_or_else(|| row_err(path, row, "options", "missing or not a list of text"))?;
         if opts.len() > 26 {
-            continue; // protocol §3.1: rows with more than 26 options are skipped
+            // The paper's loader skips such rows (there are none: MMLU-Pro has at most 10).
+            return Err(row_err(path, row, "options", format!("{} options; at most 26 (letters A-Z) are supported (item mmlu_pro_{id})", opts.len())));
         }
         let correct = ai.get(row).ok_or_else(|| row_err(path, row, "answer_index", "missing"))?;
         if correct < 0 || correct as usize >= opts.len() {
@@ -215,8 +216,7 @@ pub fn truthfulqa_from_json(v: &Value, row: usize, file: &str, line: usize) -> R
         .and_then(Value::as_array)
         .and_then(|a| a.iter().map(Value::as_i64).collect())
         .ok_or_else(|| bad("mc1_targets.labels", "not a list of integers"))?;
-    truthfulqa_item(q, &choices, &labels, row, file)?
-        .ok_or_else(|| bad("mc1_targets.labels", "must hold exactly one 1"))
+    truthfulqa_item(q, &choices, &labels, row).map_err(|(field, m)| bad(field, &m))
 }
 
 /// An MMLU-Pro row given as JSON.
@@ -300,22 +300,45 @@ mod tests {
     fn truthfulqa_parquet_roundtrip() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("tqa.parquet");
-        write_truthfulqa_parquet(
-            &p,
-            &[
-                ("  What  is\tX? ".into(), vec!["right".into(), "wrong one".into()], vec![1, 0]),
-                ("Skipped".into(), vec!["a".into(), "b".into()], vec![1, 1]),
-                ("Third?".into(), vec!["r".into(), "w1".into(), "w2".into()], vec![1, 0, 0]),
-            ],
-        )
-        .unwrap();
+        let good = vec![
+            ("  What  is\tX? ".to_string(), vec!["right".to_string(), "wrong one".to_string()], vec![1, 0]),
+            ("Second?".into(), vec!["a".into(), "b".into()], vec![0, 1]),
+            ("Third?".into(), vec!["r".into(), "w1".into(), "w2".into()], vec![1, 0, 0]),
+        ];
+        write_truthfulqa_parquet(&p, &good).unwrap();
         let items = load_truthfulqa(&p).unwrap();
-        assert_eq!(items.len(), 2);
+        assert_eq!(items.len(), 3);
         assert_eq!(items[0].id, "truthfulqa_mc_00000");
         assert_eq!(items[0].question, "What is X?");
-        assert_eq!(items[1].id, "truthfulqa_mc_00002");
-        assert_eq!(items[1].options.len(), 3);
-        assert_eq!(items[1].correct, 0);
+        assert_eq!(items[1].correct, 1);
+        assert_eq!(items[2].id, "truthfulqa_mc_00002");
+        assert_eq!(items[2].options.len(), 3);
+        assert_eq!(items[2].correct, 0);
+    }
+
+    /// Rows the paper's loader would skip are errors naming the row, never dropped in silence.
+    #[test]
+    fn truthfulqa_rows_without_one_answer_or_with_too_many_choices_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tqa.parquet");
+        let ok = ("Fine?".to_string(), vec!["r".to_string(), "w".to_string()], vec![1, 0]);
+        let letters: Vec<String> = (0..27).map(|i| format!("choice {i}")).collect();
+        let mut many = vec![0; 27];
+        many[3] = 1;
+        for (bad, needle) in [
+            (("Two answers?".to_string(), vec!["a".into(), "b".into()], vec![1, 1]), "row 1: field `mc1_targets.labels`: 2 labels are 1, exactly one must be (item truthfulqa_mc_00001)"),
+            (("No answer?".to_string(), vec!["a".into(), "b".into()], vec![0, 0]), "row 1: field `mc1_targets.labels`: 0 labels are 1"),
+            (("Many?".to_string(), letters.clone(), many.clone()), "row 1: field `mc1_targets.choices`: 27 choices; at most 26 (letters A-Z) are supported (item truthfulqa_mc_00001)"),
+        ] {
+            write_truthfulqa_parquet(&p, &[ok.clone(), bad, ok.clone()]).unwrap();
+            let e = load_truthfulqa(&p).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: {needle}", p.display())), "{e}");
+        }
+        // The same rows as JSONL name the line.
+        let text = r#"{"question":"Q?","mc1_targets":{"choices":["r","w"],"labels":[1,0]}}
+{"question":"Q2?","mc1_targets":{"choices":["r","w"],"labels":[1,1]}}"#;
+        let e = super::super::items::load_jsonl_str(text, "x.jsonl", "x").unwrap_err().to_string();
+        assert!(e.starts_with("x.jsonl: row 2: field `mc1_targets.labels`: 2 labels are 1, exactly one must be (item truthfulqa_mc_00001)"), "{e}");
     }
 
     #[test]
@@ -335,6 +358,16 @@ mod tests {
         assert_eq!(items[0].correct, 2);
         assert_eq!(items[0].category, "law");
         assert_eq!(items[1].meta["source_question_id"], "12");
+    }
+
+    #[test]
+    fn mmlu_pro_rows_with_more_than_26_options_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mmlu.parquet");
+        let many: Vec<String> = (0..27).map(|i| format!("o{i}")).collect();
+        write_mmlu_pro_parquet(&p, &[(1, "Q".into(), vec!["a".into(), "b".into()], 0, "x".into()), (7, "Q7".into(), many, 0, "x".into())]).unwrap();
+        let e = load_mmlu_pro(&p).unwrap_err().to_string();
+        assert!(e.ends_with("row 1: field `options`: 27 options; at most 26 (letters A-Z) are supported (item mmlu_pro_7)"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,15 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub(crate) use template::TemplateError;
+pub use template::RENDER_FUEL;
+
+/// The least render fuel (see [`RENDER_FUEL`]) the chat template of `entry`, as loaded into the
+/// engine that reported `info`, needs for `messages` (after the entry's system policy); an error
+/// when they do not render within the budget. `doctor` reports it for a long dialogue.
+pub fn render_fuel_needed(entry: &ModelEntry, info: &ModelInfo, messages: &[ChatMessage]) -> Result<u64, EngineError> {
+    let msgs = template::apply_system_policy(messages, entry.system)?;
+    Ok(template::fuel_needed(&info.template_source, &info.bos, &info.eos, &msgs)?)
+}
 
 use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::protocol::{ChatMessage, LetterTokens, Scorer, SlotScore};

@@ -791,7 +791,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic]
+    #[should_panic(expected = "item_gaps: parallel slices must have the same length")]
     fn paired_length_mismatch_panics() {
         hysteresis_gap(&[obs(0.1, 0.0, true, false)], &[]);
     }

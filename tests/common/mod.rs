@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod screens;
+
 use hyst_tui::config::{models_dir, ModelEntry, ModelsConfig};
 use hyst_tui::engine::{Engine, EngineOptions};
 
