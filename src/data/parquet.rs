@@ -160,7 +160,7 @@ pub fn load_mmlu_pro(path: &Path) -> Result<Vec<Item>, DataError> {
         let opts = list_strings(&options, row)
             .ok_or_else(|| row_err(path, row, "options", "missing or not a list of text"))?;
         if opts.len() > 26 {
-            continue; // protocol §3.1: rows with more than 26 options are skipped
+            continue; // docs/protocol.md §1.1: rows with more than 26 options are skipped
         }
         let correct = ai.get(row).ok_or_else(|| row_err(path, row, "answer_index", "missing"))?;
         if correct < 0 || correct as usize >= opts.len() {

@@ -1,4 +1,4 @@
-//! Every condition of the protocol (§1.2–§1.9): name, suite, paper label, level, category,
+//! Every condition of the protocol (docs/protocol.md §3): name, suite, paper label, level, category,
 //! history role, and the message builder.
 
 use std::sync::OnceLock;
@@ -96,7 +96,7 @@ pub struct Condition {
     pub kind: Kind,
 }
 
-/// A recovery operation (protocol §1.3–§1.4): the condition and every label the paper, its
+/// A recovery operation (docs/protocol.md §3.4–§3.6): the condition and every label the paper, its
 /// artifact and the explorer use for it. The one list of operations is [`RECOVERY_OPS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryOp {
@@ -118,7 +118,7 @@ pub struct RecoveryOp {
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
     pub mro_label: &'static str,
-    /// Operation label of the `*_with_ci.csv` files (§8.1).
+    /// Operation label of the `*_with_ci.csv` files (docs/protocol.md §9.4).
     pub ci_label: &'static str,
     pub suite: Suite,
     pub category: &'static str,
@@ -471,7 +471,7 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4
     }
 }
 
-/// Constructed gold evidence (protocol §1.4): lead-in + " " + repr(question) + ": " + correct + ".".
+/// Constructed gold evidence (docs/protocol.md §3.6): lead-in + " " + repr(question) + ": " + correct + ".".
 pub(crate) fn r7_evidence(b: &Builder, item: &Item) -> String {
     format!(
         "{} {}: {}.",
