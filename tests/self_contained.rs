@@ -75,11 +75,12 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
         let path = e.path();
         let name = e.file_name();
         let name = name.to_string_lossy();
+        // `.git` is a directory in a clone and a file in a worktree: skip it either way.
+        if dir == root && [".git", "target", ".hyst-cache"].contains(&name.as_ref()) {
+            continue;
+        }
         let ft = e.file_type().expect("file type");
         if ft.is_dir() {
-            if dir == root && [".git", "target", ".hyst-cache"].contains(&name.as_ref()) {
-                continue;
-            }
             walk(root, &path, out);
         } else if ft.is_file() {
             let rel = path.strip_prefix(root).expect("inside the root");
