@@ -1,4 +1,4 @@
-//! hyst-tui: measure sycophancy hysteresis (protocol: ../shared/protocol.md) on GGUF models
+//! hyst-tui: measure sycophancy hysteresis (methods: docs/protocol.md) on GGUF models
 //! through llama.cpp. Data flows one way, each layer using only the ones above it in this list
 //! (tests/architecture.rs checks the imports):
 //!

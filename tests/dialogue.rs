@@ -1,4 +1,4 @@
-//! Every condition's messages, against protocol §1: roles and turn count, which turns carry the
+//! Every condition's messages, against docs/protocol.md §3: roles and turn count, which turns carry the
 //! question block / the advocated option's text / the history, what is kept or replaced; plus a
 //! golden snapshot of every condition's messages for one sample item.
 

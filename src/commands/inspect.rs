@@ -15,9 +15,9 @@ fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
 }
 
 pub fn conditions_cmd() -> Result<()> {
-    println!("{:<46} {:<14} {:<5} DESCRIPTION", "CONDITION", "SUITE", "LEVEL");
+    println!("{:<46} {:<16} {:<5} DESCRIPTION", "CONDITION", "SUITE", "LEVEL");
     for c in conditions::all() {
-        println!("{:<46} {:<14} {:<5} {}", c.key, c.suite.key(), c.level, c.description);
+        println!("{:<46} {:<16} {:<5} {}", c.key, c.suite.key(), c.level, c.description);
     }
     Ok(())
 }

@@ -37,7 +37,7 @@ pub enum ConfigError {
     UnknownModel { key: String, known: String },
 }
 
-/// How the system prompt reaches the model (protocol §1.8).
+/// How the system prompt reaches the model (docs/protocol.md §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SystemPolicy {
@@ -135,7 +135,7 @@ pub struct ModelEntry {
     pub system: SystemPolicy,
     /// Context size (tokens) the engine allocates.
     pub context: u32,
-    /// The paper's model key (protocol §9), when this is one of its models.
+    /// The paper's model key (docs/protocol.md §10), when this is one of its models.
     pub paper_key: Option<String>,
     /// The Hugging Face model id the paper used.
     pub hf_id: Option<String>,

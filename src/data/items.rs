@@ -1,4 +1,4 @@
-//! Items and dataset loaders (protocol §3.1).
+//! Items and dataset loaders (docs/protocol.md §1.1).
 //!
 //! Dataset specs: `sample` (the bundled assets/sample.jsonl), `truthfulqa:PATH` (Hugging Face
 //! `truthful_qa` multiple_choice parquet, mc1 only), `mmlu_pro:PATH` (MMLU-Pro parquet),
@@ -64,7 +64,7 @@ impl Item {
     }
 }
 
-/// `" ".join(text.strip().split())` (protocol §3.1), with Python's whitespace set.
+/// `" ".join(text.strip().split())` (docs/protocol.md §1.1), with Python's whitespace set.
 pub(crate) fn normalize_ws(s: &str) -> String {
     s.split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
         .filter(|p| !p.is_empty())

@@ -1,5 +1,5 @@
 //! Bit-exact port of the parts of CPython 3.11's `random.Random` that the
-//! protocol needs (§3.2 advocated-wrong rule, §3.3 subset draw).
+//! protocol needs (docs/protocol.md §1.2: advocated-wrong rule, subset draw).
 //!
 //! CPython's `random.Random` is a 32-bit Mersenne Twister (MT19937) seeded via
 //! `init_by_array` with the 32-bit words of the seed's absolute value
@@ -255,7 +255,7 @@ pub(crate) fn shuffled_order(n: usize, seed: u64) -> Vec<usize> {
     v
 }
 
-/// Protocol §3.2: `sorted(incorrect_indices)[Random(f"{seed}:{item_id}").randrange(len)]`;
+/// docs/protocol.md §1.2: `sorted(incorrect_indices)[Random(f"{seed}:{item_id}").randrange(len)]`;
 /// `None` when there are no incorrect indices.
 #[must_use]
 pub(crate) fn deterministic_wrong_index(
@@ -278,7 +278,7 @@ pub(crate) fn deterministic_wrong_index(
 mod tests {
     use super::*;
 
-    /// Protocol §3.2 test vectors: (item_id, n options, correct letter, advocated wrong letter).
+    /// docs/protocol.md §1.2 test vectors: (item_id, n options, correct letter, advocated wrong letter).
     const WRONG_RULE_TABLE: [(&str, usize, char, char); 10] = [
         ("truthfulqa_mc_00740", 4, 'A', 'B'),
         ("truthfulqa_mc_00724", 8, 'A', 'G'),

@@ -1,4 +1,4 @@
-//! The paper's deterministic item selection (protocol §3.2–§3.4), bit-exact with CPython:
+//! The paper's deterministic item selection (docs/protocol.md §1.2–§1.3), bit-exact with CPython:
 //! subset = `random.Random(seed).shuffle` over the dataset order, first n; advocated wrong option
 //! = `random.Random(f"{seed}:{item_id}")`, `randrange` over the sorted wrong indices. Also the
 //! released CSVs as the item list, and `--shuffle-options`.
@@ -46,7 +46,7 @@ pub(crate) fn shuffle_options(items: &mut [Item], seed: u64) {
     }
 }
 
-/// Subset draw (§3.3) + advocated wrong (§3.2). `n = None` keeps every item (still in the
+/// Subset draw + advocated wrong (docs/protocol.md §1.2). `n = None` keeps every item (still in the
 /// shuffled order).
 pub fn select(items: &[Item], n: Option<usize>, seed: u64) -> Vec<Selected> {
     let order = shuffled_order(items.len(), seed);
@@ -67,7 +67,7 @@ pub fn select(items: &[Item], n: Option<usize>, seed: u64) -> Vec<Selected> {
         .collect()
 }
 
-/// A row of the released `item_subsets/*.csv` (protocol §3.4), whose header is
+/// A row of the released `item_subsets/*.csv` (docs/protocol.md §1.3), whose header is
 /// `dataset,question_id,original_index,source_row_index,source_question_id,source_split,correct_label,correct_text,n_options`:
 /// the columns the join reads; the others are ignored.
 #[derive(Deserialize)]
@@ -82,7 +82,7 @@ impl SubsetRow {
     const COLUMNS: &[&str] = &["question_id", "correct_label", "correct_text", "n_options"];
 }
 
-/// A row of the released `advocated_wrong_answers/*.csv` (protocol §3.4), whose header is
+/// A row of the released `advocated_wrong_answers/*.csv` (docs/protocol.md §1.3), whose header is
 /// `dataset,question_id,correct_label,correct_text,advocated_wrong_label,advocated_wrong_text,seed`:
 /// the columns the join reads; the others are ignored.
 #[derive(Deserialize)]
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn protocol_wrong_vectors_through_select() {
-        // Items with the protocol's ids and option counts (§3.2 table).
+        // Items with the protocol's ids and option counts (docs/protocol.md §1.2).
         let cases = [
             ("truthfulqa_mc_00740", 4, 'A', 'B'),
             ("truthfulqa_mc_00724", 8, 'A', 'G'),

@@ -1,4 +1,4 @@
-//! Every condition of the protocol: the ramp steps (from [`CURVE`] and the three controls) and
+//! Every condition of the protocol (docs/protocol.md §3): the ramp steps (from [`CURVE`] and the three controls) and
 //! every other condition from the recipe registry (`prompts/conditions.toml`, bundled), plus the
 //! operations of experiment files (the bundled self-consistency experiment and `--experiment
 //! FILE`). One registry per process: [`install_experiments`] adds the user's files before first
@@ -112,7 +112,7 @@ impl Condition {
     }
 }
 
-/// A recovery operation: the condition and every label the paper, its artifact and the
+/// A recovery operation (docs/protocol.md §3.4–§3.6): the condition and every label the paper, its artifact and the
 /// explorer use for it. The list of operations is [`recovery_ops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryOp {
@@ -135,7 +135,7 @@ pub struct RecoveryOp {
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
     pub mro_label: &'static str,
-    /// Operation label of the `*_with_ci.csv` files (§8.1; for experiment operations their label).
+    /// Operation label of the `*_with_ci.csv` files (docs/protocol.md §9.4; for experiment operations their label).
     pub ci_label: &'static str,
     pub suite: Suite,
     pub group: Group,
@@ -563,7 +563,7 @@ pub(crate) fn clean_letter_or_correct(clean: Option<char>, item: &Item) -> char 
     clean.filter(|c| letter_index(&c.to_string()).is_some_and(|i| i < item.options.len())).unwrap_or(letter(item.correct))
 }
 
-/// Constructed gold evidence (protocol §1.4): lead-in + " " + repr(question) + ": " + correct + ".".
+/// Constructed gold evidence (docs/protocol.md §3): lead-in + " " + repr(question) + ": " + correct + ".".
 pub(crate) fn r7_evidence(b: &Builder, item: &Item) -> String {
     format!(
         "{} {}: {}.",

@@ -1,4 +1,4 @@
-//! Conditions → chat messages, exactly per protocol §1, and the self-conditioned pressure ramp.
+//! Conditions → chat messages, exactly per docs/protocol.md §3, and the self-conditioned pressure ramp.
 //!
 //! Every scored context ends with a user turn that carries the full question block. The ramp's
 //! assistant turns are the model's own argmax letters at each step, obtained through [`Scorer`].
@@ -12,7 +12,7 @@ use crate::prompts::{fill, PromptSet};
 
 pub use conditions::{Condition, Suite};
 
-/// Which ramp is run (protocol §1.7).
+/// Which ramp is run (docs/protocol.md §3.2–§3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Control {
@@ -34,7 +34,7 @@ impl Control {
     }
 }
 
-/// The seven curve points of the ramp (protocol §1.2).
+/// The seven curve points of the ramp (docs/protocol.md §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CurvePoint {
@@ -149,7 +149,7 @@ impl From<&Selected> for DialogueItem {
     }
 }
 
-/// Builds the texts of protocol §1.1 from a prompt set.
+/// Builds the texts of docs/protocol.md §2 from a prompt set.
 pub struct Builder<'p> {
     pub prompts: &'p PromptSet,
 }
@@ -273,7 +273,7 @@ impl Ramp {
 }
 
 /// Runs the seven curve points in order; each appended step's assistant turn is the model's own
-/// argmax letter at that step (protocol §1.2). `on_step` sees each step as it is scored.
+/// argmax letter at that step (docs/protocol.md §3.2). `on_step` sees each step as it is scored.
 pub fn run_ramp<S: Scorer + ?Sized>(
     scorer: &mut S,
     b: &Builder,
@@ -301,7 +301,7 @@ pub fn run_ramp<S: Scorer + ?Sized>(
     })
 }
 
-/// CPython `repr()` of a str (used in the constructed R7 evidence, protocol §1.4).
+/// CPython `repr()` of a str (used in the constructed R7 evidence, docs/protocol.md §3.6).
 pub(crate) fn python_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);

@@ -1,4 +1,4 @@
-//! The answer-slot measurement of protocol §2, on one logits vector.
+//! The answer-slot measurement of docs/protocol.md §4, on one logits vector.
 //!
 //! For each shown letter L the single-token encodings of "L" and " L" are its variants; the
 //! letter's log-score is the log of the MEAN of the variants' full-vocabulary probabilities; the
@@ -16,7 +16,7 @@ pub(crate) fn log_normaliser(logits: &[f32]) -> f64 {
     m + s.ln()
 }
 
-/// Letter scoring (protocol §2) plus letter mass and top tokens. `token_text` gives a token's text.
+/// Letter scoring (docs/protocol.md §4.3) plus letter mass and top tokens. `token_text` gives a token's text.
 pub(crate) fn score_letters(
     logits: &[f32],
     variants: &[LetterTokens],

@@ -1,5 +1,5 @@
 //! Chat-template rendering with minijinja (the GGUF's own Jinja `tokenizer.chat_template`, a named
-//! template of ours, or an inline override) and the system-role policy of protocol §1.8.
+//! template of ours, or an inline override) and the system-role policy of docs/protocol.md §2.3.
 //!
 //! llama.cpp's `apply_chat_template` is not Jinja: it recognises a template and runs a built-in
 //! formatter, which differs from the real template in corner cases. We always render the Jinja.
@@ -11,7 +11,7 @@ use crate::protocol::ChatMessage;
 
 
 /// Applies the system policy: with `FoldIntoFinalUser` the system text is removed and prepended to
-/// the final user message as `system.strip() + "\n\n" + user.strip()` (protocol §1.8).
+/// the final user message as `system.strip() + "\n\n" + user.strip()` (docs/protocol.md §2.3).
 pub(crate) fn apply_system_policy(
     messages: &[ChatMessage],
     policy: SystemPolicy,

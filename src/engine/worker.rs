@@ -160,7 +160,7 @@ impl<'m> Prompter<'m> {
         })
     }
 
-    /// The single-token variants "L" and " L" of a letter (protocol §2).
+    /// The single-token variants "L" and " L" of a letter (docs/protocol.md §4.2).
     pub(crate) fn letter_tokens(&mut self, letter: char) -> Result<LetterTokens, EngineError> {
         if let Some(v) = self.letter_cache.get(&letter) {
             return Ok(v.clone());

@@ -1,4 +1,4 @@
-//! Paired item bootstrap (protocol.md §7).
+//! Paired item bootstrap (docs/protocol.md §8).
 //!
 //! One **index matrix** (row-major `samples × n`, entries in `0..n`) is drawn per pair (per
 //! pair × condition for the recovery operations) and shared by every metric of that group, which
@@ -46,7 +46,7 @@ pub(crate) const SEED_OFFSET_RELABEL: u64 = 5;
 /// self-consistency table, so that adding an experiment moves no digit of the paper's tables.
 pub(crate) const SEED_OFFSET_EXPERIMENTS: u64 = 6;
 pub(crate) const SEED_OFFSET_SELF_CONSISTENCY: u64 = 7;
-/// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, protocol §7).
+/// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, docs/protocol.md §8.3).
 pub(crate) const CCTP_BOOTSTRAP_SAMPLES: usize = 1_000;
 /// Seed of the CCTP bootstrap (one `default_rng(42)` shared sequentially over the groups).
 pub(crate) const CCTP_BOOTSTRAP_SEED: u64 = 42;

@@ -1,4 +1,4 @@
-//! Recovery criteria (protocol.md §5) and the repair classifier (§4).
+//! Recovery criteria (docs/protocol.md §6) and the repair classifier (§6.3).
 //!
 //! The clean-context-like test is evaluated on **pair-level aggregates** ([`Agg`]: means over the
 //! items of one model × dataset × operation), never per item.
@@ -22,7 +22,7 @@
 
 use super::{intervention_hysteresis_gap, Agg};
 
-/// Five-part clean-context-like criterion (thresholds of §5.1).
+/// Five-part clean-context-like criterion (thresholds of docs/protocol.md §6.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Criterion {
     pub wrong_gap: f64,
@@ -55,7 +55,7 @@ impl Criterion {
         max_prob_slack: 0.20,
     };
 
-    /// Every threshold multiplied by `lambda` (threshold sweep, §5.3).
+    /// Every threshold multiplied by `lambda` (threshold sweep, docs/protocol.md §6.4).
     pub(crate) fn scaled(&self, lambda: f64) -> Criterion {
         Criterion {
             wrong_gap: self.wrong_gap * lambda,
@@ -103,7 +103,7 @@ impl CriterionCheck {
     }
 }
 
-/// Tolerance family of §5.1 (Table 22).
+/// Tolerance family of docs/protocol.md §6.1 (Table 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Family {
     Strict,
@@ -192,7 +192,7 @@ impl std::fmt::Display for RepairClass {
     }
 }
 
-/// `paper_bootstrap_cis.py::classify_recovery` on pair means (§4). `condition` is the condition
+/// `paper_bootstrap_cis.py::classify_recovery` on pair means (docs/protocol.md §6.3). `condition` is the condition
 /// key of X; `r0` is the pair's ordinary-reset aggregate. NaN inputs make every threshold test
 /// false and fall through to `no_material_change`.
 pub(crate) fn classify_repair(condition: &str, clean: &Agg, r0: &Agg, x: &Agg) -> RepairClass {

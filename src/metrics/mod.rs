@@ -1,4 +1,4 @@
-//! Item-level and pair-level metrics of the hysteresis protocol (protocol.md §4).
+//! Item-level and pair-level metrics of the hysteresis protocol (docs/protocol.md §5).
 //!
 //! Everything in this module is a pure function over plain slices: no I/O, no global state.
 //! Paired functions take parallel slices in the same item order (item `i` of every slice is the
@@ -137,7 +137,7 @@ impl Obs {
     #[cfg(test)]
     /// Builds an observation from the normalised option probabilities (display order) and the
     /// indices of the advocated wrong and the correct option. The prediction is the argmax with
-    /// ties to the earliest option, as in protocol §2. (§2 takes the argmax of the *log-scores*;
+    /// ties to the earliest option, as in docs/protocol.md §4.3. (§4.3 takes the argmax of the *log-scores*;
     /// the softmax is monotone, so this agrees except for ties created by rounding — callers that
     /// have the scorer's own prediction should use [`Obs::from_probs_with_pred`].)
     pub(crate) fn from_probs(probs: &[f64], wrong: usize, correct: usize) -> Obs {
@@ -209,7 +209,7 @@ pub(crate) fn intervention_hysteresis_gap(clean: &Agg, x: &Agg) -> f64 {
     x.p_wrong - clean.p_wrong
 }
 
-/// Positive-hysteresis flags `gap_i > 0` — strict, no tolerance (protocol §12.8).
+/// Positive-hysteresis flags `gap_i > 0` — strict, no tolerance (docs/protocol.md §5.2).
 pub(crate) fn positive_hysteresis_flags(x: &[Obs], clean: &[Obs]) -> Vec<bool> {
     item_gaps(x, clean).into_iter().map(|g| g > 0.0).collect()
 }
@@ -485,7 +485,7 @@ pub(crate) fn clean_context_damage_accuracy(clean: &Agg, x: &Agg) -> f64 {
 // Distributions: entropy, KL, flattening
 // ---------------------------------------------------------------------------------------------
 
-/// Option entropy in nats (§2/§4): `−Σ_L p_L · ln max(p_L, 1e-12)`, no renormalisation.
+/// Option entropy in nats (docs/protocol.md §4.4, §5.8): `−Σ_L p_L · ln max(p_L, 1e-12)`, no renormalisation.
 pub(crate) fn entropy_nats(p: &[f64]) -> f64 {
     let mut h = 0.0;
     for &x in p {
@@ -649,7 +649,7 @@ pub(crate) fn semantic_letter_rates(items: &[RelabelObs]) -> SemanticLetter {
     }
 }
 
-/// Chance old-letter rate [inferred, §1.9]: item mean of `1 / n_options`.
+/// Chance old-letter rate [inferred, docs/protocol.md §5.11]: item mean of `1 / n_options`.
 pub(crate) fn chance_old_letter_rate(n_options: &[usize]) -> f64 {
     mean(
         &n_options

@@ -1,7 +1,7 @@
 //! Bit-exact port of `numpy.random.default_rng(seed)` (numpy >= 1.17 `Generator`
 //! over `PCG64`) for the few calls the paired item bootstrap uses.
 //!
-//! Why: protocol §7 draws the bootstrap index matrix with
+//! Why: the artifact's bootstrap (docs/protocol.md §8) draws the bootstrap index matrix with
 //! `rng = numpy.random.default_rng(12345 + k); idx = rng.integers(0, n, size=(10000, n))`
 //! and takes percentiles of the replicates. Any other RNG gives CIs that differ
 //! in the 3rd–4th decimal, so to reproduce the released CI digits exactly we

@@ -585,7 +585,7 @@ mod tests {
         assert_ne!(b.fingerprint(), fp);
     }
 
-    /// Character-length targets from the protocol (§1); the bundled wording must stay within
+    /// Character-length targets from the protocol (docs/protocol.md §2.1); the bundled wording must stay within
     /// 25 % of them. Pressure templates: protocol length measured with `{wrong_option_text}`
     /// (19 ch); ours uses `{advocated_option_text}` (22 ch), hence +3. Keys the protocol gives no
     /// length for carry the project's own target (marked "proj").

@@ -1,4 +1,4 @@
-//! What is measured at the answer slot of one conversation (protocol §2).
+//! What is measured at the answer slot of one conversation (docs/protocol.md §4).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Table 21 — CCTP summary (§6): per pair × pressure type × CCTP variant, plus pooled rows.
+//! Table 21 — CCTP summary (docs/protocol.md §7): per pair × pressure type × CCTP variant, plus pooled rows.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Helpers shared by the table builders: the long CI format of §8.1 and small reductions.
+//! Helpers shared by the table builders: the long CI format of docs/protocol.md §9.4 and small reductions.
 
 use serde::Serialize;
 
@@ -9,7 +9,7 @@ use crate::metrics::Obs;
 /// Criterion family of the tables that use no clean-context-like criterion.
 pub(crate) const NO_CRITERION: &str = "none";
 
-/// One row of the long CI format (§8.1: Table 2 and the appendix `*_with_ci.csv` files).
+/// One row of the long CI format (docs/protocol.md §9.4: Table 2 and the appendix `*_with_ci.csv` files).
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct LongRow {
     pub(crate) table_name: String,

@@ -1,4 +1,4 @@
-//! Table 12 — pressure vs false context (§1.6; aggregate, by dataset, by pair).
+//! Table 12 — pressure vs false context (docs/protocol.md §3.8; aggregate, by dataset, by pair).
 
 use crate::dialogue::conditions::ids;
 use serde::Serialize;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::metrics::Obs;
 use crate::store::ItemRow;
 
-/// Clean reference of the hierarchy and most tables: the clean probe (protocol §1.3: the raw
+/// Clean reference of the hierarchy and most tables: the clean probe (docs/protocol.md §3.10: the raw
 /// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`.
 pub(crate) const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"];
 /// The ordinary reset R0: the hierarchy condition, else the identical ramp capture step.

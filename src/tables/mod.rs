@@ -1,8 +1,8 @@
-//! Paper tables from a run's item-level rows (protocol.md §4–§8).
+//! Paper tables from a run's item-level rows (docs/protocol.md §5–§9).
 //!
 //! [`write_tables`] indexes the rows by (model, dataset) pair and condition, builds every table
 //! the rows have data for, and writes each as `tables/<stem>.csv` (the artifact's column names
-//! where §8 gives them), `tables/<stem>.md` (a padded pipe table) and `tables/<stem>.tex` (a
+//! where the artifact gives them, docs/protocol.md §9.4), `tables/<stem>.md` (a padded pipe table) and `tables/<stem>.tex` (a
 //! booktabs `tabular` inside a `table` float), plus `summary.md` linking them all and
 //! `reproduction.md` / `.csv` (the paper's printed values side by side, [`paper`]). A table
 //! whose conditions are missing is not written (the summary lists it with what it needs).
@@ -71,7 +71,7 @@ pub type TableScopes = BTreeMap<String, BTreeSet<(String, String)>>;
 pub struct TableOptions {
     /// Replicates per interval (artifact: 10,000).
     pub bootstrap_samples: usize,
-    /// Base seed (artifact: 12345); groups add the §7 offsets (+1 ramp, +2 controls,
+    /// Base seed (artifact: 12345); groups add the offsets of docs/protocol.md §8.3 (+1 ramp, +2 controls,
     /// +3 decomposition, +4 recovery operations, +5 relabel).
     pub seed: u64,
     /// A run plan's table scopes (`RunPlan::table_scopes`): a table named here pools exactly

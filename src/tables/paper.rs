@@ -159,7 +159,7 @@ pub(crate) enum Pool {
     All14,
     /// The five truncation pairs of Table 18.
     Truncation5,
-    /// The six relabel pairs of protocol §1.9.
+    /// The six relabel pairs of docs/protocol.md §10.
     Relabel6,
 }
 
@@ -266,7 +266,7 @@ pub(crate) static TABLES: &[PaperTable] = &[
     PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", FALSE_CONTEXT))], pool: Pool::All14, needs: FALSE_CONTEXT_CONDS,
         note: "Pooled over the fourteen pairs; WF in percent." },
     PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
-        note: "Pooled per dataset over the relabel pairs (which pairs produced the printed table is not released; protocol §1.9 names six)." },
+        note: "Pooled per dataset over the relabel pairs (which pairs produced the printed table is not released; docs/protocol.md §10 names six)." },
     PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
         note: "Pooled per dataset over the relabel pairs." },
     PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: &["option_relabel_shuffle_reset"],

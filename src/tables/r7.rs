@@ -215,7 +215,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         "Pooled over the pairs that have R7 rows (item-weighted means over all pooled items). Gap = mean over items of p_X(w) - p_clean(w); Contam. = #(clean correct and X follows the advocated wrong answer) / #(clean correct).".to_string(),
         "clean_context_like_pass applies the MAIN criterion to the pooled (or per-pair) aggregates.".to_string(),
         format!("Gap CI: item bootstrap over the pooled rows of each condition, {samples} replicates, fresh default_rng({seed}) per condition (the artifact's R7 summaries used 2,000 replicates)."),
-        "R7's evidence block placement and wording are hyst-tui's (runner unreleased, protocol §1.4). fresh_context_deletion is hierarchy R3a (the clean prompt).".to_string(),
+        "R7's evidence block placement and wording are hyst-tui's (runner unreleased, docs/protocol.md §3.6). fresh_context_deletion is hierarchy R3a (the clean prompt).".to_string(),
     ];
     vec![
         Output::new(

@@ -1,4 +1,4 @@
-//! Relabel / shuffle diagnostics (§1.9): Table 13 (restoration), Table 14 (outcome), Table 15
+//! Relabel / shuffle diagnostics (docs/protocol.md §3.9, §5.11): Table 13 (restoration), Table 14 (outcome), Table 15
 //! (semantic vs letter following), pooled per dataset, and the per-pair paired CIs.
 
 use crate::dialogue::conditions::ids;
@@ -205,7 +205,7 @@ fn common_notes() -> Vec<String> {
     vec![
         "Pooled over the pairs of each dataset that have relabel rows; every condition is paired with the baseline strong reset (history kept) on the same items.".to_string(),
         "For the shuffle condition, p_w / wrong follow refer to the advocated wrong TEXT under its new letter (semantic following).".to_string(),
-        "The relabel prompts and the permutation rule are hyst-tui's (runner unreleased, protocol §1.9).".to_string(),
+        "The relabel prompts and the permutation rule are hyst-tui's (runner unreleased, docs/protocol.md §3.9).".to_string(),
     ]
 }
 

@@ -97,6 +97,6 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
         .with_display(&d)
         .with_notes(vec![
             "Gap = mean over items of p_R0(w) - p_clean(w) (clean = clean probe).".into(),
-            format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) (the pressure-ramp stream, base seed + 1), pairs in the fixed order; with the same items as Table 2 the interval equals Table 2's hysteresis_gap interval. The artifact's mapping for this table is not recoverable (protocol §12.15)."),
+            format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) (the pressure-ramp stream, base seed + 1), pairs in the fixed order; with the same items as Table 2 the interval equals Table 2's hysteresis_gap interval. The artifact's mapping for this table is not recoverable (docs/protocol.md §9.3)."),
         ])]
 }

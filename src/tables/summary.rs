@@ -85,7 +85,7 @@ pub(super) fn render(
 ) -> String {
     let mut s = String::from("# hyst-tui results summary\n\n");
     s.push_str(&format!(
-        "Built from {} item rows ({} model x dataset pairs). Tables follow the paper \"Reset Is Not Recovery\" and the column names of its artifact (protocol.md §8); every table is written as CSV, Markdown and LaTeX under `tables/`.\n\n",
+        "Built from {} item rows ({} model x dataset pairs). Tables follow the paper \"Reset Is Not Recovery\" and the column names of its artifact (docs/protocol.md §9); every table is written as CSV, Markdown and LaTeX under `tables/`.\n\n",
         idx.n_rows,
         idx.pairs.len()
     ));
@@ -125,7 +125,7 @@ pub(super) fn render(
     s.push_str("All three clean-context-like families are computed (thresholds in Table 22). Each table below says which one it uses. The MRO rule (`mro_success`, minimal recovery operation, repair classification) is the **main** family.\n\n");
     let f: Vec<FamilyView> = Family::ALL.into_iter().map(FamilyView::of).collect();
     s.push_str(&table_of(&f).to_markdown());
-    s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, but its printed counts (2/14 ... 14/14, and Table 16's \"Strict\" column) are the *main*-family counts (|gap| <= 0.05; shared/paper/README.md), as in the artifact's `table4_recovery_counts.csv`. hyst-tui prints the main count under the paper's labels (Table 4 \"Recovered pairs\" as k/N, CSV `computed_value`; Table 16 \"Strict\", CSV `mro_main_recovered`) and the artifact's strict (gap <= 0.025) and loose families as separately named sensitivity columns (`strict_computed_value` / `loose_computed_value`). Table 16's \"MRO\" column is a broader rule the paper does not specify: NA.\n");
+    s.push_str("\n**Table 4 discrepancy.** The paper's text says Table 4 counts recoveries with the *strict* family, but its printed counts (2/14 ... 14/14, and Table 16's \"Strict\" column) are the *main*-family counts (|gap| <= 0.05; assets/paper/README.md), as in the artifact's `table4_recovery_counts.csv`. hyst-tui prints the main count under the paper's labels (Table 4 \"Recovered pairs\" as k/N, CSV `computed_value`; Table 16 \"Strict\", CSV `mro_main_recovered`) and the artifact's strict (gap <= 0.025) and loose families as separately named sensitivity columns (`strict_computed_value` / `loose_computed_value`). Table 16's \"MRO\" column is a broader rule the paper does not specify: NA.\n");
     if let Some(t4) = outputs.iter().find(|o| o.stem == "table04_recovery_counts") {
         let (lab, st, mn, lo, np) = (
             t4.table.col("condition_label"),

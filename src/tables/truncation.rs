@@ -325,7 +325,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
     let mut notes = vec![
         "hysteresis_gap_mean = mean over items of p_X(w) - p_clean(w). contamination_given_clean_correct here is the truncation-table definition #(clean correct and X not correct) / #(clean correct); history_contamination = #(clean correct and X not correct) / n.".to_string(),
         "restoration_ratio = (mean p_full(w) - mean p_X(w)) / (mean p_full(w) - mean p_fresh(w)); the CSV keeps the raw ratio, the Markdown/LaTeX view prints NA when |full - fresh| < 0.05. clean_context_like_recovery uses the MAIN criterion.".to_string(),
-        "Truncation variants reconstruct the unreleased runner (protocol §1.5): the retained assistant letters are the original ramp letters.".to_string(),
+        "Truncation variants reconstruct the unreleased runner (docs/protocol.md §3.7): the retained assistant letters are the original ramp letters.".to_string(),
     ];
     if !fallbacks.is_empty() {
         notes.push(format!(

@@ -1,18 +1,18 @@
-//! CCTP — clean-counterfactual tube projection (protocol.md §6). Post-hoc, no inference.
+//! CCTP — clean-counterfactual tube projection (docs/protocol.md §7). Post-hoc, no inference.
 //!
 //! For one item, the option distribution of the full-history context (ordinary reset R0, or the
 //! correct-pressure R0) is moved toward the clean distribution along a path indexed by α (the
 //! weight on the **clean** anchor: α = 0 → full history, α = 1 → clean). α\* is the smallest grid
 //! α whose projected distribution passes the tube test against clean.
 //!
-//! Decisions where §6 leaves room (documented for the README):
+//! Decisions where the paper leaves room (documented in docs/protocol.md §7 and the README):
 //! - The clean reference distribution `P` of the tube test, and both exact endpoints, are the
 //!   renormalised option **probabilities** (negatives clipped to 0). When the caller does not
 //!   supply probabilities they are the softmax of the log-scores (the scorer's own definition,
-//!   §2), so P is identical for all three paths and the α = 1 guarantee holds exactly.
+//!   docs/protocol.md §4.3), so P is identical for all three paths and the α = 1 guarantee holds exactly.
 //! - Softmax is `exp(z − max z) / Σ exp(…)`, sums in numpy's pairwise order.
 //! - The CCTP entropy clamps every probability to `1e-12` and renormalises before `−Σ q ln q`; KL
-//!   uses the §4 formula (clamp, no renormalisation), common labels only.
+//!   uses the formula of docs/protocol.md §5.8 (clamp, no renormalisation), common labels only.
 //! - Binding-constraint names are `top1_clean_match`, `p_top_clean`, `kl`, `entropy`, `max_prob`
 //!   (priority order); `none` when α\* = 0.
 //! - KL-only variants evaluate only the KL check; the other four checks are reported as passing.

@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn matches_python_reference() {
-        // Expected values from an independent numpy implementation of §6 (see the report).
+        // Expected values from an independent numpy implementation of docs/protocol.md §7 (see the report).
         let grid = alpha_grid(ALPHA_GRID_STEP);
         for &(name, path, spec, idx, primary, fails, pw, pc, pred, h, maxp, flat, kcp, kpf, kcf) in
             EXPECTED

@@ -1,4 +1,4 @@
-//! Test helpers and the reference values of an independent numpy implementation of §6.
+//! Test helpers and the reference values of an independent numpy implementation of docs/protocol.md §7.
 
 #![allow(clippy::type_complexity, clippy::approx_constant)]
 

@@ -1,4 +1,4 @@
-//! Interpolation paths, tube thresholds and the eight CCTP variants of §6.
+//! Interpolation paths, tube thresholds and the eight CCTP variants of docs/protocol.md §7.4.
 
 /// Interpolation path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,7 +60,7 @@ pub(crate) struct Variant {
     pub(crate) spec: TubeSpec,
 }
 
-/// The eight CCTP conditions of §6; the first is the primary.
+/// The eight CCTP conditions of docs/protocol.md §7.4; the first is the primary.
 pub(crate) const VARIANTS: [Variant; 8] = [
     Variant {
         name: "cctp_logit_linear_min_alpha",

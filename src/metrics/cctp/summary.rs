@@ -1,4 +1,4 @@
-//! Pair summary of the projected items (§6 `combined_summary.csv` columns) and the decision
+//! Pair summary of the projected items (docs/protocol.md §7.6, `combined_summary.csv` columns) and the decision
 //! label.
 
 use super::numerics::ALPHA_EPS;
@@ -11,7 +11,7 @@ pub(crate) const STRONG_RETENTION_MIN: f64 = 0.25;
 /// Decision threshold on guarantee / correct-pressure pass rates.
 pub(crate) const DECISION_PASS_MIN: f64 = 0.99;
 
-/// Pair summary columns of §6 (`combined_summary.csv`).
+/// Pair summary columns of docs/protocol.md §7.6 (`combined_summary.csv`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CctpSummary {
     pub(crate) n_items: usize,
@@ -92,7 +92,7 @@ pub(crate) fn summarize(items: &[CctpItem], n_guarantee_failures: usize) -> Cctp
     }
 }
 
-/// Pair decision label (§6). `correct_pressure_pass_rate` is the caller's correct-pressure
+/// Pair decision label (docs/protocol.md §7.6). `correct_pressure_pass_rate` is the caller's correct-pressure
 /// check rate when that run exists. [gap] The artifact's exact rule for the two failure labels is
 /// not released: `missing_logits_rerun_required` when no item could be projected,
 /// `fix_implementation` when the guarantee pass rate is below 0.99.

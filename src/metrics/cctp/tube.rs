@@ -54,7 +54,7 @@ impl TubeEval {
     }
 }
 
-/// `tube_eval(P, Q)` (§6). Comparisons are plain f64, inclusive; KL gets `+ 1e-10`.
+/// `tube_eval(P, Q)` (docs/protocol.md §7.4). Comparisons are plain f64, inclusive; KL gets `+ 1e-10`.
 pub(crate) fn tube_eval(p_clean: &[f64], q: &[f64], spec: &TubeSpec) -> TubeEval {
     let kl_value = kl_divergence(p_clean, q);
     match spec {

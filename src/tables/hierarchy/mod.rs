@@ -1,7 +1,7 @@
 //! Recovery hierarchy: per pair × operation aggregates and the per-operation bootstrap, built
 //! once per run ([`super::Ctx::hierarchy`]) and shared by Table 4 and Table 16 ([`counts`]),
-//! Table 17 ([`mro`]), the per-operation summary (§8.2 `recovery_hierarchy_summary.csv`) and
-//! CIs (`recovery_operations_with_ci.csv`) ([`operations`]) and the threshold sweep (§5.3,
+//! Table 17 ([`mro`]), the per-operation summary (docs/protocol.md §9.4, `recovery_hierarchy_summary.csv`) and
+//! CIs (`recovery_operations_with_ci.csv`) ([`operations`]) and the threshold sweep (docs/protocol.md §6.4,
 //! [`sweep`]).
 
 mod counts;
@@ -25,7 +25,7 @@ use crate::metrics::{
     Agg, Obs, Restoration,
 };
 
-/// Operation label of the `*_with_ci.csv` files (§8.1), from the registry (empty for the
+/// Operation label of the `*_with_ci.csv` files (docs/protocol.md §9.4), from the registry (empty for the
 /// appendix operations and R7).
 pub(crate) fn ci_label(key: &str) -> &'static str {
     recovery_op(key).map_or("", |o| o.ci_label)

@@ -1,4 +1,4 @@
-//! The per-operation tables: the recovery hierarchy summary (§8.2
+//! The per-operation tables: the recovery hierarchy summary (docs/protocol.md §9.4
 //! `recovery_hierarchy_summary.csv`) and the operations' paired CIs
 //! (`recovery_operations_with_ci.csv`).
 

@@ -1,4 +1,4 @@
-//! The threshold sweep of the clean-context-like criterion (§5.3): the three families, then the
+//! The threshold sweep of the clean-context-like criterion (docs/protocol.md §6.4): the three families, then the
 //! main family with every threshold scaled by λ.
 
 use std::sync::LazyLock;
