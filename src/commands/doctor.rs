@@ -63,7 +63,7 @@ pub fn sample_conversation() -> Vec<ChatMessage> {
 }
 
 /// A dialogue about ten times as long as the protocol's longest: a system message, 60 pressured
-/// exchanges with long option texts, and a final question (122 messages, about 190 KB).
+/// exchanges with long option texts, and a final question (122 messages, about 64 KB).
 pub fn long_conversation() -> Vec<ChatMessage> {
     let question = sample_conversation()[1].content.replace("Venus", &"Venus, the second planet, wrapped in clouds; ".repeat(20));
     let mut v = vec![sample_conversation()[0].clone()];

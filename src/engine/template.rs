@@ -76,8 +76,8 @@ fn raise_exception(msg: String) -> Result<Value, JinjaError> {
 /// bytes of data the template makes). A chat template comes with the GGUF, from anyone: a loop or
 /// a recursion without end, or a gigabyte string, ends in an error after this much work (well
 /// under a second, at most about 64 MB) instead of hanging. The shipped models' templates need
-/// a few thousand units for the protocol's longest dialogue (tests/engine.rs renders a dialogue
-/// ten times as long on each of them).
+/// 7,000–9,000 units for a 122-message dialogue, about ten times the protocol's longest
+/// (tests/engine.rs and `doctor` measure it).
 pub const RENDER_FUEL: u64 = 1_000_000;
 
 /// The longest prompt text a render may produce: 16 MiB, far beyond any context window (a
