@@ -229,7 +229,7 @@ pub struct SuiteArg(pub Option<Suite>);
 impl ValueEnum for SuiteArg {
     fn value_variants<'a>() -> &'a [Self] {
         static V: OnceLock<Vec<SuiteArg>> = OnceLock::new();
-        V.get_or_init(|| Suite::ALL.iter().map(|s| SuiteArg(Some(*s))).chain([SuiteArg(None)]).collect())
+        V.get_or_init(|| Suite::EVERY.iter().map(|s| SuiteArg(Some(*s))).chain([SuiteArg(None)]).collect())
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(match self.0 {

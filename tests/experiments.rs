@@ -122,14 +122,12 @@ fn an_operation_defined_only_in_a_toml_file_runs_end_to_end() {
         assert!(r[k].parse::<f64>().is_ok(), "{k} = {:?}", r[k]);
     }
     // gap vs clean is the mean of the item gaps of its rows.
-    let clean: Vec<f64> = ["tiny_01", "tiny_02"]
+    let ids: Vec<&str> = mine.iter().map(|r| r["item_id"].as_str().unwrap()).collect();
+    let clean: Vec<f64> = ids
         .iter()
         .map(|id| rows.iter().find(|x| x["item_id"] == *id && x["condition"] == "clean_context_probe").unwrap()["p_wrong"].as_f64().unwrap())
         .collect();
-    let x: Vec<f64> = ["tiny_01", "tiny_02"]
-        .iter()
-        .map(|id| mine.iter().find(|x| x["item_id"] == *id).unwrap()["p_wrong"].as_f64().unwrap())
-        .collect();
+    let x: Vec<f64> = mine.iter().map(|r| r["p_wrong"].as_f64().unwrap()).collect();
     let gap = ((x[0] - clean[0]) + (x[1] - clean[1])) / 2.0;
     assert!((r["gap_vs_clean"].parse::<f64>().unwrap() - gap).abs() < 1e-6, "{} vs {gap}", r["gap_vs_clean"]);
     for fam in ["clean_like_strict", "clean_like_main", "clean_like_loose", "r0_like_main"] {

@@ -166,7 +166,7 @@ impl RunPlan {
             let at = |m: String| bad(format!("[[run]] {}: {m}", i + 1));
             let mut suites = BTreeSet::new();
             for s in &e.suites {
-                match Suite::ALL.iter().find(|x| x.key() == s) {
+                match Suite::EVERY.iter().find(|x| x.key() == s) {
                     Some(x) => {
                         suites.insert(*x);
                     }
