@@ -102,7 +102,7 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
                 .map(|o| format!("Option {o} of item {i}"))
                 .collect();
             for c in all() {
-                if !keep(&c.key) {
+                if !keep(&c.key) || c.is_experiment() {
                     continue;
                 }
                 let shuffled = c.recipe().is_some_and(|r| r.shuffled);
