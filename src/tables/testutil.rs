@@ -1,4 +1,4 @@
-//! Synthetic item rows for tests: a small run with every condition of the registry and
+//! Synthetic item rows for tests: a small run with every built-in condition of the registry and
 //! hand-computable probabilities.
 //!
 //! Two pairs: (`toy_a`, `truthfulqa_mc`, 4 options, correct A, advocated wrong B) and (`toy_b`,
