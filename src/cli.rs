@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use hyst_tui::batch::shard::ShardBy;
 use hyst_tui::batch::Shard;
 use hyst_tui::data::{ReleasedLists, SelectionOptions, DEFAULT_SEED};
 use hyst_tui::dialogue::Suite;
@@ -151,9 +152,14 @@ pub struct BatchArgs {
     /// Score at most N items per dataset (after selection and sharding).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Run shard K of N (1-based): items with subset_index % N == K-1.
+    /// Run shard K of N (1-based) of the run, split as --shard-by says.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
+    /// How --shard splits the run: `item` (items with subset_index % N == K-1 of every model x
+    /// dataset pair; --limit per shard) or `model` (each shard one model only, token-balanced
+    /// ranges of its items after --limit; the split `hyst-tui slurm` uses).
+    #[arg(long, value_name = "item|model", default_value = "item", requires = "shard")]
+    pub shard_by: ShardBy,
     /// A run plan: which suites run on which model x dataset pairs and which pairs each table
     /// pools (a TOML file, or `paper` for the bundled plan of the paper). --datasets then
     /// replaces the plan's dataset files by dataset key.
@@ -293,14 +299,26 @@ pub enum Command {
         #[arg(long, value_name = "RUN_DIR")]
         paper: PathBuf,
     },
-    /// Combine shard run directories into one (rejects mixed configurations).
+    /// Combine the shards of one run into one run directory (idempotent; refuses a missing,
+    /// incomplete, duplicated or mixed shard).
     Merge {
-        /// Shard run directories (written by `batch --shard K/N`), two or more.
-        #[arg(required = true, value_name = "DIR")]
+        /// Shard run directories (written by `batch --shard K/N` or `hyst-tui slurm`), a parent
+        /// directory holding them (a slurm run directory: its tasks/), or a quoted glob.
+        #[arg(required = true, value_name = "DIR|PARENT|GLOB")]
         dirs: Vec<PathBuf>,
         /// The merged run directory to write.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+    },
+    /// Write a Slurm job array for a batch run (one model per task, token-balanced) and its
+    /// merge job; with --submit, submit them (again: only the tasks not complete).
+    Slurm(SlurmArgs),
+    /// Where runs stand: items done of total, contexts scored, last progress, complete, and for
+    /// a slurm run each task's Slurm state. Exit status 0 only when every run is complete.
+    Status {
+        /// Run directories, slurm run directories (`hyst-tui slurm`), or parents of run directories.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
     },
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     ///
@@ -310,6 +328,38 @@ pub enum Command {
         /// The shell to complete for.
         shell: clap_complete::Shell,
     },
+}
+
+/// `hyst-tui slurm`: the batch options of the run, and the job's.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// Array tasks: each loads one model and runs a token-balanced range of its items (at least
+    /// one per model).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub tasks: u32,
+    /// Slurm partition of the tasks and the merge job.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Generic resources of each task, e.g. gpu:1 (not of the merge job).
+    #[arg(long, value_name = "G")]
+    pub gres: Option<String>,
+    /// Time limit of each job (Slurm's format, e.g. 4:00:00).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    /// Memory of each job (Slurm's format, e.g. 16G).
+    #[arg(long, value_name = "M")]
+    pub mem: Option<String>,
+    /// CPUs of each task (also hyst-tui's --threads when that is not given).
+    #[arg(long, value_name = "C")]
+    pub cpus_per_task: Option<u32>,
+    /// Another sbatch option for both scripts, e.g. --sbatch-arg=--account=abc (repeatable).
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub sbatch_arg: Vec<String>,
+    /// Submit the array and the merge job with sbatch, and print their job ids.
+    #[arg(long)]
+    pub submit: bool,
+    #[command(flatten)]
+    pub batch: BatchArgs,
 }
 
 #[derive(Debug, Args)]

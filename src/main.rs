@@ -80,16 +80,17 @@ fn usage_error(e: clap::Error) -> ExitCode {
 /// stored run recorded (for commands that read one) and every `--experiment FILE`.
 fn install_experiments(cli: &Cli) -> anyhow::Result<()> {
     use hyst_tui::dialogue::recipe::ExperimentSource;
-    let stored: Vec<&std::path::Path> = match &cli.command {
-        Some(Command::Tables { from }) => vec![from],
-        Some(Command::Compare { paper }) => vec![paper],
-        Some(Command::Merge { dirs, .. }) => dirs.iter().map(|d| d.as_path()).collect(),
-        Some(Command::Snapshot(a)) => a.run.iter().map(|d| d.as_path()).collect(),
-        None if !cli.global.batch => cli.global.tui.run.iter().map(|d| d.as_path()).collect(),
+    let stored: Vec<std::path::PathBuf> = match &cli.command {
+        Some(Command::Tables { from }) => vec![from.clone()],
+        Some(Command::Compare { paper }) => vec![paper.clone()],
+        // The shards a parent directory or glob names (an error there is merge's to report).
+        Some(Command::Merge { dirs, .. }) => hyst_tui::batch::shard_dirs(dirs).unwrap_or_else(|_| dirs.clone()),
+        Some(Command::Snapshot(a)) => a.run.iter().cloned().collect(),
+        None if !cli.global.batch => cli.global.tui.run.iter().cloned().collect(),
         _ => vec![],
     };
     let mut files: Vec<ExperimentSource> = Vec::new();
-    for dir in stored {
+    for dir in &stored {
         if let Ok(m) = hyst_tui::store::Manifest::read(dir) {
             for e in m.config.experiments {
                 if !files.iter().any(|f| f.sha256 == e.sha256) {
@@ -101,6 +102,7 @@ fn install_experiments(cli: &Cli) -> anyhow::Result<()> {
     let mut paths = cli.global.experiments.clone();
     let plan = match &cli.command {
         Some(Command::Batch(a)) => a.plan.as_deref(),
+        Some(Command::Slurm(a)) => a.batch.plan.as_deref(),
         _ if cli.global.batch => cli.global.batch_args.plan.as_deref(),
         _ => None,
     };
@@ -148,6 +150,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Compare { paper }) => commands::batch::compare_paper(paper),
         Some(Command::Merge { dirs, out }) => commands::batch::merge(dirs, out),
         Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
+        Some(Command::Slurm(a)) => commands::slurm::run(&ctx, a),
+        Some(Command::Status { dirs }) => commands::slurm::status(dirs),
         Some(Command::Completions { shell }) => commands::completions(*shell),
         None => commands::explorer::run(&ctx, &cli.global.tui, &cli.global.batch_args),
     }

@@ -424,6 +424,7 @@ fn compare_paper_pools_over_the_scopes_of_the_runs_plan() {
         suites: Vec::new(),
         limit: None,
         shard: None,
+        shard_by: Default::default(),
         shuffle_options: None,
         prompts_fingerprint: String::new(),
         scoring_settings: String::new(),

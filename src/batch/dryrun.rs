@@ -18,7 +18,8 @@ use sha2::{Digest, Sha256};
 
 use super::item::{conditions_for, control_of, controls_for, scoring_group};
 use super::plan::BatchPlan;
-use super::{pair_work, plan_items};
+use super::shard::PairUnits;
+use super::{pair_ranges, pair_work, plan_items};
 use crate::dialogue::conditions::build;
 use crate::dialogue::{Builder, DialogueItem, CURVE};
 use crate::protocol::ChatMessage;
@@ -90,46 +91,76 @@ fn item_counts(contexts: &[Vec<ChatMessage>]) -> (usize, usize, usize) {
     (n, with, without)
 }
 
-/// The work of a batch plan, without loading any model.
+/// Counts of one item over the conditions and controls of its pair: (contexts, characters
+/// with message-level prefix reuse, characters without).
+fn item_estimate(b: &Builder, s: &crate::data::Selected, conds: &[&'static crate::dialogue::conditions::Condition], controls: &[crate::dialogue::Control]) -> (usize, usize, usize) {
+    let placeholder = ['A'; 4];
+    let di = DialogueItem::from(s);
+    let mut ctxs: Vec<Vec<ChatMessage>> = Vec::new();
+    for &control in controls {
+        for point in CURVE {
+            ctxs.push(b.curve_messages(&di, control, point, &placeholder));
+        }
+        let mut mine: Vec<_> = conds.iter().filter(|c| control_of(c) == control).collect();
+        mine.sort_by_key(|c| scoring_group(c));
+        for c in mine {
+            ctxs.push(build(c, b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages);
+        }
+    }
+    item_counts(&ctxs)
+}
+
+/// The estimated prompt tokens (with reuse) of every item of every pair of `work`, the weights
+/// of a by-model split (`shard::split_by_model`).
+pub(crate) fn pair_units(plan: &BatchPlan, selections: &[Vec<crate::data::Selected>], work: &[(String, usize, Vec<crate::dialogue::Suite>)]) -> Vec<PairUnits> {
+    let b = Builder::new(&plan.prompts);
+    work.iter()
+        .map(|(model, d, suites)| {
+            let (conds, controls) = (conditions_for(suites), controls_for(suites));
+            PairUnits {
+                model: model.clone(),
+                tokens: selections[*d].iter().map(|s| item_estimate(&b, s, &conds, &controls).1.div_ceil(CHARS_PER_TOKEN)).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The dataset key of selection `d` of a plan (`<dataset>@seed<S>` in a `--seeds` run).
+pub(crate) fn selection_dataset_key(plan: &BatchPlan, selections: usize, d: usize) -> Result<String> {
+    let per = selections / plan.dataset_specs.len().max(1);
+    let mut dataset = crate::data::DatasetSpec::parse(&plan.dataset_specs[d / per.max(1)])?.key();
+    if !plan.config.seeds.is_empty() {
+        dataset = super::seeded_dataset(&dataset, plan.config.seeds[d % per.max(1)]);
+    }
+    Ok(dataset)
+}
+
+/// The work of a batch plan, without loading any model (a by-model shard: its own items).
 pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
     let cfg = &plan.config;
     let selections = plan_items(plan)?;
     let work = pair_work(cfg, &plan.dataset_specs)?;
+    let ranges = pair_ranges(plan, &selections, &work)?;
     let b = Builder::new(&plan.prompts);
-    let placeholder = ['A'; 4];
     let mut pairs = Vec::new();
-    for (model, d, suites) in &work {
+    for ((model, d, suites), range) in work.iter().zip(ranges) {
+        if range.is_empty() && cfg.shard_by == super::shard::ShardBy::Model {
+            continue; // another task's pair
+        }
         let conds = conditions_for(suites);
         let controls = controls_for(suites);
         let (mut contexts, mut with, mut without) = (0, 0, 0);
-        for s in &selections[*d] {
-            let di = DialogueItem::from(s);
-            let mut ctxs: Vec<Vec<ChatMessage>> = Vec::new();
-            for &control in &controls {
-                for point in CURVE {
-                    ctxs.push(b.curve_messages(&di, control, point, &placeholder));
-                }
-                let mut mine: Vec<_> = conds.iter().filter(|c| control_of(c) == control).collect();
-                mine.sort_by_key(|c| scoring_group(c));
-                for c in mine {
-                    ctxs.push(build(c, &b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages);
-                }
-            }
-            let (n, w, wo) = item_counts(&ctxs);
+        for s in &selections[*d][range.clone()] {
+            let (n, w, wo) = item_estimate(&b, s, &conds, &controls);
             contexts += n;
             with += w;
             without += wo;
         }
-        let per = selections.len() / plan.dataset_specs.len().max(1);
-        let mut dataset = crate::data::DatasetSpec::parse(&plan.dataset_specs[*d / per.max(1)])?.key();
-        if !cfg.seeds.is_empty() {
-            dataset = super::seeded_dataset(&dataset, cfg.seeds[*d % per.max(1)]);
-        }
         pairs.push(DryPair {
             model: model.clone(),
-            dataset,
+            dataset: selection_dataset_key(plan, selections.len(), *d)?,
             suites: suites.iter().map(|s| s.key().to_string()).collect(),
-            items: selections[*d].len(),
+            items: range.len(),
             contexts,
             tokens_estimate: with.div_ceil(CHARS_PER_TOKEN),
             tokens_estimate_without_reuse: without.div_ceil(CHARS_PER_TOKEN),

@@ -13,8 +13,14 @@ pub(crate) mod item;
 pub mod plan;
 pub(crate) mod runplan;
 pub mod dryrun;
+pub mod shard;
+mod merge;
+pub mod slurm;
+pub mod status;
+pub use merge::{merge, shard_dirs, MergeSummary};
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, RwLock};
@@ -30,7 +36,7 @@ use crate::engine::Engine;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::store::run_dir::load_item_rows;
-use crate::store::{read_item_rows, sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache, ScoreRow};
+use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache, ScoreRow};
 use crate::tables::{write_tables, TableOptions};
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
@@ -111,7 +117,8 @@ fn selection_of(cfg: &RunConfig) -> SelectionOptions {
     }
 }
 
-/// The items of each dataset of a plan, after selection, sharding and the limit.
+/// The items of each dataset of a plan, after selection, by-item sharding and the limit
+/// (a by-model shard takes its ranges of these: [`pair_ranges`]).
 /// With `--seeds`, one selection per dataset and seed (dataset-major), each item's dataset key
 /// marked `<dataset>@seed<S>`.
 pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
@@ -130,7 +137,7 @@ pub fn plan_items(plan: &BatchPlan) -> Result<Vec<Vec<Selected>>> {
                 x.item.dataset = seeded_dataset(&x.item.dataset, s);
             }
         }
-        if let Some((k, n)) = cfg.shard {
+        if let (Some((k, n)), shard::ShardBy::Item) = (cfg.shard, cfg.shard_by) {
             sel.retain(|s| s.subset_index % n == k - 1);
         }
         if let Some(l) = cfg.limit {
@@ -179,6 +186,81 @@ fn pair_work(cfg: &RunConfig, dataset_specs: &[String]) -> Result<Vec<(String, u
     Ok(out)
 }
 
+/// The item positions (into its dataset's selection) that each pair of `work` runs: all of
+/// them, or, in a by-model shard, the shard's ranges (empty for the other tasks' pairs).
+pub(crate) fn pair_ranges(plan: &BatchPlan, selections: &[Vec<Selected>], work: &[(String, usize, Vec<Suite>)]) -> Result<Vec<Range<usize>>> {
+    let all = work.iter().map(|(_, d, _)| 0..selections[*d].len()).collect();
+    let (Some((k, n)), shard::ShardBy::Model) = (plan.config.shard, plan.config.shard_by) else {
+        return Ok(all);
+    };
+    let tasks = shard::split_by_model(&dryrun::pair_units(plan, selections, work), n)?;
+    let mut out = vec![0..0; work.len()];
+    for (p, r) in &tasks[k - 1].ranges {
+        out[*p] = r.clone();
+    }
+    Ok(out)
+}
+
+/// One range of items of a by-model task, described for people (scripts, `slurm --dry-run`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TaskRange {
+    pub model: String,
+    pub dataset: String,
+    /// 1-based positions in the pair's items, inclusive.
+    pub first: usize,
+    pub last: usize,
+    pub of: usize,
+    pub first_id: String,
+    pub last_id: String,
+}
+
+/// A task of a run split by model: what `hyst-tui slurm` gives array task `task`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ModelTask {
+    pub task: usize,
+    pub model: String,
+    pub items: usize,
+    pub tokens_estimate: usize,
+    pub ranges: Vec<TaskRange>,
+}
+
+/// The split of an unsharded plan into `n` by-model tasks: the same split every task computes
+/// for itself from `--shard K/N --shard-by model`.
+pub fn model_tasks(plan: &BatchPlan, n: usize) -> Result<Vec<ModelTask>> {
+    let selections = plan_items(plan)?;
+    let work = pair_work(&plan.config, &plan.dataset_specs)?;
+    let tasks = shard::split_by_model(&dryrun::pair_units(plan, &selections, &work), n)?;
+    tasks
+        .into_iter()
+        .map(|t| {
+            let ranges = t
+                .ranges
+                .iter()
+                .map(|(p, r)| {
+                    let (model, d, _) = &work[*p];
+                    let items = &selections[*d];
+                    Ok(TaskRange {
+                        model: model.clone(),
+                        dataset: dryrun::selection_dataset_key(plan, selections.len(), *d)?,
+                        first: r.start + 1,
+                        last: r.end,
+                        of: items.len(),
+                        first_id: items[r.start].item.id.clone(),
+                        last_id: items[r.end - 1].item.id.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(ModelTask {
+                task: t.task,
+                model: t.model,
+                items: t.items,
+                tokens_estimate: t.tokens,
+                ranges,
+            })
+        })
+        .collect()
+}
+
 /// Runs a batch.
 pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObserver) -> Result<BatchSummary> {
     let t0 = Instant::now();
@@ -214,8 +296,9 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         None => None,
     };
     let work = pair_work(cfg, &plan.dataset_specs)?;
-    let total: usize = work.iter().map(|(_, d, _)| selections[*d].len()).sum();
-    let mut manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
+    let ranges = pair_ranges(plan, &selections, &work)?;
+    let total: usize = ranges.iter().map(|r| r.len()).sum();
+    let manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
@@ -231,10 +314,13 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         done: 0,
         total,
         live: LiveTables::start(out, plan.tables_every, table_opts.clone()),
+        manifest,
+        out,
     };
     let mut interrupted = false;
     for mkey in &cfg.models {
-        let mine: Vec<&(String, usize, Vec<Suite>)> = work.iter().filter(|(m, _, _)| m == mkey).collect();
+        let mine: Vec<(&(String, usize, Vec<Suite>), &Range<usize>)> =
+            work.iter().zip(&ranges).filter(|((m, _, _), r)| m == mkey && !r.is_empty()).collect();
         if mine.is_empty() {
             continue;
         }
@@ -243,7 +329,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         let sha = model_sha256(model, &path)?;
         observer.event(BatchEvent::ModelLoading { model: &model.key });
         let engines = Engine::start_workers(model, &path, plan.engine.clone(), plan.workers).with_context(|| format!("model `{}`", model.key))?;
-        for (_, d, suites) in mine {
+        for ((_, d, suites), range) in mine {
             let job = PairJob {
                 model,
                 sha: &sha,
@@ -252,7 +338,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 builder: &b,
                 conds: conditions_for(suites),
                 controls: item::controls_for(suites),
-                items: &selections[*d],
+                items: &selections[*d][range.clone()],
                 cache: &cache,
                 shared: shared.as_ref(),
             };
@@ -268,7 +354,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
             break;
         }
     }
-    let Commit { mut rows, totals, done, live, .. } = run;
+    let Commit { mut rows, totals, done, live, mut manifest, .. } = run;
     if let Some(l) = live {
         l.finish();
     }
@@ -326,6 +412,10 @@ struct Commit<'a> {
     done: usize,
     total: usize,
     live: Option<LiveTables>,
+    /// Rewritten after every item, so `hyst-tui status` sees the progress (its file time is the
+    /// last progress).
+    manifest: Manifest,
+    out: &'a Path,
 }
 
 /// Writes a run's item rows and tables from the rows so far.
@@ -418,6 +508,8 @@ impl Commit<'_> {
         }
         self.rows.extend(r.rows);
         self.done += 1;
+        self.manifest.items_done = self.done;
+        self.manifest.write(self.out)?;
         if let Some(l) = &mut self.live {
             l.maybe_write(&self.rows);
         }
@@ -608,60 +700,3 @@ pub fn rebuild_reproduction(dir: &Path) -> Result<Reproduction> {
     })
 }
 
-/// What [`merge`] did.
-pub struct MergeSummary {
-    pub runs: usize,
-    pub rows: usize,
-    pub shards: Vec<Option<(usize, usize)>>,
-    pub tables: Vec<PathBuf>,
-}
-
-/// Combines complete runs of one configuration (shards) into `out`: item rows, tables, manifest.
-pub fn merge(dirs: &[PathBuf], out: &Path, command_line: String) -> Result<MergeSummary> {
-    let mut base: Option<RunConfig> = None;
-    let mut rows = Vec::new();
-    let mut shards = Vec::new();
-    for d in dirs {
-        let m = Manifest::read(d)?;
-        if !m.complete {
-            bail!("{}: the run is not complete (resume it first)", d.display());
-        }
-        let c = m.config.without_shard();
-        match &base {
-            None => base = Some(c),
-            Some(b) if b.provenance != c.provenance => bail!(
-                "runs of different numeric provenance cannot be merged: {}: {}; {}: {}",
-                dirs[0].display(),
-                if b.provenance.is_empty() { "unknown" } else { &b.provenance },
-                d.display(),
-                if c.provenance.is_empty() { "unknown" } else { &c.provenance }
-            ),
-            Some(b) if *b != c => bail!(
-                "{}: its configuration differs from {} (mixed runs cannot be merged)",
-                d.display(),
-                dirs[0].display()
-            ),
-            _ => {}
-        }
-        shards.push(m.config.shard);
-        rows.extend(read_item_rows(d)?);
-    }
-    let Some(cfg) = base else { bail!("nothing to merge") };
-    let _lock = RunLock::acquire(out)?;
-    let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert((r.model_key.clone(), r.dataset.clone(), r.item_id.clone(), r.condition.clone())));
-    sort_rows(&mut rows);
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    write_item_rows(out, &rows)?;
-    let tables = write_tables(&rows, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
-    let mut manifest = Manifest::new(cfg, command_line, 0);
-    manifest.started = String::new();
-    manifest.complete = true;
-    manifest.write(out)?;
-    Ok(MergeSummary {
-        runs: dirs.len(),
-        rows: rows.len(),
-        shards,
-        tables,
-    })
-}

@@ -50,9 +50,11 @@ pub struct BatchRequest {
     pub selection: SelectionOptions,
     /// Run directory (default: derived from the configuration under the data directory).
     pub out: Option<PathBuf>,
-    /// At most this many items per dataset (after selection and sharding).
+    /// At most this many items per dataset (after selection; by-item shards: after sharding).
     pub limit: Option<usize>,
     pub shard: Option<Shard>,
+    /// How `shard` splits the run (`batch::shard`).
+    pub shard_by: super::shard::ShardBy,
     /// The shared score store: a file, `off`, or `None` for `$HYST_SCORE_STORE` / the default.
     pub score_store: Option<String>,
     /// A run plan (`--plan`): it sets the models, datasets and per-pair suites, and which pairs
@@ -155,6 +157,7 @@ pub fn plan(
         suites,
         limit: req.limit,
         shard: req.shard.map(|s| (s.k, s.n)),
+        shard_by: if req.shard.is_some() { req.shard_by } else { Default::default() },
         shuffle_options: sel.shuffle_options,
         prompts_fingerprint: prompts.fingerprint(),
         scoring_settings: SCORING_SETTINGS.into(),

@@ -25,6 +25,7 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
         out: a.out.clone(),
         limit: a.limit,
         shard: a.shard,
+        shard_by: a.shard_by,
         score_store: score_store.map(str::to_string),
         seeds: a.seeds.clone(),
     }
@@ -264,11 +265,13 @@ pub fn compare_paper(dir: &Path) -> Result<()> {
 
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let m = batch::merge(dirs, out, command_line())?;
+    let shards: Vec<String> = m.shards.iter().map(|s| s.map_or("-".into(), |(k, n)| format!("{k}/{n}"))).collect();
     println!(
-        "merged {} runs ({} item rows, shards {:?}) into {}; {} table files",
+        "merged {} shards ({}; {} item rows, {} score records) into {}; {} table files",
         m.runs,
+        shards.join(" "),
         m.rows,
-        m.shards,
+        m.scores,
         out.display(),
         m.tables.len()
     );

@@ -7,6 +7,7 @@ pub mod explorer;
 pub mod inspect;
 pub mod models;
 pub mod score;
+pub mod slurm;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

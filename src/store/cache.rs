@@ -32,6 +32,13 @@ pub enum CacheError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot lock {path}: its file system ({fs}) has no file locks ({source}), so processes cannot share a score store there; put the store on a file system with locks (a local disk, NFSv4, NFSv3 with lockd running) with --score-store FILE, or use --score-store off")]
+    NoLocks {
+        path: PathBuf,
+        fs: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("score cache {path}: line {line} was written by a newer hyst-tui (record schema {found}, this build reads up to {SCHEMA_VERSION}); use that version or another run directory")]
     NewerRecord { path: PathBuf, line: usize, found: u32 },
 }
@@ -236,6 +243,13 @@ impl ScoreCache {
 
     pub fn len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Every record, in key order.
+    pub(crate) fn sorted_rows(&self) -> Vec<&ScoreRow> {
+        let mut v: Vec<&ScoreRow> = self.rows.values().collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
     }
 
     pub fn is_empty(&self) -> bool {

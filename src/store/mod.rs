@@ -9,6 +9,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod float;
+pub mod fslock;
 pub(crate) mod lock;
 pub mod rows;
 pub mod run_dir;

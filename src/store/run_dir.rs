@@ -51,8 +51,12 @@ pub struct RunConfig {
     pub advocated_csv: Option<String>,
     pub suites: Vec<Suite>,
     pub limit: Option<usize>,
-    /// (k, n): this run holds items with `subset_index % n == k - 1`.
+    /// (k, n): shard k of n of a run split by `shard_by`.
     pub shard: Option<(usize, usize)>,
+    /// How the shard splits the run: by item (`subset_index % n == k - 1` of every pair, the
+    /// default) or by model (token-balanced ranges of one model's items; `batch::shard`).
+    #[serde(default, skip_serializing_if = "ShardBy::is_item")]
+    pub shard_by: ShardBy,
     pub shuffle_options: Option<u64>,
     pub prompts_fingerprint: String,
     pub scoring_settings: String,
@@ -78,7 +82,48 @@ impl RunConfig {
     pub fn without_shard(&self) -> RunConfig {
         RunConfig {
             shard: None,
+            shard_by: Default::default(),
             ..self.clone()
+        }
+    }
+}
+
+/// How `--shard K/N` splits a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShardBy {
+    /// Round robin over items (`subset_index % N == K - 1`) of every pair.
+    #[default]
+    Item,
+    /// Model-major: each shard one model, token-balanced ranges of its items.
+    Model,
+}
+
+impl ShardBy {
+    pub fn is_item(&self) -> bool {
+        *self == ShardBy::Item
+    }
+    pub fn key(&self) -> &'static str {
+        match self {
+            ShardBy::Item => "item",
+            ShardBy::Model => "model",
+        }
+    }
+}
+
+impl std::fmt::Display for ShardBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+impl std::str::FromStr for ShardBy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ShardBy, String> {
+        match s {
+            "item" => Ok(ShardBy::Item),
+            "model" => Ok(ShardBy::Model),
+            _ => Err(format!("{s:?}: expected `item` or `model`")),
         }
     }
 }

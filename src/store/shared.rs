@@ -74,7 +74,13 @@ impl WriterLock {
             std::fs::create_dir_all(d).map_err(io)?;
         }
         let f = OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(io)?;
-        f.lock().map_err(io)?;
+        f.lock().map_err(|source| {
+            if super::fslock::means_no_locks(&source) {
+                CacheError::NoLocks { path: path.to_path_buf(), fs: super::fslock::fs_type(path), source }
+            } else {
+                io(source)
+            }
+        })?;
         Ok(WriterLock(f))
     }
 }

@@ -30,6 +30,37 @@ pub(crate) struct TableBrowser {
     summary_stamp: Option<Stamp>,
     pair_items: Vec<usize>,
     last_scan: Option<Instant>,
+    /// Where the run stands (`batch::status`), and the manifest stamp it was read at.
+    progress: Option<String>,
+    progress_stamp: Option<Stamp>,
+    /// When a slurm run's tasks were last looked at (every 5 s: it asks squeue).
+    progress_at: Option<Instant>,
+}
+
+/// One line of where a run directory that is still going stands (a run, or a `hyst-tui slurm`
+/// run's tasks); `None` for a complete run.
+pub(crate) fn progress_line(dir: &Path) -> Option<String> {
+    use crate::batch::status::{ago, statuses};
+    let st = statuses(dir).ok()?;
+    if st.iter().all(|s| s.complete) {
+        return None;
+    }
+    let (done, total): (usize, usize) = st.iter().fold((0, 0), |(d, t), s| (d + s.items_done, t + s.items_total));
+    let contexts: usize = st.iter().map(|s| s.contexts).sum();
+    if let [one] = st.as_slice() {
+        return Some(format!("{done}/{total} items · {contexts} contexts · {} · last progress {}", one.state(), ago(one.last_progress)));
+    }
+    let tasks: Vec<_> = st.iter().filter(|s| s.label.starts_with("task ")).collect();
+    let merged = st.iter().find(|s| s.label == "merged");
+    let tasks_done = tasks.iter().filter(|s| s.complete).count();
+    let task_items: (usize, usize) = tasks.iter().fold((0, 0), |(d, t), s| (d + s.items_done, t + s.items_total));
+    Some(format!(
+        "slurm: {tasks_done}/{} tasks complete · {}/{} items · merged run {}",
+        tasks.len(),
+        task_items.0,
+        task_items.1,
+        merged.map_or("-", |m| m.state())
+    ))
 }
 
 type Stamp = (PathBuf, Option<SystemTime>, u64);
@@ -125,6 +156,11 @@ impl TableBrowser {
         })
     }
 
+    /// Where the run stands (items done, contexts, complete), while it is written.
+    pub(crate) fn progress(&self) -> Option<&str> {
+        self.progress.as_deref()
+    }
+
     /// Browses another run directory (a batch's), from its first file.
     pub(crate) fn show_run(&mut self, dir: PathBuf) {
         self.dir = Some(dir);
@@ -168,6 +204,16 @@ impl TableBrowser {
             self.doc = None;
             return;
         };
+        let manifest = stamp_of(&dir.join("manifest.json"));
+        let tasks = stamp_of(&dir.join("slurm").join("tasks.json"));
+        // A plain run: read again when its manifest changed (after every item); a slurm run
+        // (several manifests): at every rescan.
+        let slurm_due = tasks.1.is_some() && self.progress_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(5));
+        if self.progress_stamp.as_ref() != Some(&manifest) || slurm_due {
+            self.progress = progress_line(&dir);
+            self.progress_stamp = Some(manifest);
+            self.progress_at = Some(Instant::now());
+        }
         let mut files = Vec::new();
         let summary = dir.join("summary.md");
         if summary.is_file() {

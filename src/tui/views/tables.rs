@@ -91,6 +91,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         Some(d) => l1.push(Span::styled(d.display().to_string(), th.bold())),
         None => l1.push(Span::styled("none", th.dim())),
     }
+    if let Some(p) = t.progress() {
+        l1.push(Span::styled(format!(" · {p}"), th.dim()));
+    }
     let mut l2 = vec![Span::raw(" ")];
     match app.batch() {
         Some(b) if b.running() => {

@@ -1,0 +1,332 @@
+//! `hyst-tui slurm` on a real Slurm: a single-node cluster from Debian's packages (munged,
+//! slurmctld, slurmd; `.ci/run` installs them) started by the test in a temporary directory,
+//! on free ports, with its own munge key and socket, and stopped at the end (nothing is left
+//! running). A 2-task array of a 2-item SmolLM2 run plus its merge job, submitted through
+//! `hyst-tui slurm --submit`, must give the tables of the same run unsharded byte for byte;
+//! so must a second submission whose task is cancelled mid-run and then resubmitted. Also here:
+//! four concurrent batches on one shared score store leave every line of it readable.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
+
+fn need(program: &str) -> PathBuf {
+    for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] {
+        let p = Path::new(dir).join(program);
+        if p.is_file() {
+            return p;
+        }
+    }
+    panic!("{program} is not installed: this test needs Debian's slurmctld, slurmd, slurm-client and munge (.ci/run installs them)");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A single-node Slurm of this test's own.
+struct Cluster {
+    dir: tempfile::TempDir,
+    conf: PathBuf,
+    daemons: Vec<Child>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for sub in ["state", "spool"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        // A munge key of our own (munged wants at least 32 bytes, readable by its user only).
+        let key = d.join("munge.key");
+        let mut bytes = vec![0u8; 128];
+        use std::io::Read;
+        std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut bytes).unwrap();
+        std::fs::write(&key, &bytes).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let sock = d.join("munge.sock");
+        let mut daemons = Vec::new();
+        let munged = Command::new(need("munged"))
+            .arg("--foreground")
+            .arg("--force")
+            .arg(format!("--socket={}", sock.display()))
+            .arg(format!("--key-file={}", key.display()))
+            .arg(format!("--log-file={}", d.join("munged.log").display()))
+            .arg(format!("--pid-file={}", d.join("munged.pid").display()))
+            .arg(format!("--seed-file={}", d.join("munged.seed").display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        daemons.push(munged);
+        wait_for(Duration::from_secs(20), "munged's socket", || sock.exists());
+        let host = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap().trim().to_string();
+        let conf = d.join("slurm.conf");
+        let p = |s: &str| d.join(s).display().to_string();
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=hysttest\nSlurmctldHost={host}\nSlurmUser=root\nSlurmdUser=root\n\
+                 SlurmctldPort={}\nSlurmdPort={}\nAuthType=auth/munge\nCredType=cred/munge\n\
+                 AuthInfo=socket={}\nStateSaveLocation={}\nSlurmdSpoolDir={}\n\
+                 SlurmctldPidFile={}\nSlurmdPidFile={}\nSlurmctldLogFile={}\nSlurmdLogFile={}\n\
+                 ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+                 JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n\
+                 SchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
+                 ReturnToService=2\nMpiDefault=none\nMinJobAge=3600\nKillWait=5\n\
+                 NodeName={host} CPUs=2 State=UNKNOWN\n\
+                 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
+                free_port(),
+                free_port(),
+                sock.display(),
+                p("state"),
+                p("spool"),
+                p("slurmctld.pid"),
+                p("slurmd.pid"),
+                p("slurmctld.log"),
+                p("slurmd.log"),
+            ),
+        )
+        .unwrap();
+        for (daemon, extra) in [("slurmctld", vec!["-D", "-i"]), ("slurmd", vec!["-D"])] {
+            let c = Command::new(need(daemon))
+                .env("SLURM_CONF", &conf)
+                .arg("-f")
+                .arg(&conf)
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            daemons.push(c);
+        }
+        let cluster = Cluster { dir, conf, daemons };
+        wait_for(Duration::from_secs(60), "the node to be idle", || {
+            let o = cluster.cmd("sinfo").args(["-h", "-o", "%t"]).output().unwrap();
+            String::from_utf8_lossy(&o.stdout).trim() == "idle"
+        });
+        cluster
+    }
+
+    /// A Slurm client or hyst-tui command that talks to this cluster.
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", &self.conf).env("HYST_SCORE_STORE", "off");
+        c
+    }
+
+    fn hyst(&self, args: &[&str]) -> Output {
+        let o = self.cmd(BIN).args(args).output().unwrap();
+        assert!(o.status.success(), "hyst-tui {args:?}: {}\n{}", text(&o), self.logs());
+        o
+    }
+
+    fn logs(&self) -> String {
+        ["slurmctld.log", "slurmd.log"]
+            .iter()
+            .map(|f| {
+                let t = std::fs::read_to_string(self.dir.path().join(f)).unwrap_or_default();
+                let tail: Vec<&str> = t.lines().rev().take(15).collect();
+                format!("--- {f}:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Job id → state (`squeue -t all`).
+    fn states(&self) -> BTreeMap<String, String> {
+        let o = self.cmd("squeue").args(["-h", "-r", "-t", "all", "-o", "%i|%T"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('|').map(|(a, b)| (a.trim().to_string(), b.trim().to_string())))
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = self.cmd("scancel").args(["--full", "-u", "root"]).output();
+        for c in self.daemons.iter_mut().rev() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn wait_for(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !ok() {
+        assert!(t0.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// tables/, figures/, summary.md and reproduction.md/.csv of a run: name → bytes.
+fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for sub in ["tables", "figures"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            m.insert(format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap());
+        }
+    }
+    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
+        m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
+    }
+    m
+}
+
+/// The job ids of `hyst-tui slurm --submit`'s line `submitted: array job A (tasks …), merge job M …`.
+fn submitted(o: &Output) -> (String, String) {
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let line = out.lines().find(|l| l.starts_with("submitted: ")).unwrap_or_else(|| panic!("{out}"));
+    let word_after = |w: &str| line.split(w).nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    (word_after("array job "), word_after("merge job "))
+}
+
+#[test]
+fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_task() {
+    let c = Cluster::start();
+    let t = tempfile::tempdir().unwrap();
+    let run = ["--models", common::SMOL, "--limit", "2"];
+    // The same run, unsharded.
+    let reference = t.path().join("reference");
+    let mut args = vec!["--threads", "2", "batch"];
+    args.extend(run);
+    args.extend(["--out", reference.to_str().unwrap()]);
+    c.hyst(&args);
+    let expected = outputs(&reference);
+
+    // The dry run names each task's model and item range; nothing is written.
+    let s1 = t.path().join("s1");
+    let slurm = |dir: &Path, extra: &[&str]| {
+        let mut a = vec!["--threads", "2", "slurm", "--tasks", "2", "--time", "20:00"];
+        a.extend(run);
+        a.extend(["--out", dir.to_str().unwrap()]);
+        a.extend(extra);
+        c.hyst(&a)
+    };
+    let dry = text(&slurm(&s1, &["--dry-run"]));
+    assert!(dry.contains("sample items 1-1 of 2 (") && dry.contains("sample items 2-2 of 2 ("), "{dry}");
+    assert!(!s1.exists(), "a dry run writes nothing");
+
+    // Submit; wait for the merge job; the merged tables are the unsharded run's.
+    let o = slurm(&s1, &["--submit"]);
+    let (array, merge) = submitted(&o);
+    let script = std::fs::read_to_string(s1.join("slurm/array.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --time=20:00") && script.contains("--shard-by model"), "{script}");
+    assert!(script.contains("# task 1: smollm2-135m") && script.contains("# task 2: smollm2-135m"), "{script}");
+    wait_for(Duration::from_secs(900), "the first submission's merge job", || {
+        c.states().get(&merge).is_some_and(|s| s == "COMPLETED" || s == "FAILED")
+    });
+    assert_eq!(c.states().get(&merge).map(String::as_str), Some("COMPLETED"), "{}", c.logs());
+    assert_eq!(c.states().get(&format!("{array}_1")).map(String::as_str), Some("COMPLETED"));
+    let st = c.cmd(BIN).args(["status", s1.to_str().unwrap()]).output().unwrap();
+    assert!(st.status.success(), "{}", text(&st));
+    let st = text(&st);
+    assert!(st.contains("task 1/2") && st.contains("task 2/2") && st.contains("merged"), "{st}");
+    assert!(st.contains(&format!("{array}_2 COMPLETED")), "{st}");
+    assert_eq!(outputs(&s1.join("merged")), expected, "merged tables differ from the unsharded run's");
+    // merge is idempotent, and takes the parent directory or a glob.
+    let again = t.path().join("again");
+    c.hyst(&["merge", s1.join("tasks/task-*").to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_eq!(outputs(&again), expected);
+    c.hyst(&["merge", s1.to_str().unwrap(), "--out", s1.join("merged").to_str().unwrap()]);
+    assert_eq!(outputs(&s1.join("merged")), expected);
+    // A missing shard is refused, naming it.
+    let o = c.cmd(BIN).args(["merge", s1.join("tasks/task-001").to_str().unwrap(), "--out", t.path().join("bad").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("shard 2/2 is missing"), "{}", text(&o));
+
+    // A second submission: cancel a task while it runs, resubmit, same tables.
+    let s2 = t.path().join("s2");
+    let (array2, merge2) = submitted(&slurm(&s2, &["--submit"]));
+    let victim = format!("{array2}_1");
+    wait_for(Duration::from_secs(300), "task 1 to run", || c.states().get(&victim).is_some_and(|s| s == "RUNNING"));
+    let o = c.cmd("scancel").arg(&victim).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for(Duration::from_secs(300), "the array to end", || {
+        let s = c.states();
+        [format!("{array2}_1"), format!("{array2}_2")].iter().all(|j| s.get(j).is_some_and(|x| x != "RUNNING" && x != "PENDING" && x != "COMPLETING"))
+    });
+    assert_eq!(c.states().get(&victim).map(String::as_str), Some("CANCELLED"), "{}", c.logs());
+    let st = c.cmd(BIN).args(["status", s2.to_str().unwrap()]).output().unwrap();
+    assert_eq!(st.status.code(), Some(1), "an incomplete run is not exit 0: {}", text(&st));
+    assert!(text(&st).contains("runs are not complete"), "{}", text(&st));
+    let o = slurm(&s2, &["--submit"]);
+    let out = text(&o);
+    assert!(out.contains(&format!("cancelled the earlier merge job {merge2}")), "{out}");
+    assert!(out.contains("(tasks 1)"), "only the cancelled task is submitted again: {out}");
+    let (_, merge3) = submitted(&o);
+    wait_for(Duration::from_secs(900), "the resubmission's merge job", || {
+        c.states().get(&merge3).is_some_and(|s| s == "COMPLETED" || s == "FAILED")
+    });
+    assert_eq!(c.states().get(&merge3).map(String::as_str), Some("COMPLETED"), "{}", c.logs());
+    assert_eq!(outputs(&s2.join("merged")), expected, "tables after a cancelled and resubmitted task differ");
+    let st = c.cmd(BIN).args(["status", s2.to_str().unwrap()]).output().unwrap();
+    assert!(st.status.success(), "{}", text(&st));
+}
+
+/// Every line of a score store: a sha256 of its JSON, a tab, the JSON; its key once.
+fn check_store(path: &Path) -> usize {
+    use sha2::Digest;
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut keys = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let (sum, json) = line.split_once('\t').unwrap_or_else(|| panic!("line {}: no checksum: {line}", i + 1));
+        assert_eq!(hex::encode(sha2::Sha256::digest(json.as_bytes())), sum, "line {} is torn", i + 1);
+        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+        assert!(keys.insert(v["key"].as_str().unwrap().to_string()), "line {}: duplicate key", i + 1);
+    }
+    assert!(text.ends_with('\n'));
+    keys.len()
+}
+
+#[test]
+fn four_concurrent_batches_on_one_score_store_leave_every_line_readable() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store/scores.jsonl");
+    let tiny = format!("jsonl:{}/tests/data/tiny.jsonl", env!("CARGO_MANIFEST_DIR"));
+    // Four configurations that share contexts (the clean and ramp prompts of the same items)
+    // and differ in others (the advocated option follows the seed).
+    let children: Vec<(u64, Child)> = (1..=4u64)
+        .map(|seed| {
+            let c = Command::new(BIN)
+                .args(["--threads", "1", "--score-store", store.to_str().unwrap(), "batch", "--datasets", &tiny, "--limit", "2"])
+                .args(["--seed", &seed.to_string(), "--tables-every", "0", "--out", t.path().join(format!("run{seed}")).to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (seed, c)
+        })
+        .collect();
+    for (seed, c) in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "batch with seed {seed}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let records = check_store(&store);
+    assert!(!store.with_file_name("quarantine.jsonl").exists(), "nothing was quarantined");
+    // The store holds every context of every run once.
+    let mut all = BTreeSet::new();
+    for seed in 1..=4 {
+        let cache = std::fs::read_to_string(t.path().join(format!("run{seed}/cache/scores.jsonl"))).unwrap();
+        for l in cache.lines() {
+            let v: serde_json::Value = serde_json::from_str(l.split_once('\t').unwrap().1).unwrap();
+            all.insert(v["key"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(records, all.len(), "the store holds each run's records once");
+    assert!(records > 0);
+}
