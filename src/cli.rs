@@ -43,6 +43,15 @@ pub struct GlobalOpts {
     /// Evaluate every prompt from scratch (no KV-cache prefix reuse).
     #[arg(long, global = true)]
     pub no_cache: bool,
+    /// Layers to offload to the GPU (builds with --features cuda, metal or vulkan; default: the
+    /// model's `gpu_layers` in models.toml, else all). Part of the numeric provenance.
+    #[arg(long, global = true, value_name = "N")]
+    pub gpu_layers: Option<u32>,
+    /// On a GPU back-end where prefix-reused scores are not bit-identical to scratch scores
+    /// (checked when a batch loads each model), keep reusing prefixes and record the measured
+    /// deviation, instead of scoring that model's prompts from scratch.
+    #[arg(long, global = true)]
+    pub allow_inexact_reuse: bool,
     /// Context size in tokens (default: the model's `context` in models.toml).
     #[arg(long, global = true, value_name = "TOKENS")]
     pub ctx: Option<u32>,

@@ -330,3 +330,29 @@ fn four_concurrent_batches_on_one_score_store_leave_every_line_readable() {
     assert_eq!(records, all.len(), "the store holds each run's records once");
     assert!(records > 0);
 }
+
+#[test]
+fn without_slurm_submit_says_so_in_one_line_and_the_scripts_are_written() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("run");
+    let o = Command::new(BIN)
+        .env("PATH", t.path())
+        .env("HYST_SCORE_STORE", "off")
+        .args(["slurm", "--tasks", "2", "--limit", "2", "--out", dir.to_str().unwrap(), "--submit"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: --submit: sbatch is not on PATH (no Slurm here)"), "{err}");
+    for f in ["slurm/array.sbatch", "slurm/merge.sbatch", "slurm/tasks.json"] {
+        assert!(dir.join(f).is_file(), "{f} is written");
+    }
+    let merge = std::fs::read_to_string(dir.join("slurm/merge.sbatch")).unwrap();
+    assert!(merge.contains(&format!("merge {} --out {}", dir.join("tasks").display(), dir.join("merged").display())), "{merge}");
+    // Status of a run no task has started: every task listed, not complete.
+    let st = Command::new(BIN).env("PATH", t.path()).args(["status", dir.to_str().unwrap()]).output().unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let out = text(&st);
+    assert_eq!(out.matches("not started").count(), 3, "two tasks and the merged run: {out}");
+}

@@ -261,6 +261,16 @@ pub fn model_tasks(plan: &BatchPlan, n: usize) -> Result<Vec<ModelTask>> {
         .collect()
 }
 
+/// Every model file is there (a present, GGUF-looking file), or one error line with the fix.
+pub fn check_model_files(models: &ModelsConfig, keys: &[String]) -> Result<()> {
+    for mkey in keys {
+        let model = models.get(mkey)?;
+        crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
+            .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
+    }
+    Ok(())
+}
+
 /// Runs a batch.
 pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObserver) -> Result<BatchSummary> {
     let t0 = Instant::now();
@@ -268,11 +278,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     let out = &plan.out;
     let selections = plan_items(plan)?;
     // Every model file must be there before the run directory is touched.
-    for mkey in &cfg.models {
-        let model = models.get(mkey)?;
-        crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
-            .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
-    }
+    check_model_files(models, &cfg.models)?;
     let _lock = RunLock::acquire(out)?;
     check_provenance(out, cfg)?;
     let cache_path = out.join("cache").join("scores.jsonl");
@@ -328,7 +334,8 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         let path = model.path(&models_dir());
         let sha = model_sha256(model, &path)?;
         observer.event(BatchEvent::ModelLoading { model: &model.key });
-        let engines = Engine::start_workers(model, &path, plan.engine.clone(), plan.workers).with_context(|| format!("model `{}`", model.key))?;
+        let opts = reuse_policy_for(model, &path, plan, &mut run.manifest, observer)?;
+        let engines = Engine::start_workers(model, &path, opts, plan.workers).with_context(|| format!("model `{}`", model.key))?;
         for ((_, d, suites), range) in mine {
             let job = PairJob {
                 model,
@@ -377,6 +384,58 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     };
     observer.event(BatchEvent::Finished { summary: &summary });
     Ok(summary)
+}
+
+/// The engine options for `model`: on a GPU back-end with prefix reuse on, the reuse is checked
+/// first (`engine::exactness`); where it is not bit-exact the model is scored from scratch, or
+/// (`--allow-inexact-reuse`) with reuse and the deviation noted. The check goes into the
+/// manifest either way. On the CPU nothing is checked (reuse is exact with this build's
+/// settings; `doctor` shows it).
+fn reuse_policy_for(
+    model: &ModelEntry,
+    path: &Path,
+    plan: &BatchPlan,
+    manifest: &mut Manifest,
+    observer: &mut dyn BatchObserver,
+) -> Result<crate::engine::EngineOptions> {
+    use crate::engine::exactness::{reuse_check, ReusePolicy};
+    let mut opts = plan.engine.clone();
+    if !opts.cache || !crate::engine::provenance::on_gpu(opts.gpu_layers_for(model)) {
+        return Ok(opts);
+    }
+    let probe = Engine::start(model, path, opts.clone()).with_context(|| format!("model `{}`", model.key))?;
+    let check = reuse_check(&probe).with_context(|| format!("model `{}`: the prefix-reuse check", model.key));
+    probe.shutdown();
+    let check = check?;
+    let scratch = !check.identical && plan.reuse_policy == ReusePolicy::FallBackToScratch;
+    if !check.identical {
+        let msg = if scratch {
+            format!(
+                "{}: prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}): scoring every prompt from scratch (exact, slower; --allow-inexact-reuse keeps reuse)",
+                model.key, check.max_abs_dp
+            )
+        } else {
+            format!(
+                "{}: prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}); keeping prefix reuse (--allow-inexact-reuse), recorded in the manifest",
+                model.key, check.max_abs_dp
+            )
+        };
+        tracing::warn!("{msg}");
+        observer.event(BatchEvent::Notice { message: &msg });
+    }
+    manifest.reuse_checks.insert(
+        model.key.clone(),
+        crate::store::run_dir::ReuseRecord {
+            max_abs_dp: check.max_abs_dp,
+            identical: check.identical,
+            scoring: if scratch { "from scratch" } else { "prefix reuse" }.into(),
+        },
+    );
+    manifest.write(&plan.out)?;
+    if scratch {
+        opts.cache = false;
+    }
+    Ok(opts)
 }
 
 /// The scoring of one model × dataset pair: what every worker needs.

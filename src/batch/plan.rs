@@ -67,6 +67,8 @@ pub struct BatchRequest {
     pub tables_every: Option<u64>,
     /// Several selection seeds in one run (construction-seed sensitivity); empty = `selection.seed`.
     pub seeds: Vec<u64>,
+    /// `--allow-inexact-reuse`: keep prefix reuse on a GPU back-end where it is not bit-exact.
+    pub allow_inexact_reuse: bool,
 }
 
 /// A validated batch run.
@@ -86,6 +88,8 @@ pub struct BatchPlan {
     /// How often tables are rebuilt from the finished items while the run goes on (zero: only
     /// at the end).
     pub tables_every: std::time::Duration,
+    /// What to do where prefix reuse is not bit-exact (checked per model on a GPU back-end).
+    pub reuse_policy: crate::engine::exactness::ReusePolicy,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -134,6 +138,9 @@ pub fn plan(
     for m in &model_keys {
         models.get(m)?;
     }
+    let gpu_layers = run_gpu_layers(models, &model_keys, &engine)?;
+    let mut engine = engine;
+    engine.gpu_layers = Some(gpu_layers);
     let mut dataset_keys = Vec::new();
     for d in &datasets {
         dataset_keys.push(DatasetSpec::parse(d)?.key());
@@ -161,7 +168,7 @@ pub fn plan(
         shuffle_options: sel.shuffle_options,
         prompts_fingerprint: prompts.fingerprint(),
         scoring_settings: SCORING_SETTINGS.into(),
-        provenance: crate::engine::provenance::provenance(engine.gpu_layers),
+        provenance: crate::engine::provenance::provenance(gpu_layers),
         plan: run_plan,
         experiments: crate::dialogue::conditions::user_experiments().to_vec(),
         seeds,
@@ -180,7 +187,30 @@ pub fn plan(
         shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),
         workers: req.workers.unwrap_or_else(default_workers).max(1),
         tables_every: std::time::Duration::from_secs(req.tables_every.unwrap_or(30)),
+        reuse_policy: if req.allow_inexact_reuse {
+            crate::engine::exactness::ReusePolicy::AllowInexact
+        } else {
+            crate::engine::exactness::ReusePolicy::FallBackToScratch
+        },
     })
+}
+
+/// The one offload of a run (its scores have one numeric provenance): `--gpu-layers`, else the
+/// models' `gpu_layers` in models.toml when they agree (on the CPU it does not matter).
+fn run_gpu_layers(models: &ModelsConfig, keys: &[String], engine: &EngineOptions) -> Result<u32> {
+    let mut per: Vec<(String, u32)> = Vec::new();
+    for k in keys {
+        per.push((k.clone(), engine.gpu_layers_for(models.get(k)?)));
+    }
+    let first = per.first().map_or_else(crate::engine::default_gpu_layers, |p| p.1);
+    if per.iter().any(|p| p.1 != first) && per.iter().any(|p| crate::engine::provenance::on_gpu(p.1)) {
+        let list: Vec<String> = per.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        bail!(
+            "the models of this run offload different numbers of layers ({}; models.toml gpu_layers), but one run has one numeric provenance: give --gpu-layers N, or run them separately",
+            list.join(", ")
+        );
+    }
+    Ok(first)
 }
 
 /// `<data dir>/runs/<models>__<datasets>__<hash of the configuration>`: the same configuration

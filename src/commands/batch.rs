@@ -13,8 +13,9 @@ use crate::cli::BatchArgs;
 use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest, RunPlan};
 
 /// The library's batch request for these arguments.
-pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
+pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bool) -> BatchRequest {
     BatchRequest {
+        allow_inexact_reuse,
         plan: None,
         workers: a.workers.map(usize::from),
         tables_every: a.tables_every,
@@ -32,7 +33,7 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>) -> BatchRequest {
 }
 
 pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
-    let mut req = request(a, ctx.global.score_store.as_deref());
+    let mut req = request(a, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse);
     if let Some(p) = &a.plan {
         req.plan = Some(RunPlan::load(p, &ctx.config)?);
     }

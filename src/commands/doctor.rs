@@ -110,6 +110,24 @@ fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
             if info.add_bos { " (model adds BOS)" } else { "" }
         ),
     );
+    let layers = ctx.engine_options().gpu_layers_for(m);
+    let source = if ctx.global.gpu_layers.is_some() {
+        "--gpu-layers"
+    } else if m.gpu_layers.is_some() {
+        "models.toml gpu_layers"
+    } else {
+        "default"
+    };
+    if provenance::on_gpu(layers) {
+        r.ok(
+            &what,
+            format!("offload: gpu layers {layers} ({source}), scoring on {}; provenance: {}", provenance::gpu_devices().join(", "), provenance::provenance(layers)),
+        );
+    } else if provenance::gpu_devices().is_empty() {
+        r.ok(&what, format!("offload: gpu layers {layers} ({source}); no GPU device in this build: scoring on the CPU"));
+    } else {
+        r.ok(&what, format!("offload: none ({source}): scoring on the CPU"));
+    }
     let conv = sample_conversation();
     match engine.prepare(&conv) {
         Ok(p) => {
@@ -158,29 +176,21 @@ fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
         r.fail(&what, format!("letters without a single-token variant: {bad:?}"));
     }
     // Prefix reuse must not change a single bit.
-    let mut other = conv.clone();
-    other.truncate(2);
-    other.push(ChatMessage::assistant("B"));
-    other.push(ChatMessage::user("Are you sure? Answer with the letter only: A, B, C or D."));
-    let letters4 = ['A', 'B', 'C', 'D'];
-    let cached = engine
-        .clear_cache()
-        .and_then(|_| engine.score(&conv, &letters4))
-        .and_then(|_| engine.score(&other, &letters4));
-    let scratch = engine.clear_cache().and_then(|_| engine.score(&other, &letters4));
-    match (cached, scratch) {
-        (Ok(a), Ok(b)) => {
-            let same = a.log_scores.iter().zip(&b.log_scores).all(|(x, y)| x.to_bits() == y.to_bits())
-                && a.letter_mass.to_bits() == b.letter_mass.to_bits();
-            if a.tokens_reused == 0 {
-                r.warn(&what, "prefix reuse not exercised (cache off?)");
-            } else if same {
-                r.ok(&what, format!("prefix reuse is exact ({} tokens reused, bit-identical to scratch)", a.tokens_reused));
-            } else {
-                r.fail(&what, "prefix-reused scores differ from scratch scores (check GGML_CPU_REPACK / flash attention)");
-            }
-        }
-        (Err(e), _) | (_, Err(e)) => r.fail(&what, format!("scoring failed: {e}")),
+    match hyst_tui::engine::exactness::reuse_check(&engine) {
+        Ok(c) if c.tokens_reused == 0 => r.warn(&what, "prefix reuse not exercised (cache off?)"),
+        Ok(c) if c.identical => r.ok(&what, format!("prefix reuse is exact ({} tokens reused, bit-identical to scratch)", c.tokens_reused)),
+        Ok(c) if provenance::on_gpu(ctx.engine_options().gpu_layers_for(m)) => r.fail(
+            &what,
+            format!(
+                "prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}): a batch scores this model from scratch unless --allow-inexact-reuse",
+                c.max_abs_dp
+            ),
+        ),
+        Ok(c) => r.fail(
+            &what,
+            format!("prefix-reused scores differ from scratch scores (max |Δp| {:.3e}; check GGML_CPU_REPACK / flash attention)", c.max_abs_dp),
+        ),
+        Err(e) => r.fail(&what, format!("scoring failed: {e}")),
     }
     engine.shutdown();
 }
@@ -202,7 +212,10 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<()> {
     r.ok("build", format!("llama.cpp {}; devices: {}", provenance::llama_cpp_build(), provenance::devices().join(", ")));
     r.ok(
         "build",
-        format!("numeric provenance of scores (recorded in every score and part of the cache key): {}", provenance::provenance(ctx.engine_options().gpu_layers)),
+        format!(
+            "numeric provenance of scores (recorded in every score and part of the cache key): {}",
+            provenance::provenance(ctx.engine_options().gpu_layers.unwrap_or_else(hyst_tui::engine::default_gpu_layers))
+        ),
     );
     let dir = models_dir();
     r.ok("models", format!("directory {} (config {})", dir.display(), ctx.config.origin));

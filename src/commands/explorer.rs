@@ -17,7 +17,7 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
         dataset,
         run,
         score_store: configured_path(ctx.global.score_store.as_deref()),
-        batch: request(b, ctx.global.score_store.as_deref()),
+        batch: request(b, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse),
         command_line: command_line(),
         ..AppConfig::new(ctx.config.clone())
     })

@@ -61,6 +61,7 @@ impl Ctx {
         }
         o.cache = !self.global.no_cache;
         o.n_ctx = self.global.ctx;
+        o.gpu_layers = self.global.gpu_layers;
         o
     }
 

@@ -141,6 +141,8 @@ pub fn run(ctx: &Ctx, a: &SlurmArgs) -> Result<()> {
             plan.out.with_file_name(name)
         }
     };
+    // The tasks find the models where this node does (the models directory is shared).
+    hyst_tui::batch::check_model_files(&ctx.config, &plan.config.models)?;
     let tasks = hyst_tui::batch::model_tasks(&plan, a.tasks as usize)?;
     let (store, store_note) = choose_store(plan.shared_store.as_deref());
     let spec = SlurmSpec {

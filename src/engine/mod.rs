@@ -3,6 +3,7 @@
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
 pub(crate) mod cache;
+pub mod exactness;
 pub mod provenance;
 pub(crate) mod scoring;
 pub(crate) mod template;
@@ -89,15 +90,40 @@ pub struct EngineOptions {
     pub n_ctx: Option<u32>,
     /// How many top next tokens to report.
     pub top_k: usize,
-    /// Layers to offload to a GPU (only with the `cuda`/`metal`/`vulkan` features).
-    pub gpu_layers: u32,
+    /// Layers to offload to a GPU (only with the `cuda`/`metal`/`vulkan` features): `--gpu-layers`;
+    /// `None` = the model's `gpu_layers` in models.toml, else [`default_gpu_layers`].
+    pub gpu_layers: Option<u32>,
     /// Host memory for KV snapshots, in bytes (`None`: an eighth of the available memory,
     /// at most 4 GiB). A model whose single snapshot exceeds it reuses prefixes from the live
     /// sequence only.
     pub snapshot_mem: Option<u64>,
 }
 
+/// Layers offloaded when neither `--gpu-layers` nor models.toml says: all (999) in a build with
+/// a GPU back-end, none otherwise.
+pub fn default_gpu_layers() -> u32 {
+    if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
+        999
+    } else {
+        0
+    }
+}
+
 impl EngineOptions {
+    /// The layers to offload for `entry`: `--gpu-layers`, else its models.toml `gpu_layers`,
+    /// else [`default_gpu_layers`].
+    pub fn gpu_layers_for(&self, entry: &ModelEntry) -> u32 {
+        self.gpu_layers.or(entry.gpu_layers).unwrap_or_else(default_gpu_layers)
+    }
+
+    /// These options with the offload of `entry` resolved.
+    pub fn for_model(&self, entry: &ModelEntry) -> EngineOptions {
+        EngineOptions {
+            gpu_layers: Some(self.gpu_layers_for(entry)),
+            ..self.clone()
+        }
+    }
+
     /// The snapshot memory budget in bytes.
     pub fn snapshot_bytes(&self) -> usize {
         match self.snapshot_mem {
@@ -132,11 +158,7 @@ impl Default for EngineOptions {
             slots: 4,
             n_ctx: None,
             top_k: 10,
-            gpu_layers: if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
-                999
-            } else {
-                0
-            },
+            gpu_layers: None,
             snapshot_mem: None,
         }
     }
@@ -251,6 +273,7 @@ impl Engine {
     /// (or failed to load).
     pub fn start(entry: &ModelEntry, path: &Path, opts: EngineOptions) -> Result<Self, EngineError> {
         worker::check_model_file(Some(&entry.key), path)?;
+        let opts = opts.for_model(entry);
         Self::spawn(entry, path, opts, None, "hyst-engine".into())
     }
 
@@ -263,6 +286,7 @@ impl Engine {
             return Ok(vec![Self::start(entry, path, opts)?]);
         }
         worker::check_model_file(Some(&entry.key), path)?;
+        let opts = opts.for_model(entry);
         let model = Arc::new(worker::load_model(path, &opts)?);
         (0..n)
             .map(|i| {

@@ -69,15 +69,22 @@ pub fn devices() -> Vec<String> {
         .collect()
 }
 
-/// The provenance string of scores from this build with `gpu_layers` offloaded.
+/// The GPU devices llama.cpp offers (every device but the CPU).
+pub fn gpu_devices() -> Vec<String> {
+    devices().into_iter().filter(|d| !d.starts_with("CPU")).collect()
+}
+
+/// Does scoring with `gpu_layers` offloaded run on a GPU back-end?
+pub fn on_gpu(gpu_layers: u32) -> bool {
+    gpu_layers > 0 && !gpu_devices().is_empty()
+}
+
+/// The provenance string of scores from this build with `gpu_layers` offloaded (on the CPU the
+/// offload changes nothing and is not named; 999 and more = every layer).
 pub fn provenance(gpu_layers: u32) -> String {
-    let backend = if gpu_layers > 0 {
-        let gpus: Vec<String> = devices().into_iter().filter(|d| !d.starts_with("CPU")).collect();
-        if gpus.is_empty() {
-            "CPU".to_string()
-        } else {
-            gpus.join(", ")
-        }
+    let backend = if on_gpu(gpu_layers) {
+        let layers = if gpu_layers >= 999 { "all layers".to_string() } else { format!("{gpu_layers} layers") };
+        format!("{} ({layers} offloaded)", gpu_devices().join(", "))
     } else {
         "CPU".to_string()
     };

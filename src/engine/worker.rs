@@ -71,7 +71,7 @@ pub(crate) fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, En
 pub(crate) fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel, EngineError> {
     check_gguf_file(path)?;
     let backend = backend()?;
-    let params = LlamaModelParams::default().with_n_gpu_layers(opts.gpu_layers);
+    let params = LlamaModelParams::default().with_n_gpu_layers(opts.gpu_layers.unwrap_or_else(super::default_gpu_layers));
     LlamaModel::load_from_file(backend, path, &params).map_err(|e| EngineError::ModelLoad {
         path: path.display().to_string(),
         reason: format!(

@@ -167,6 +167,21 @@ pub struct Manifest {
     pub items_done: usize,
     pub items_total: usize,
     pub complete: bool,
+    /// Per model, on a GPU back-end: the prefix-reuse check made when the batch loaded it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reuse_checks: BTreeMap<String, ReuseRecord>,
+}
+
+/// The prefix-reuse check of one model on a GPU back-end (`engine::exactness`), and what the
+/// batch did about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReuseRecord {
+    /// Largest |p_reused − p_scratch| of an option probability.
+    pub max_abs_dp: f64,
+    /// Bit-identical.
+    pub identical: bool,
+    /// `prefix reuse` or `from scratch`.
+    pub scoring: String,
 }
 
 impl Manifest {
@@ -182,6 +197,7 @@ impl Manifest {
             items_done: 0,
             items_total,
             complete: false,
+            reuse_checks: BTreeMap::new(),
         }
     }
 

@@ -231,7 +231,7 @@ impl App {
         if app.cfg.run.is_none() {
             app.start_engine(0, &key);
         } else {
-            app.shared.want(&app.cfg.models, &key, app.cfg.engine.gpu_layers);
+            app.shared.want(&app.cfg.models, &key, &app.cfg.engine);
         }
         for k in app.cfg.compare.clone() {
             if let Err(e) = app.add_compared(&k) {
@@ -450,7 +450,7 @@ impl App {
         };
         if self.stored_models.iter().any(|m| m == key) {
             self.lanes.push(lane);
-            self.shared.want(&self.cfg.models, key, self.cfg.engine.gpu_layers);
+            self.shared.want(&self.cfg.models, key, &self.cfg.engine);
         } else {
             let entry = self.cfg.models.get(key).map_err(|e| e.to_string())?;
             if !entry.path(&models_dir()).exists() {
@@ -511,10 +511,10 @@ impl App {
     fn start_engine(&mut self, i: usize, key: &str) {
         let opts = self.cfg.engine.clone();
         let lane = &mut self.lanes[i];
-        if lane.engine.start(&self.cfg.models, key, opts) {
+        if lane.engine.start(&self.cfg.models, key, opts, self.cfg.batch.allow_inexact_reuse) {
             lane.scheduler.reset();
         }
-        self.shared.want(&self.cfg.models, key, self.cfg.engine.gpu_layers);
+        self.shared.want(&self.cfg.models, key, &self.cfg.engine);
         self.sweep_done = false;
     }
 
@@ -916,6 +916,10 @@ impl App {
     }
     pub(crate) fn tokens_per_s(&self) -> Option<f64> {
         self.lanes[0].engine.tokens_per_s()
+    }
+    /// The shown model's engine on a GPU back-end where prefix reuse is not bit-exact.
+    pub(crate) fn reuse_note(&self) -> Option<&str> {
+        self.lanes[0].engine.reuse_note()
     }
     /// Requests of any generation still waiting (older ones will be dropped).
     pub(crate) fn jobs_pending_all(&self) -> usize {

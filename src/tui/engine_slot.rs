@@ -19,8 +19,9 @@ pub(crate) enum EngineState {
     Failed { key: String, error: String },
 }
 
-/// A finished load: (generation, model key, the engine or why not).
-type Loaded = (u64, String, Result<Engine, EngineError>);
+/// A finished load: (generation, model key, the engine or why not, what the prefix-reuse check
+/// on a GPU back-end found).
+type Loaded = (u64, String, Result<Engine, EngineError>, Option<String>);
 
 /// Tokens per busy second over a short window.
 #[derive(Default)]
@@ -55,6 +56,31 @@ pub(crate) struct EngineSlot {
     tx: Sender<Loaded>,
     rx: Receiver<Loaded>,
     rate: RateMeter,
+    /// On a GPU back-end where prefix reuse is not bit-exact: what the engine does about it.
+    reuse_note: Option<String>,
+}
+
+/// Starts an engine; on a GPU back-end with prefix reuse on, checks the reuse first and, where
+/// it is not bit-exact, scores from scratch like a batch does (unless `allow_inexact`).
+fn start_checked(entry: &crate::config::ModelEntry, path: &std::path::Path, opts: EngineOptions, allow_inexact: bool) -> (Result<Engine, EngineError>, Option<String>) {
+    let gpu = crate::engine::provenance::on_gpu(opts.gpu_layers_for(entry));
+    let e = match Engine::start(entry, path, opts.clone()) {
+        Ok(e) => e,
+        Err(err) => return (Err(err), None),
+    };
+    if !gpu || !opts.cache {
+        return (Ok(e), None);
+    }
+    match crate::engine::exactness::reuse_check(&e) {
+        Ok(c) if c.identical => (Ok(e), None),
+        Ok(c) if allow_inexact => (Ok(e), Some(format!("prefix reuse inexact on the GPU (max |Δp| {:.1e}), kept", c.max_abs_dp))),
+        Ok(c) => {
+            e.shutdown();
+            let note = format!("prefix reuse inexact on the GPU (max |Δp| {:.1e}): scoring from scratch", c.max_abs_dp);
+            (Engine::start(entry, path, EngineOptions { cache: false, ..opts }), Some(note))
+        }
+        Err(err) => (Err(err), None),
+    }
 }
 
 impl EngineSlot {
@@ -68,6 +94,7 @@ impl EngineSlot {
             tx,
             rx,
             rate: RateMeter::default(),
+            reuse_note: None,
         }
     }
 
@@ -99,10 +126,15 @@ impl EngineSlot {
         self.rate.last
     }
 
+    /// What the prefix-reuse check of a GPU back-end found, when reuse is not exact there.
+    pub(crate) fn reuse_note(&self) -> Option<&str> {
+        self.reuse_note.as_deref()
+    }
+
     /// Loads `key` on a background thread; the old engine is dropped (its worker stops after the
     /// job in flight, not waited for). Returns whether a load began (the model is now `key`, so
     /// requests made for the old engine must be forgotten); an unknown key only fails.
-    pub(crate) fn start(&mut self, models: &ModelsConfig, key: &str, opts: EngineOptions) -> bool {
+    pub(crate) fn start(&mut self, models: &ModelsConfig, key: &str, opts: EngineOptions, allow_inexact: bool) -> bool {
         let entry = match models.get(key) {
             Ok(e) => e.clone(),
             Err(e) => {
@@ -114,13 +146,14 @@ impl EngineSlot {
         let gen = self.generation;
         self.state = EngineState::Loading { key: key.into() };
         self.rate = RateMeter::default();
+        self.reuse_note = None;
         self.model_key = key.to_string();
         let tx = self.tx.clone();
         let k = key.to_string();
         let spawned = std::thread::Builder::new().name("hyst-load".into()).spawn(move || {
             let path = entry.path(&models_dir());
-            let r = Engine::start(&entry, &path, opts);
-            let _ = tx.send((gen, k, r));
+            let (r, note) = start_checked(&entry, &path, opts, allow_inexact);
+            let _ = tx.send((gen, k, r, note));
         });
         if let Err(e) = spawned {
             self.state = EngineState::Failed { key: key.into(), error: e.to_string() };
@@ -132,13 +165,14 @@ impl EngineSlot {
     /// just become ready.
     pub(crate) fn poll(&mut self) -> Option<String> {
         let mut loaded = None;
-        while let Ok((gen, key, r)) = self.rx.try_recv() {
+        while let Ok((gen, key, r, note)) = self.rx.try_recv() {
             if gen != self.generation {
                 continue; // a superseded load: drop it (the engine shuts down)
             }
             match r {
                 Ok(e) => {
                     self.state = EngineState::Ready(e);
+                    self.reuse_note = note;
                     loaded = Some(key);
                 }
                 Err(e) => self.state = EngineState::Failed { key, error: e.to_string() },
@@ -166,6 +200,7 @@ impl EngineSlot {
         self.generation += 1;
         self.state = EngineState::Off;
         self.rate = RateMeter::default();
+        self.reuse_note = None;
         self.model_key = key.to_string();
     }
 }

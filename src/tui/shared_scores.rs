@@ -183,7 +183,7 @@ impl SharedLink {
     }
 
     /// Starts working out `key`'s identity (once per model), when there is a store.
-    pub(crate) fn want(&mut self, models: &ModelsConfig, key: &str, gpu_layers: u32) {
+    pub(crate) fn want(&mut self, models: &ModelsConfig, key: &str, engine: &crate::engine::EngineOptions) {
         if !self.enabled() || self.idents.contains_key(key) {
             return;
         }
@@ -194,6 +194,7 @@ impl SharedLink {
                 return;
             }
         };
+        let gpu_layers = engine.gpu_layers_for(&entry);
         let (tx, k) = (self.tx.clone(), key.to_string());
         let spawned = std::thread::Builder::new().name("hyst-ident".into()).spawn(move || {
             let r = (|| -> anyhow::Result<ModelIdent> {

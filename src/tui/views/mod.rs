@@ -133,6 +133,9 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     if let Some(e) = app.store_error() {
         spans.push(Span::styled(format!(" │ store: {e}"), th.warn().patch(base)));
     }
+    if let Some(n) = app.reuse_note() {
+        spans.push(Span::styled(format!(" │ {n}"), th.warn().patch(base)));
+    }
     if let Some(b) = app.batch() {
         let txt = if b.running() {
             if app.frozen() {

@@ -1,0 +1,91 @@
+//! Is prefix reuse exact on this backend? The same prompt scored after a shared prefix (its
+//! KV cells reused) and from scratch must give the same bits; on the CPU with this project's
+//! settings it does, but a GPU kernel may pick another reduction order for another batch size,
+//! and then the two differ in the last digits. [`reuse_check`] measures it on two small
+//! conversations, and [`ReusePolicy`] says what a batch does about it.
+
+use super::{Engine, EngineError};
+use crate::protocol::ChatMessage;
+
+/// A conversation with a system message, history and a final question, and its continuation:
+/// the second shares the first's first two messages.
+fn conversations() -> (Vec<ChatMessage>, Vec<ChatMessage>) {
+    let first = vec![
+        ChatMessage::system("You answer multiple-choice questions with the letter of the best option only."),
+        ChatMessage::user("Question:\nWhich planet is closest to the Sun?\n\nOptions:\nA. Venus\nB. Mercury\nC. Mars\nD. Earth\n\nAnswer with the letter only."),
+        ChatMessage::assistant("B"),
+        ChatMessage::user("I think it is Venus. Answer with the letter only."),
+    ];
+    let mut second = first.clone();
+    second.truncate(3);
+    second.push(ChatMessage::user("Are you sure? Answer with the letter only: A, B, C or D."));
+    (first, second)
+}
+
+/// What [`reuse_check`] measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReuseCheck {
+    /// Tokens the cached scoring reused (0: reuse was not exercised, e.g. `--no-cache`).
+    pub tokens_reused: usize,
+    /// Largest |p_cached − p_scratch| over the option probabilities.
+    pub max_abs_dp: f64,
+    /// Every log-score and the letter mass bit for bit the same.
+    pub identical: bool,
+}
+
+/// Scores the second conversation after the first (prefix reused) and again from scratch, and
+/// compares. Leaves the engine's cache empty.
+pub fn reuse_check(engine: &Engine) -> Result<ReuseCheck, EngineError> {
+    let (first, second) = conversations();
+    let letters = ['A', 'B', 'C', 'D'];
+    engine.clear_cache()?;
+    engine.score(&first, &letters)?;
+    let cached = engine.score(&second, &letters)?;
+    engine.clear_cache()?;
+    let scratch = engine.score(&second, &letters)?;
+    engine.clear_cache()?;
+    let identical = cached.log_scores.iter().zip(&scratch.log_scores).all(|(x, y)| x.to_bits() == y.to_bits())
+        && cached.letter_mass.to_bits() == scratch.letter_mass.to_bits();
+    let max_abs_dp = cached.probs.iter().zip(&scratch.probs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    Ok(ReuseCheck {
+        tokens_reused: cached.tokens_reused,
+        max_abs_dp,
+        identical,
+    })
+}
+
+/// What a batch does on a backend where prefix reuse is not bit-exact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReusePolicy {
+    /// Score every prompt of that model from scratch (exact, slower): the default.
+    #[default]
+    FallBackToScratch,
+    /// Keep reusing prefixes (`--allow-inexact-reuse`); the measured deviation is recorded.
+    AllowInexact,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offload_comes_from_the_flag_else_the_model_else_the_build() {
+        let models = crate::config::ModelsConfig::bundled().unwrap();
+        let mut a = models.get("smollm2-135m").unwrap().clone();
+        let b = a.clone();
+        a.gpu_layers = Some(12);
+        let mut o = crate::engine::EngineOptions::default();
+        assert_eq!(o.gpu_layers_for(&a), 12);
+        assert_eq!(o.gpu_layers_for(&b), crate::engine::default_gpu_layers());
+        o.gpu_layers = Some(3);
+        assert_eq!((o.gpu_layers_for(&a), o.gpu_layers_for(&b)), (3, 3));
+        assert_eq!(o.for_model(&b).gpu_layers, Some(3));
+    }
+
+    #[test]
+    fn the_second_conversation_shares_a_prefix_with_the_first() {
+        let (a, b) = conversations();
+        assert_eq!(a[..3], b[..3]);
+        assert_ne!(a[3], b[3]);
+    }
+}
