@@ -610,7 +610,7 @@ impl App {
     }
 
     /// The current step's edited conversation, when it has a what-if edit.
-    fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+    pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
         let edit = self.whatifs.current(item, part)?;
         let (msgs, t) = self.final_turn(item, part)?;
         Some(edited_messages(&msgs, t.with_message(edit)))

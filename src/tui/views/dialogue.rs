@@ -95,12 +95,17 @@ fn letter_span(app: &App, item: &Item, wrong: usize, l: Option<char>) -> Span<'s
 fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
-    let title = format!("Dialogue · {} · {}", e.item.id, part_label(part));
+    // A what-if edit shows in place: its message in the final turn.
+    let edited = app.whatif_messages(item, part);
+    let title = match (&edited, app.whatif(item, part)) {
+        (Some(_), Some((_, v, _, _))) => format!("Dialogue · {} · {} · what-if {v} (u: back)", e.item.id, part_label(part)),
+        _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
+    };
     let b = block(app, title);
     let inner = b.inner(area);
     f.render_widget(b, area);
     let w = inner.width.saturating_sub(1) as usize;
-    let Some(msgs) = app.messages(item, part) else {
+    let Some(msgs) = edited.or_else(|| app.messages(item, part)) else {
         let t = pending_text(app, item, part);
         f.render_widget(Paragraph::new(format!(" {t}")).style(th.dim()), inner);
         return;
@@ -178,7 +183,17 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     }
     // The answer slot.
     let mut slot = vec![Span::styled("answer slot", th.role()), Span::raw(" ")];
-    match app.score(item, part) {
+    // With a what-if edit: the edited dialogue's answer slot.
+    let score = match app.whatif(item, part).map(|w| w.2) {
+        Some(Some(EditScore::Done(s))) => Some(&**s),
+        Some(_) => {
+            slot.push(Span::styled("▶ _  scoring the edit…", th.warn()));
+            None
+        }
+        None => app.score(item, part),
+    };
+    match score {
+        _ if slot.len() > 2 => {}
         Some(s) => {
             let l = s.pred_letter();
             slot.push(Span::styled(format!("▶ {l}"), th.bold()));
