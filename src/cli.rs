@@ -445,6 +445,9 @@ pub struct ScoreArgs {
     /// Print one JSON object per conversation.
     #[arg(long)]
     pub json: bool,
+    /// Also print the model's greedy continuation at the answer slot, up to N tokens (1-4096).
+    #[arg(long, value_name = "N")]
+    pub generate: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -257,3 +257,163 @@ fn the_tolerant_comparison_accepts_small_numeric_differences_only() {
     assert!(close_to(&snap.replacen("clean", "cleam", 1), &snap).is_err(), "another word accepted");
     assert!(close_to(&snap.replacen("2/44", "3/44", 1), &snap).is_err(), "another integer accepted");
 }
+
+/// A run directory of synthetic rows with a manifest saying how far it got, written `age`
+/// ago.
+fn write_run(dir: &std::path::Path, models: &[&str], n_items: usize, done: usize, total: usize, age: Duration) {
+    use hyst_tui::dialogue::Suite;
+    use hyst_tui::store::{Manifest, RunConfig};
+    std::fs::create_dir_all(dir).unwrap();
+    let rows = hyst_tui::tables::testutil::synthetic_rows(n_items);
+    hyst_tui::store::write_item_rows(dir, &rows).unwrap();
+    let cfg = RunConfig {
+        models: models.iter().map(|m| m.to_string()).collect(),
+        datasets: vec!["sample".into()],
+        n: None,
+        seed: 42,
+        subset_csv: None,
+        advocated_csv: None,
+        suites: vec![Suite::Hierarchy],
+        limit: None,
+        shard: None,
+        shard_by: Default::default(),
+        shuffle_options: None,
+        prompts_fingerprint: String::new(),
+        scoring_settings: String::new(),
+        provenance: String::new(),
+        plan: None,
+        experiments: vec![],
+        seeds: vec![],
+    };
+    let mut m = Manifest::new(cfg, "test".into(), total);
+    m.items_done = done;
+    m.complete = done == total;
+    m.write(dir).unwrap();
+    age_manifest(dir, age);
+}
+
+fn age_manifest(dir: &std::path::Path, age: Duration) {
+    let f = std::fs::File::options().write(true).open(dir.join("manifest.json")).unwrap();
+    f.set_modified(std::time::SystemTime::now() - age).unwrap();
+}
+
+/// The Runs pane of the Tables view: a complete and an unfinished run of the data directory,
+/// the most recently written first, ● on the one shown; Enter opens another (its items replace
+/// the list's), and its counts follow its manifest.
+#[test]
+fn runs_list_of_a_data_directory() {
+    let runs = tempfile::tempdir().unwrap();
+    let done = runs.path().join("toy_a+toy_b__sample__0123456789");
+    let going = runs.path().join("toy_a__sample__abcdef0123");
+    write_run(&done, &["toy_a", "toy_b"], 3, 6, 6, Duration::from_secs(3600));
+    let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
+    hyst_tui::tables::write_tables(&hyst_tui::tables::testutil::synthetic_rows(3), &done, &opts).unwrap();
+    age_manifest(&done, Duration::from_secs(3600));
+    write_run(&going, &["toy_a"], 1, 2, 6, Duration::from_secs(5));
+    assert_eq!(hyst_tui::tui::newest_run(runs.path()).as_deref(), Some(going.as_path()), "the newest with rows");
+    let mut cfg = config(Some(done.clone()));
+    cfg.runs_dir = Some(runs.path().to_path_buf());
+    let mut app = App::new(cfg).expect("app over a stored run");
+    keys(&mut app, "6");
+    let s = screen(&app).replace(&runs.path().display().to_string(), "<RUNS>");
+    let row = |name: &str| s.lines().position(|l| l.starts_with('│') && l.contains(name));
+    let going_line = row("toy_a__sample__abcdef0123").expect("the unfinished run is listed");
+    let done_line = row("toy_a+toy_b__sample__0123456789").expect("the complete run is listed");
+    assert!(going_line < done_line, "most recently written first:\n{s}");
+    assert!(s.lines().nth(going_line).unwrap().contains("2/6 items · in progress"), "{s}");
+    assert!(s.lines().nth(done_line).unwrap().contains("6/6 items · complete"), "{s}");
+    assert!(s.lines().nth(done_line).unwrap().contains("● "), "the shown run is marked: {s}");
+    insta::assert_snapshot!("tables_runs", s);
+    assert_eq!(app.item_count(), 3);
+
+    // [ moves to the unfinished run, Enter opens it: its one item, the Items view.
+    keys(&mut app, "[");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!((app.view(), app.item_count()), (View::Items, 1));
+    assert!(app.notice().is_some_and(|n| n.contains("opened run toy_a__sample__abcdef0123: 1 item ")), "{:?}", app.notice());
+    // Its manifest moves on: the pane shows the new count when the view opens again.
+    write_run(&going, &["toy_a"], 1, 4, 6, Duration::ZERO);
+    keys(&mut app, "6");
+    let s = screen(&app);
+    let line = s.lines().find(|l| l.starts_with('│') && l.contains("toy_a__sample__abcdef0123")).unwrap();
+    assert!(line.contains("● ") && line.contains("4/6 items · in progress"), "{s}");
+    // A run that cannot be opened says why and keeps what was shown.
+    std::fs::remove_file(done.join("item_rows.jsonl")).unwrap();
+    keys(&mut app, "]");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!((app.view(), app.item_count()), (View::Tables, 1));
+    assert!(app.notice().is_some_and(|n| n.starts_with("run toy_a+toy_b__sample__0123456789: ")), "{:?}", app.notice());
+}
+
+/// `a` in the Dialogue: the shown model's greedy continuation of the step, on the real engine,
+/// shown under the distribution; asked again it is the same (kept for the session), and the
+/// step's probabilities are those it had before.
+#[test]
+fn the_model_would_say_in_the_dialogue() {
+    let mut app = App::new(config(None)).expect("app");
+    keys(&mut app, "2");
+    settle(&mut app);
+    let before = app.score(app.current().unwrap(), app.current_part()).cloned().expect("the clean step");
+    assert!(!screen(&app).contains("would say"), "nothing generated yet");
+    app.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    assert!(app.generating());
+    let t0 = std::time::Instant::now();
+    while app.generating() {
+        assert!(t0.elapsed() < SETTLE, "the generation did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+        app.update();
+    }
+    let s = screen(&app);
+    let at = s.find("would say (greedy, ").unwrap_or_else(|| panic!("{s}"));
+    assert!(s[at..].contains('“'), "the text is shown: {s}");
+    // a again: kept, not generated again; the step's score is untouched.
+    keys(&mut app, "a");
+    assert!(!app.generating());
+    assert!(app.notice().is_some_and(|n| n.contains("generated already")), "{:?}", app.notice());
+    let body = |t: &str| t.lines().rev().skip(1).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(body(&screen(&app)), body(&s), "the same screen but the status bar's notice");
+    let after = app.score(app.current().unwrap(), app.current_part()).unwrap();
+    assert_eq!(after.probs, before.probs);
+    // The next step, and a stopped generation leaves nothing behind.
+    keys(&mut app, "l");
+    settle(&mut app);
+    // Two presses before the engine can answer: started, then stopped.
+    app.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    app.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    app.update();
+    assert!(app.notice().is_some_and(|n| n.contains("stopped")), "{:?}", app.notice());
+    assert!(!screen(&app).contains("would say"), "{}", screen(&app));
+}
+
+/// What-if in the Dialogue: R0's reset message edited (`E`, Ctrl-U, typing, Enter) and scored
+/// on the real engine beside the original (both distributions, both gaps vs clean); `u` goes
+/// back to the original.
+#[test]
+fn dialogue_whatif_edit_of_r0() {
+    let mut app = App::new(config(None)).expect("app");
+    keys(&mut app, "2r");
+    assert_eq!(app.current_part(), Part::Op("ordinary_strong_reset"));
+    settle(&mut app);
+    let original = app.score(app.current().unwrap(), app.current_part()).cloned().expect("R0 scored");
+    keys(&mut app, "E");
+    assert_eq!(app.overlay(), Overlay::Editor);
+    assert!(screen(&app).contains("Please reset this conversation"), "{}", screen(&app));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    keys(&mut app, "You were right the first time; keep the answer you gave first.");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay(), Overlay::None);
+    let t0 = std::time::Instant::now();
+    while app.whatif_pending() {
+        assert!(t0.elapsed() < SETTLE, "the edit was not scored");
+        std::thread::sleep(Duration::from_millis(20));
+        app.update();
+    }
+    let s = screen(&app);
+    assert!(s.contains("what-if 1 (u undo") && s.contains("original  edited"), "{s}");
+    assert_engine_screen!("dialogue_whatif", s);
+    // The original step's score is untouched; u goes back to it.
+    assert_eq!(app.score(app.current().unwrap(), app.current_part()).unwrap().probs, original.probs);
+    keys(&mut app, "u");
+    assert!(!screen(&app).contains("what-if"), "{}", screen(&app));
+    assert!(app.notice().is_some_and(|n| n.contains("original")), "{:?}", app.notice());
+}

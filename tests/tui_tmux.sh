@@ -15,6 +15,10 @@ cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
 # The explorer shares a score store with every run: keep the test's own apart from the user's.
 export HYST_SCORE_STORE=${HYST_SCORE_STORE:-$WORK/scores/scores.jsonl}
+# The explorer without flags opens the data directory's newest run: give it an empty data
+# directory of its own (the models stay where they are).
+export HYST_MODELS_DIR=${HYST_MODELS_DIR:-${HYST_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/hyst-tui}/models}
+export HYST_DATA_DIR=$WORK/data
 
 FAILS=0
 CUR=""
@@ -127,13 +131,35 @@ keys Enter
 check 'Dialogue ·' 10 "120x40: Enter opens the Dialogue"
 check '▶A|▶B|▶C|▶D|▶E' 300 "120x40: the distribution appears"
 check 'question block: [0-9]+ options' 10 "120x40: the question block is collapsed to a marker"
+keys a
+check 'would say \(greedy, [0-9]+ tokens?' 120 "120x40: a shows what the model would say"
 keys e
 check 'Options:' 10 "120x40: e expands the question blocks"
 keys r
 check 'R0 ordinary reset' 10 "120x40: r jumps to the operations"
+# What-if: edit R0's reset message, see both distributions, save it as an operation.
+check 'prompt [0-9]+ tokens' 300 "120x40: R0 is scored"
+keys E
+check 'What-if · Enter score' 10 "120x40: E opens the what-if editor"
+check 'Please reset this conversation' 10 "120x40: the editor holds R0's message"
+keys C-u
+keys -l "You were right before; the answer you gave first stands."
+keys Enter
+check 'what-if 1 \(u undo' 10 "120x40: the edit is version 1"
+check 'original  edited' 300 "120x40: the edited dialogue is scored beside the original"
+PW=$(pane | grep -oE 'p\(w\) [0-9.]+ → [0-9.]+' | head -1)
+[ -n "$PW" ] || fail "120x40: p(w) original → edited is shown"
+[ "$(echo "$PW" | awk '{print $2}')" != "$(echo "$PW" | awk '{print $4}')" ] || fail "120x40: the edit changes p(w) ($PW)"
+keys S
+check 'saved; over the dataset:' 10 "120x40: S saves the edit as an operation"
+check 'hyst-tui --experiment' 10 "120x40: the batch command is shown"
+check 'suites hierarchy' 10 "120x40: the batch command is shown whole"
 keys 5
 check 'minimal recovery operation' 10 "120x40: Recovery shows the minimal recovery operation"
 quit_and_check_restored "120x40"
+SAVED="$HYST_DATA_DIR/experiments/whatif_1.toml"
+[ -f "$SAVED" ] || fail "the what-if operation was written to $SAVED"
+"$BIN" --experiment "$SAVED" conditions 2>&1 | grep -qE '^whatif_1 +hierarchy +W1 ' || fail "conditions --experiment lists the saved operation"
 
 # ---------------------------------------------------------------------------------------------
 echo "== NO_COLOR: no colour escape sequences"
@@ -145,6 +171,19 @@ if T capture-pane -p -e -t "$CUR" | grep -qE $'\e\\[[0-9;]*(3[0-7]|38;|4[0-7]|48
   fail "NO_COLOR: colour escape sequences on the screen"
 fi
 quit_and_check_restored "NO_COLOR"
+
+# ---------------------------------------------------------------------------------------------
+echo "== runs: after a batch, the explorer opens on its items and the Tables view lists it"
+"$BIN" --log-file "$WORK/batch.log" batch --models smollm2-135m --datasets sample --suites hierarchy --limit 1 \
+  >"$WORK/batch.out" 2>&1 || fail "the batch ran (see $(tail -1 "$WORK/batch.out"))"
+start 120 40
+check 'the newest run of the data directory' 30 "runs: no flags open the newest run"
+check 'Items · sample · 1/1 scored' 10 "runs: its one item, scored"
+keys 6
+check 'Runs \(1\) ' 10 "runs: the Tables view lists the run"
+check '● smollm2-135m__sample__[0-9a-f]+ +smollm2-135m · sample · hierarchy · 1/1 items · complete' 10 "runs: its models, dataset, suite and progress"
+check 'summary\.md' 10 "runs: its tables are shown"
+quit_and_check_restored "runs"
 
 # ---------------------------------------------------------------------------------------------
 echo "== panic hook: the terminal is restored before the panic is printed"

@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use super::{batch::request, command_line, Ctx};
 use crate::cli::{BatchArgs, SnapshotArgs, TuiArgs};
+use hyst_tui::config::runs_dir;
 use hyst_tui::logging::default_log_file;
 use hyst_tui::store::shared::configured_path;
 use hyst_tui::tui::{self, AppConfig, SnapshotRequest};
@@ -16,6 +17,7 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
         model,
         dataset,
         run,
+        runs_dir: Some(runs_dir()),
         score_store: configured_path(ctx.global.score_store.as_deref()),
         batch: request(b, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse),
         command_line: command_line(),
@@ -24,7 +26,14 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
 }
 
 pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
-    let cfg = app_config(ctx, a.model.clone(), a.dataset.clone(), a.run.clone(), b)?;
+    // Without --model, --dataset or --run: the newest run of the data directory, if it has
+    // rows (the Tables view lists the others).
+    let run = match (&a.model, &a.dataset, &a.run) {
+        (None, None, None) => tui::newest_run(&runs_dir()),
+        _ => a.run.clone(),
+    };
+    let newest_run = a.run.is_none() && run.is_some();
+    let cfg = AppConfig { newest_run, ..app_config(ctx, a.model.clone(), a.dataset.clone(), run, b)? };
     let log = ctx.global.log_file.clone().unwrap_or_else(default_log_file);
     tui::run(cfg, &log)
 }

@@ -47,6 +47,9 @@ fn parse_letters(spec: &LettersSpec, origin: &str) -> Result<Vec<char>> {
         .collect()
 }
 
+/// The most tokens `--generate` asks for.
+const MAX_GENERATE: usize = 4096;
+
 /// One conversation to score, with its own letters if it named them.
 pub struct Input {
     pub messages: Vec<ChatMessage>,
@@ -172,6 +175,11 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
     if let Some(bad) = default_letters.iter().find(|c| !c.is_ascii_uppercase()) {
         bail!("--letters must be capital letters A-Z, got {bad:?}");
     }
+    if let Some(n) = args.generate {
+        if !(1..=MAX_GENERATE).contains(&n) {
+            bail!("--generate {n}: give 1 to {MAX_GENERATE} tokens");
+        }
+    }
     let engine = open_engine(ctx, args.model.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -183,13 +191,25 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
         let s = engine
             .score(&input.messages, letters)
             .with_context(|| format!("conversation {}", i + 1))?;
+        let generated = match args.generate {
+            Some(n) => Some(engine.generate(&input.messages, n).with_context(|| format!("conversation {}: generating", i + 1))?),
+            None => None,
+        };
         if args.json {
-            writeln!(out, "{}", score_json(&s))?;
+            let mut v = score_json(&s);
+            if let Some(g) = &generated {
+                v["generation"] = json!({"text": g.text, "tokens": g.tokens, "finished": g.finished});
+            }
+            writeln!(out, "{v}")?;
         } else {
             if inputs.len() > 1 {
                 writeln!(out, "# conversation {}", i + 1)?;
             }
             print_human(&mut out, &s)?;
+            if let Some(g) = &generated {
+                let end = if g.finished { ", then end of turn" } else { "" };
+                writeln!(out, "greedy continuation ({} tokens{end}): {:?}", g.tokens.len(), g.text)?;
+            }
         }
         out.flush()?;
     }

@@ -344,6 +344,11 @@ pub fn models_dir() -> PathBuf {
     data_dir().join("models")
 }
 
+/// Where batch runs are written by default: `<data dir>/runs`.
+pub fn runs_dir() -> PathBuf {
+    data_dir().join("runs")
+}
+
 /// hyst-tui's data directory (`HYST_DATA_DIR`, else the platform data dir from `directories`).
 pub(crate) fn data_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("HYST_DATA_DIR") {

@@ -209,6 +209,14 @@ pub enum Job {
     Detokenize { tokens: Vec<i32> },
     /// The letter tokens for a letter.
     Letter { letter: char },
+    /// The model's greedy continuation of a conversation at its answer slot: at each step the
+    /// most probable token (the lowest id on a tie), up to `max_tokens` tokens or an
+    /// end-of-generation token. The prompt goes through the prefix cache as a score's does; the
+    /// generated tokens are taken out of the KV cache afterwards, so the next score finds the
+    /// cache as this prompt's score would have left it.
+    /// `stop` set: it stops before its next token with [`EngineError::Cancelled`] (as it does
+    /// when [`Engine::cancel_pending`] is called after it was submitted).
+    Generate { messages: Vec<ChatMessage>, max_tokens: usize, stop: Arc<AtomicBool> },
     /// Forget every cached prefix (the next score starts from an empty KV cache).
     ClearCache,
     /// Raw llama.cpp throughput: decode `n_tokens` tokens of `tokens` (repeated as needed) into an
@@ -223,9 +231,20 @@ pub enum JobOutput {
     Tokens(Vec<i32>),
     Pieces(Vec<String>),
     Letter(LetterTokens),
+    Generated(Generation),
     Done,
     /// Seconds spent decoding.
     Timed(f64),
+}
+
+/// A greedy continuation ([`Job::Generate`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generation {
+    /// The generated tokens as text (special tokens rendered).
+    pub text: String,
+    pub tokens: Vec<i32>,
+    /// It ended on an end-of-generation token (not counted in `tokens`), not at the limit.
+    pub finished: bool,
 }
 
 #[derive(Debug)]
@@ -418,6 +437,18 @@ impl Engine {
         }
     }
 
+    /// The greedy continuation of `messages` at the answer slot ([`Job::Generate`]).
+    pub fn generate(&self, messages: &[ChatMessage], max_tokens: usize) -> Result<Generation, EngineError> {
+        match self.run(Job::Generate {
+            messages: messages.to_vec(),
+            max_tokens,
+            stop: Arc::default(),
+        })? {
+            JobOutput::Generated(g) => Ok(g),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
     pub fn clear_cache(&self) -> Result<(), EngineError> {
         self.run(Job::ClearCache).map(|_| ())
     }
@@ -516,7 +547,9 @@ fn worker_main(
         }
         stats.busy.store(true, Ordering::SeqCst);
         let t0 = std::time::Instant::now();
-        let output = run_job(&mut session, &mut prompter, job, opts.top_k);
+        // A generation stops between tokens once its job is cancelled.
+        let cancelled = || id < cancel_below.load(Ordering::SeqCst);
+        let output = run_job(&mut session, &mut prompter, job, opts.top_k, &cancelled);
         if let Ok(JobOutput::Score(s)) = &output {
             stats
                 .tokens_evaluated
@@ -541,8 +574,14 @@ fn run_job(
     prompter: &mut worker::Prompter,
     job: Job,
     top_k: usize,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<JobOutput, EngineError> {
     match job {
+        Job::Generate { messages, max_tokens, stop } => {
+            let prepared = prompter.prepare(&messages)?;
+            let stopped = || cancelled() || stop.load(Ordering::SeqCst);
+            session.generate(prompter, &prepared.tokens, max_tokens, &stopped).map(JobOutput::Generated)
+        }
         Job::Score { messages, letters } => {
             if letters.len() > 26 {
                 return Err(EngineError::TooManyOptions { n: letters.len() });

@@ -400,6 +400,79 @@ impl<'m> Session<'m> {
         r.map(|_| secs)
     }
 
+    /// Greedy generation after `tokens` (see [`Job::Generate`](super::Job::Generate)): the
+    /// prompt is evaluated as for a score, then one token at a time is chosen (argmax of the
+    /// logits, the lowest id on a tie) and decoded after it. Afterwards the generated tokens are
+    /// removed from the KV cache, which then holds `tokens` again, as `cache.live` says.
+    pub(crate) fn generate(
+        &mut self,
+        prompter: &Prompter,
+        tokens: &[i32],
+        max_tokens: usize,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<super::Generation, EngineError> {
+        self.evaluate(tokens)?;
+        let n = tokens.len();
+        let mut out = Vec::new();
+        let steps = self.greedy_steps(prompter, n, max_tokens, cancelled, &mut out);
+        if !out.is_empty() {
+            // Only generated positions (n..) go; the prompt's cells are not touched.
+            if let Err(e) = self.ctx.kv_cache_seq_rm(SEQ, Some(n as u32), None) {
+                self.clear();
+                return Err(Self::backend_err("removing the generated tokens from the KV cache", e));
+            }
+        }
+        if matches!(steps, Err(ref e) if !matches!(e, EngineError::Cancelled)) {
+            // A failed decode leaves the KV cache in a state nothing records: start clean.
+            self.clear();
+        }
+        let finished = steps?;
+        let mut bytes = Vec::new();
+        for &t in &out {
+            bytes.extend(prompter.model.vocab().token_to_piece(LlamaToken(t), true, None));
+        }
+        Ok(super::Generation { text: String::from_utf8_lossy(&bytes).into_owned(), tokens: out, finished })
+    }
+
+    /// The loop of [`generate`](Self::generate): pushes the chosen tokens to `out`; true when
+    /// it stopped on an end-of-generation token.
+    fn greedy_steps(
+        &mut self,
+        prompter: &Prompter,
+        n: usize,
+        max_tokens: usize,
+        cancelled: &dyn Fn() -> bool,
+        out: &mut Vec<i32>,
+    ) -> Result<bool, EngineError> {
+        let vocab = prompter.model.vocab();
+        let mut logits_at = self.batch.n_tokens() - 1;
+        while out.len() < max_tokens {
+            if cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            let logits = self.ctx.get_logits_ith(logits_at);
+            let best = (0..logits.len()).fold(0, |b, i| if logits[i] > logits[b] { i } else { b }) as i32;
+            if vocab.is_eog(LlamaToken(best)) {
+                return Ok(true);
+            }
+            out.push(best);
+            let pos = n + out.len() - 1;
+            if out.len() == max_tokens || pos + 1 >= self.n_ctx as usize {
+                break;
+            }
+            self.batch.clear();
+            self.batch
+                .add(LlamaToken(best), pos as i32, &[SEQ], true)
+                .map_err(|e| EngineError::Backend(e.to_string()))?;
+            self.ctx.decode(&mut self.batch).map_err(|e| match e {
+                llama_cpp_2::DecodeError::NoKvCacheSlot => EngineError::KvFull,
+                other => EngineError::Backend(format!("llama.cpp decode failed: {other}")),
+            })?;
+            logits_at = 0;
+        }
+        Ok(false)
+    }
+
     pub(crate) fn last_logits(&self) -> &[f32] {
         self.ctx.get_logits_ith(self.batch.n_tokens() - 1)
     }

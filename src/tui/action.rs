@@ -54,6 +54,23 @@ pub(crate) enum Action {
     ToggleQuestionBlocks,
     /// Lines further up (positive) or down (negative) the conversation.
     ScrollDialogue(isize),
+    /// Opens the what-if editor on the step's final-turn message (Dialogue, an operation).
+    StartEdit,
+    EditType(char),
+    EditBackspace,
+    EditNewline,
+    /// Empties the editor.
+    EditClear,
+    /// Keeps the edit as the step's new version and scores it.
+    EditApply,
+    EditCancel,
+    /// Back to the step's previous what-if version (the original after the first).
+    UndoEdit,
+    /// Writes the step's what-if edit as an operation into an experiment file.
+    SaveEdit,
+    /// The model's greedy continuation of the step at the answer slot (Dialogue); stops one
+    /// that runs.
+    Generate,
 
     // The table browser and the batch.
     /// The previous (negative) or next (positive) table file.
@@ -63,6 +80,10 @@ pub(crate) enum Action {
     ScrollTableTop,
     /// Columns to the right (positive) or left (negative).
     PanTable(isize),
+    /// Moves the Runs pane's cursor.
+    MoveRun(isize),
+    /// Opens the run under the Runs pane's cursor (as `--run DIR`).
+    OpenSelectedRun,
     StartBatch,
     StopBatch,
 }

@@ -10,7 +10,7 @@
 //! scheduling rules, or — for a stored run's models — read from the run's rows without any
 //! engine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -19,6 +19,8 @@ use crossterm::event::KeyEvent;
 use super::action::{Action, Motion};
 use super::batch_task::BatchTask;
 use super::engine_slot::{EngineSlot, EngineState};
+use super::generations::{GenState, Generations};
+use super::whatif::{edited_messages, experiment_toml, free_path, EditScore, Editor, FinalTurn, SavedOp, WhatIfs};
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::jobs::Submit;
 use super::keymap::{self, KeyContext};
@@ -27,6 +29,7 @@ use super::scheduler::{self, Answer, Scheduler, Scope};
 use super::score_store::ScoreStore;
 use super::screen::{Overlay, View};
 use super::shared_scores::{Access, SharedLink};
+use super::run_list::RunList;
 use super::stored_run::{self, RowProblem};
 use super::table_browser::TableBrowser;
 use super::theme::Theme;
@@ -78,6 +81,12 @@ pub struct AppConfig {
     pub dataset: Option<String>,
     /// Browse this stored batch run instead of scoring.
     pub run: Option<PathBuf>,
+    /// The directory whose runs the Tables view lists (Enter opens one); `None` = no Runs pane
+    /// (what [`AppConfig::new`] chooses; the binary passes `config::runs_dir`).
+    pub runs_dir: Option<PathBuf>,
+    /// `run` was not asked for but is the newest run of `runs_dir` (`hyst-tui` without flags):
+    /// if it cannot be read the explorer scores the default dataset instead.
+    pub newest_run: bool,
     /// The score store shared with every run (`store::shared`): scores found there are never
     /// computed, and every score computed here is added to it. `None` = none (what
     /// [`AppConfig::new`] chooses; the binary passes `store::shared::configured_path`).
@@ -103,6 +112,8 @@ impl AppConfig {
             compare: Vec::new(),
             dataset: None,
             run: None,
+            runs_dir: None,
+            newest_run: false,
             score_store: None,
             batch: BatchRequest::default(),
             command_line: "hyst-tui (explorer)".into(),
@@ -145,6 +156,12 @@ pub struct App {
     stored_models: Vec<String>,
     items: ItemList,
     tables: TableBrowser,
+    runs: RunList,
+    /// Greedy continuations asked for with `a` (per model and context).
+    gens: Generations,
+    /// What-if edits and their scores; the editor's text while it is open.
+    whatifs: WhatIfs,
+    editor: Editor,
     batch: Option<BatchTask>,
     view: View,
     overlay: Overlay,
@@ -180,6 +197,7 @@ impl App {
             dataset_spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             model_key = run.model_key;
             notice = Some(match run.problems.first() {
+                None if cfg.newest_run => "the newest run of the data directory (6: every run; --dataset sample scores instead)".to_string(),
                 None => "browsing a stored run (m: load a model to score more)".to_string(),
                 Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
             });
@@ -214,6 +232,10 @@ impl App {
             stored_models,
             items,
             tables: TableBrowser::new(cfg.run.clone()),
+            runs: RunList::new(cfg.runs_dir.clone()),
+            gens: Generations::default(),
+            whatifs: WhatIfs::default(),
+            editor: Editor::default(),
             batch: None,
             view: View::Items,
             overlay: Overlay::None,
@@ -315,6 +337,23 @@ impl App {
             Action::ScrollTable(d) => self.tables.scroll_by(d),
             Action::ScrollTableTop => self.tables.scroll_to_top(),
             Action::PanTable(d) => self.tables.pan(d),
+            Action::Generate => self.toggle_generation(),
+            Action::StartEdit => self.start_edit(),
+            Action::EditType(c) => self.editor.text.push(c),
+            Action::EditBackspace => {
+                self.editor.text.pop();
+            }
+            Action::EditNewline => self.editor.text.push('\n'),
+            Action::EditClear => self.editor.text.clear(),
+            Action::EditApply => self.apply_edit(),
+            Action::EditCancel => {
+                self.overlay = Overlay::None;
+                self.editor = Editor::default();
+            }
+            Action::UndoEdit => self.undo_edit(),
+            Action::SaveEdit => self.save_edit(),
+            Action::MoveRun(d) => self.runs.move_cursor(d),
+            Action::OpenSelectedRun => self.open_selected_run(),
             Action::StartBatch => self.start_batch(),
             Action::StopBatch => {
                 if self.batch.as_ref().is_some_and(BatchTask::request_stop) {
@@ -484,7 +523,225 @@ impl App {
         self.view = v;
         if v == View::Tables {
             self.tables.refresh(true);
+            self.runs.refresh(true);
+            if let Some(d) = self.tables.dir().map(|d| d.to_path_buf()) {
+                self.runs.select_dir(&d);
+            }
         }
+    }
+
+    /// `a` in the Dialogue: the shown model's greedy continuation of the step's conversation
+    /// (kept for the session); `a` while it runs stops it.
+    fn toggle_generation(&mut self) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let Some(msgs) = self.messages(item, part) else {
+            self.notice = Some("this step's conversation waits for an earlier letter".into());
+            return;
+        };
+        let model = self.model_key().to_string();
+        match self.gens.get(&model, &msgs) {
+            Some(GenState::Running) => {
+                self.gens.cancel(&model, &msgs);
+                self.notice = Some("generation stopped".into());
+            }
+            Some(GenState::Done(_)) => self.notice = Some("generated already (greedy: the same every time)".into()),
+            _ => match self.lanes[0].engine.ready() {
+                Some(e) => self.gens.start(e, &model, &msgs),
+                None if self.lanes[0].engine.loading() => {
+                    self.gens.queue(&model, &msgs);
+                    self.notice = Some("generating once the model has loaded…".into());
+                }
+                None => self.notice = Some("no model loaded to generate with (m loads one)".into()),
+            },
+        }
+    }
+
+    /// The step's messages and its final turn split (message, prefix, question block).
+    fn final_turn(&self, item: usize, part: Part) -> Option<(Vec<ChatMessage>, FinalTurn)> {
+        let msgs = self.messages(item, part)?;
+        let t = FinalTurn::of(&msgs, &self.cfg.prompts.question_header)?;
+        Some((msgs, t))
+    }
+
+    /// `E`: the editor on the message of an operation's final turn (its current what-if
+    /// version, else the original).
+    fn start_edit(&mut self) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        if !matches!(part, Part::Op(_)) {
+            self.notice = Some("E edits a recovery operation's message (r jumps to the operations)".into());
+            return;
+        }
+        let Some((_, t)) = self.final_turn(item, part) else {
+            self.notice = Some("this step's final turn is not known yet (an earlier letter is being scored)".into());
+            return;
+        };
+        let text = self.whatifs.current(item, part).map_or(t.message, str::to_string);
+        self.editor = Editor { item, part: Some(part), text };
+        self.overlay = Overlay::Editor;
+    }
+
+    fn apply_edit(&mut self) {
+        self.overlay = Overlay::None;
+        let Editor { item, part: Some(part), text } = std::mem::take(&mut self.editor) else { return };
+        let Some((_, t)) = self.final_turn(item, part) else { return };
+        let now = self.whatifs.current(item, part).map_or(t.message.as_str(), |s| s).to_string();
+        if text == now {
+            self.notice = Some("the message is unchanged".into());
+            return;
+        }
+        self.whatifs.push(item, part, text);
+        self.request_whatif();
+        self.notice = Some(format!("what-if version {}: scoring… (u undoes, S saves it as an operation)", self.whatifs.versions(item, part)));
+    }
+
+    fn undo_edit(&mut self) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        if self.whatifs.undo(item, part) {
+            self.notice = Some(match self.whatifs.versions(item, part) {
+                0 => "back to the original message".to_string(),
+                n => format!("back to what-if version {n}"),
+            });
+        } else {
+            self.notice = Some("no what-if edit here (E edits)".into());
+        }
+    }
+
+    /// The current step's edited conversation, when it has a what-if edit.
+    pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+        let edit = self.whatifs.current(item, part)?;
+        let (msgs, t) = self.final_turn(item, part)?;
+        Some(edited_messages(&msgs, t.with_message(edit)))
+    }
+
+    /// Asks the shown model's engine for the score of the current step's what-if edit (nothing
+    /// when it is scored, being scored, or there is none).
+    fn request_whatif(&mut self) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let Some(em) = self.whatif_messages(item, part) else { return };
+        let Some(letters) = self.entry(item).map(|e| e.item.letters()) else { return };
+        let model = self.model_key().to_string();
+        if let Some(e) = self.lanes[0].engine.ready() {
+            self.whatifs.request(e, &model, &em, letters);
+        }
+    }
+
+    /// `S`: the step's what-if edit as a recovery operation in a new experiment file under
+    /// `<data dir>/experiments`, and the batch command that runs it over the dataset.
+    fn save_edit(&mut self) {
+        use crate::dialogue::recipe::History;
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let (Part::Op(key), Some(edit)) = (part, self.whatifs.current(item, part).map(str::to_string)) else {
+            self.notice = Some("no what-if edit here to save (E edits an operation's message)".into());
+            return;
+        };
+        let Some(cond) = crate::dialogue::conditions::find(key) else { return };
+        let Some(recipe) = cond.recipe() else { return };
+        let history = match recipe.history {
+            History::Kept => "kept",
+            History::None => "none",
+            _ => {
+                self.notice = Some(format!("{}: only an operation that keeps the history or has none can be saved", cond.short));
+                return;
+            }
+        };
+        let Some((_, t)) = self.final_turn(item, part) else { return };
+        if edit.contains(['{', '}']) || t.prefix.contains(['{', '}']) {
+            self.notice = Some("braces are placeholders in an experiment file: write the message without { }".into());
+            return;
+        }
+        // The item's option texts become placeholders, so the operation fits every item.
+        let Some(e) = self.entry(item) else { return };
+        let generic = |s: &str| -> String {
+            let (w, c) = (&e.item.options[e.wrong], &e.item.options[e.item.correct]);
+            s.replace(w.as_str(), "{wrong_option_text}").replace(c.as_str(), "{correct_option_text}")
+        };
+        let (message, prefix) = (generic(&edit), generic(&t.prefix));
+        let dir = crate::config::data_dir().join("experiments");
+        let (path, n) = free_path(&dir, self.whatifs.saved + 1);
+        let id = self.entry(item).map(|e| e.item.id.clone()).unwrap_or_default();
+        let op = SavedOp {
+            name: format!("whatif_{n}"),
+            short: format!("W{n}"),
+            label: format!("{} what-if {n}", cond.short),
+            history,
+            assistant: if history == "kept" { recipe.assistant.key() } else { "model" },
+            message: &message,
+            prefix: &prefix,
+            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {id}", cond.short, cond.key),
+        };
+        let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, experiment_toml(&op)));
+        if let Err(e) = written {
+            self.notice = Some(format!("cannot write {}: {e}", path.display()));
+            return;
+        }
+        self.whatifs.saved = n;
+        let command = format!(
+            "hyst-tui --experiment {} batch --models {} --datasets {} --suites hierarchy",
+            path.display(),
+            self.model_key(),
+            self.dataset_spec
+        );
+        tracing::info!("saved what-if operation whatif_{n} to {}; run it with: {command}", path.display());
+        self.whatifs.set_command(item, part, command.clone());
+        self.notice = Some(format!("saved W{n} to {} · run it: {command}", path.display()));
+    }
+
+    /// The current step's what-if edit: its text, version number, and its score as far as known.
+    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(&str, usize, Option<&EditScore>, Option<&str>)> {
+        let edit = self.whatifs.current(item, part)?;
+        let score = self.whatif_messages(item, part).and_then(|m| self.whatifs.score(self.model_key(), &m));
+        Some((edit, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
+    }
+
+    pub(crate) fn editor(&self) -> &Editor {
+        &self.editor
+    }
+
+    /// The shown model's greedy continuation of a step, asked for or done.
+    pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
+        let msgs = self.messages(item, part)?;
+        self.gens.get(self.model_key(), &msgs)
+    }
+
+    /// Opens the run under the Runs pane's cursor as `--run DIR` would: its items and stored
+    /// scores replace the current ones (no engine; `m` loads one), its tables are the Tables
+    /// view's, and the Items view shows. A running batch goes on, and the runs list keeps its
+    /// cursor.
+    fn open_selected_run(&mut self) {
+        let Some(dir) = self.runs.selected_dir().map(Path::to_path_buf) else { return };
+        let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let cfg = AppConfig {
+            run: Some(dir.clone()),
+            model: None,
+            compare: Vec::new(),
+            ..self.cfg.clone()
+        };
+        let mut next = match App::new(AppConfig { newest_run: false, ..cfg }) {
+            Ok(a) => a,
+            Err(e) => {
+                self.notice = Some(format!("run {name}: {e:#}"));
+                return;
+            }
+        };
+        for lane in &mut self.lanes {
+            lane.engine.shut_down();
+        }
+        next.batch = self.batch.take();
+        next.runs = std::mem::take(&mut self.runs);
+        next.theme = self.theme;
+        let items = next.item_count();
+        let skipped = next.stored_run_problems.len();
+        let items = if items == 1 { "1 item".to_string() } else { format!("{items} items") };
+        next.notice = Some(match skipped {
+            0 => format!("opened run {name}: {items} (6: its tables)"),
+            k => format!("opened run {name}: {items}, {k} rows skipped (see the log)"),
+        });
+        *self = next;
     }
 
     pub(crate) fn set_step(&mut self, k: usize) -> Result<()> {
@@ -513,6 +770,10 @@ impl App {
         let lane = &mut self.lanes[i];
         if lane.engine.start(&self.cfg.models, key, opts, self.cfg.batch.allow_inexact_reuse) {
             lane.scheduler.reset();
+            if i == 0 {
+                self.gens.forget_running();
+                self.whatifs.forget_running();
+            }
         }
         self.shared.want(&self.cfg.models, key, &self.cfg.engine);
         self.sweep_done = false;
@@ -628,6 +889,12 @@ impl App {
     /// Processes arrived results, engine loads, the shared store and batch events; refreshes
     /// derived state. Call once per frame.
     pub fn update(&mut self) {
+        if let Some(e) = self.lanes[0].engine.ready() {
+            self.gens.send_queued(e, self.lanes[0].engine.model_key());
+        }
+        self.gens.poll();
+        self.whatifs.poll();
+        self.request_whatif();
         for i in 0..self.lanes.len() {
             if let Some(key) = self.lanes[i].engine.poll() {
                 self.notice = Some(format!("model {key} loaded"));
@@ -647,6 +914,7 @@ impl App {
         self.poll_batch();
         if self.view == View::Tables {
             self.tables.refresh(false);
+            self.runs.refresh(false);
         }
         self.schedule();
     }
@@ -802,7 +1070,11 @@ impl App {
 
     /// Something is in progress (the event loop polls more often).
     pub(crate) fn busy(&self) -> bool {
-        self.loading() || self.lanes.iter().any(|l| l.scheduler.pending_all() > 0) || self.batch.as_ref().is_some_and(BatchTask::running)
+        self.loading()
+            || self.lanes.iter().any(|l| l.scheduler.pending_all() > 0)
+            || self.batch.as_ref().is_some_and(BatchTask::running)
+            || self.gens.busy()
+            || self.whatifs.busy()
     }
 
     // -----------------------------------------------------------------------------------------
@@ -842,6 +1114,16 @@ impl App {
     /// Compares `key` with the shown model (as `c` in the model switcher does).
     pub fn compare(&mut self, key: &str) -> Result<()> {
         self.add_compared(key).map_err(|e| anyhow::anyhow!("{key}: {e}"))
+    }
+
+    /// A what-if score is in flight.
+    pub fn whatif_pending(&self) -> bool {
+        self.whatifs.busy()
+    }
+
+    /// A generation (`a`) is in flight.
+    pub fn generating(&self) -> bool {
+        self.gens.busy()
     }
 
     /// Results that arrived for an item the user had already left, and were dropped.
@@ -943,6 +1225,9 @@ impl App {
     }
     pub(crate) fn tables(&self) -> &TableBrowser {
         &self.tables
+    }
+    pub(crate) fn runs(&self) -> &RunList {
+        &self.runs
     }
     pub(crate) fn items(&self) -> &ItemList {
         &self.items

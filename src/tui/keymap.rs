@@ -24,6 +24,7 @@ pub(crate) fn action_for(cx: KeyContext, k: KeyEvent) -> Option<Action> {
     match cx.overlay {
         Overlay::Help => return Some(help_key(k)),
         Overlay::Models { .. } => return models_key(k),
+        Overlay::Editor => return editor_key(k),
         Overlay::None => {}
     }
     if cx.filter_mode {
@@ -55,6 +56,19 @@ fn models_key(k: KeyEvent) -> Option<Action> {
         KeyCode::Up | KeyCode::Char('k') => Action::MoveModelCursor(-1),
         KeyCode::Enter => Action::LoadSelectedModel,
         KeyCode::Char('c') => Action::ToggleCompareSelected,
+        _ => return None,
+    })
+}
+
+/// The what-if editor: every character is text; Enter scores, Alt-Enter breaks the line.
+fn editor_key(k: KeyEvent) -> Option<Action> {
+    Some(match k.code {
+        KeyCode::Esc => Action::EditCancel,
+        KeyCode::Enter if k.modifiers.contains(KeyModifiers::ALT) => Action::EditNewline,
+        KeyCode::Enter => Action::EditApply,
+        KeyCode::Backspace => Action::EditBackspace,
+        KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => Action::EditClear,
+        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => Action::EditType(c),
         _ => return None,
     })
 }
@@ -111,6 +125,10 @@ fn step_key(view: View, k: KeyEvent) -> Option<Action> {
         KeyCode::Char('n') | KeyCode::Char(']') => Action::MoveItem(Motion::By(1)),
         KeyCode::Char('p') | KeyCode::Char('[') => Action::MoveItem(Motion::By(-1)),
         KeyCode::Char('e') => Action::ToggleQuestionBlocks,
+        KeyCode::Char('a') if view == View::Dialogue => Action::Generate,
+        KeyCode::Char('E') if view == View::Dialogue => Action::StartEdit,
+        KeyCode::Char('u') if view == View::Dialogue => Action::UndoEdit,
+        KeyCode::Char('S') if view == View::Dialogue => Action::SaveEdit,
         KeyCode::PageUp => Action::ScrollDialogue(5),
         KeyCode::PageDown => Action::ScrollDialogue(-5),
         KeyCode::Enter if view == View::Recovery => Action::ShowView(View::Dialogue),
@@ -130,6 +148,9 @@ fn tables_key(k: KeyEvent) -> Option<Action> {
         KeyCode::Char('g') | KeyCode::Home => Action::ScrollTableTop,
         KeyCode::Char('L') | KeyCode::Char('>') => Action::PanTable(8),
         KeyCode::Char('H') | KeyCode::Char('<') => Action::PanTable(-8),
+        KeyCode::Char('[') => Action::MoveRun(-1),
+        KeyCode::Char(']') => Action::MoveRun(1),
+        KeyCode::Enter => Action::OpenSelectedRun,
         KeyCode::Char('b') => Action::StartBatch,
         KeyCode::Char('x') => Action::StopBatch,
         KeyCode::Esc => Action::ShowView(View::Items),
@@ -225,6 +246,21 @@ mod tests {
             assert_eq!(action_for(c, ch('s')), None, "{v:?}");
             assert_eq!(action_for(c, ch('z')), None, "{v:?}");
         }
+        // The what-if editor takes every character.
+        let ed = KeyContext { overlay: Overlay::Editor, ..cx(View::Dialogue) };
+        assert_eq!(action_for(ed, ch('q')), Some(Action::EditType('q')));
+        assert_eq!(action_for(ed, key(KeyCode::Enter)), Some(Action::EditApply));
+        assert_eq!(action_for(ed, KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)), Some(Action::EditNewline));
+        assert_eq!(action_for(ed, KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)), Some(Action::EditClear));
+        assert_eq!(action_for(ed, key(KeyCode::Esc)), Some(Action::EditCancel));
+        assert_eq!(action_for(cx(View::Dialogue), ch('E')), Some(Action::StartEdit));
+        assert_eq!(action_for(cx(View::Dialogue), ch('u')), Some(Action::UndoEdit));
+        assert_eq!(action_for(cx(View::Dialogue), ch('S')), Some(Action::SaveEdit));
+        assert_eq!(action_for(cx(View::Slot), ch('E')), None);
+        // a generates from the Dialogue only.
+        assert_eq!(action_for(cx(View::Dialogue), ch('a')), Some(Action::Generate));
+        assert_eq!(action_for(cx(View::Trace), ch('a')), None);
+        assert_eq!(action_for(cx(View::Items), ch('a')), None);
         // Enter opens the operation's dialogue from Recovery only.
         assert_eq!(action_for(cx(View::Recovery), key(KeyCode::Enter)), Some(Action::ShowView(View::Dialogue)));
         assert_eq!(action_for(cx(View::Trace), key(KeyCode::Enter)), None);
@@ -243,8 +279,10 @@ mod tests {
         assert_eq!(action_for(c, ch('b')), Some(Action::StartBatch));
         assert_eq!(action_for(c, ch('x')), Some(Action::StopBatch));
         assert_eq!(action_for(c, key(KeyCode::Esc)), Some(Action::ShowView(View::Items)));
+        assert_eq!(action_for(c, ch(']')), Some(Action::MoveRun(1)));
+        assert_eq!(action_for(c, ch('[')), Some(Action::MoveRun(-1)));
+        assert_eq!(action_for(c, key(KeyCode::Enter)), Some(Action::OpenSelectedRun));
         assert_eq!(action_for(c, ch('G')), None);
-        assert_eq!(action_for(c, key(KeyCode::Enter)), None);
     }
 
     #[test]

@@ -6,10 +6,14 @@
 //!   shown or compared model);
 //! - `scheduler` over `jobs`: what to score next, through the generational job queue (one per
 //!   model);
+//! - `generations`: the model's greedy continuations at the answer slot (`a`), per context;
+//! - `whatif`: what-if edits of an operation's final-turn message, their scores, saving them
+//!   as an experiment operation;
 //! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
 //! - `shared_scores`: the score store shared with every run: lookups before the engine, and
 //!   every computed score appended;
 //! - `item_list`: filter, sort and selection of the items;
+//! - `run_list`: the runs of the data directory (the Tables view's Runs pane);
 //! - `table_browser`: the run's Markdown tables; `batch_task`: a batch on its own thread;
 //! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
 //! - `screen`: views, overlays and snapshot screens; `views`: drawing;
@@ -24,6 +28,7 @@ mod app;
 mod batch_task;
 mod engine_slot;
 mod export;
+mod generations;
 mod item_list;
 mod jobs;
 mod keymap;
@@ -33,11 +38,13 @@ mod scheduler;
 mod score_store;
 mod screen;
 mod shared_scores;
+mod run_list;
 mod stored_run;
 mod table_browser;
 mod terminal;
 mod theme;
 mod views;
+mod whatif;
 
 #[cfg(test)]
 mod tests;
@@ -53,6 +60,7 @@ use ratatui::Terminal;
 
 pub use app::{App, AppConfig, AppOptions};
 pub use export::buffer_to_text;
+pub use run_list::newest_run;
 pub use screen::{Overlay, Screen, View};
 
 impl App {
@@ -66,7 +74,14 @@ impl App {
 /// while it owns the terminal.
 pub fn run(cfg: AppConfig, log_file: &Path) -> Result<()> {
     // Load the items (and a stored run) before taking the terminal, so errors print plainly.
-    let mut app = App::new(cfg)?;
+    let mut app = match App::new(cfg.clone()) {
+        Ok(a) => a,
+        Err(e) if cfg.newest_run => {
+            tracing::warn!("the newest run cannot be shown ({e:#}); scoring the default dataset instead");
+            App::new(AppConfig { run: None, newest_run: false, ..cfg })?
+        }
+        Err(e) => return Err(e),
+    };
     let mut term = terminal::enter(log_file).context("cannot set up the terminal")?;
     let res = event_loop(&mut term, &mut app);
     terminal::restore();
@@ -185,7 +200,7 @@ pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
     match overlay {
         Overlay::Help => app.apply(action::Action::OpenHelp),
         Overlay::Models { .. } => app.apply(action::Action::OpenModels),
-        Overlay::None => {}
+        Overlay::None | Overlay::Editor => {}
     }
     app.clear_notice();
     let buf = render_to_buffer(&app, w, h)?;

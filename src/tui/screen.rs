@@ -55,6 +55,8 @@ pub enum Overlay {
     Help,
     /// The model switcher, its cursor on `models[sel]` of the models config.
     Models { sel: usize },
+    /// The what-if editor of the Dialogue (`E`): every key is text.
+    Editor,
 }
 
 /// What `snapshot` can render: a view, or one of the overlays on top of one.

@@ -15,6 +15,9 @@ use super::{bar, block, fmt_p, message, option_of, pad, pending_text, trunc, wid
 use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
+use crate::tui::generations::GenState;
+use crate::tui::engine_slot::EngineState;
+use crate::tui::whatif::EditScore;
 use crate::dialogue::conditions::recovery_op;
 use crate::dialogue::CURVE;
 use crate::tui::model::{part_label, split_user_turn, Part};
@@ -92,12 +95,17 @@ fn letter_span(app: &App, item: &Item, wrong: usize, l: Option<char>) -> Span<'s
 fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
-    let title = format!("Dialogue · {} · {}", e.item.id, part_label(part));
+    // A what-if edit shows in place: its message in the final turn.
+    let edited = app.whatif_messages(item, part);
+    let title = match (&edited, app.whatif(item, part)) {
+        (Some(_), Some((_, v, _, _))) => format!("Dialogue · {} · {} · what-if {v} (u: back)", e.item.id, part_label(part)),
+        _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
+    };
     let b = block(app, title);
     let inner = b.inner(area);
     f.render_widget(b, area);
     let w = inner.width.saturating_sub(1) as usize;
-    let Some(msgs) = app.messages(item, part) else {
+    let Some(msgs) = edited.or_else(|| app.messages(item, part)) else {
         let t = pending_text(app, item, part);
         f.render_widget(Paragraph::new(format!(" {t}")).style(th.dim()), inner);
         return;
@@ -175,7 +183,17 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     }
     // The answer slot.
     let mut slot = vec![Span::styled("answer slot", th.role()), Span::raw(" ")];
-    match app.score(item, part) {
+    // With a what-if edit: the edited dialogue's answer slot.
+    let score = match app.whatif(item, part).map(|w| w.2) {
+        Some(Some(EditScore::Done(s))) => Some(&**s),
+        Some(_) => {
+            slot.push(Span::styled("▶ _  scoring the edit…", th.warn()));
+            None
+        }
+        None => app.score(item, part),
+    };
+    match score {
+        _ if slot.len() > 2 => {}
         Some(s) => {
             let l = s.pred_letter();
             slot.push(Span::styled(format!("▶ {l}"), th.bold()));
@@ -311,6 +329,12 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
             }
             lines.push(Line::from(l3));
             lines.push(Line::from(kv("prompt", format!("{} tokens", s.prompt_tokens))));
+            if let Some(g) = app.generation(item, part) {
+                generation_lines(app, g, w, &mut lines);
+            }
+            if let Some(wi) = app.whatif(item, part) {
+                whatif_lines(app, e, s, clean_w, wi, w, &mut lines);
+            }
         }
     }
     lines.push(Line::from(""));
@@ -343,4 +367,92 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
         }
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// What the model would say (`a`): its greedy continuation at the answer slot.
+fn generation_lines(app: &App, g: &GenState, w: usize, lines: &mut Vec<Line<'static>>) {
+    let th = app.theme();
+    lines.push(Line::from(""));
+    match g {
+        GenState::Running => lines.push(Line::from(Span::styled("would say: generating… (a stops)", th.warn()))),
+        GenState::Failed(e) => lines.push(Line::from(Span::styled(trunc(&format!("would say: failed: {e}"), w), th.error()))),
+        GenState::Done(g) => {
+            let end = if g.finished { ", end of turn" } else { "" };
+            let n = g.tokens.len();
+            let tokens = if n == 1 { "1 token".to_string() } else { format!("{n} tokens") };
+            lines.push(Line::from(Span::styled(format!("would say (greedy, {tokens}{end}):"), th.dim())));
+            let text = g.text.replace('\n', "⏎");
+            for l in wrap(&format!("“{}”", text.trim_end()), w.saturating_sub(1)).into_iter().take(4) {
+                lines.push(Line::from(Span::styled(format!(" {l}"), th.bold())));
+            }
+        }
+    }
+}
+
+/// The what-if edit beside the original: both option distributions and both gaps vs clean.
+fn whatif_lines(
+    app: &App,
+    e: &Selected,
+    orig: &crate::protocol::SlotScore,
+    clean_w: Option<f64>,
+    (edit, version, score, saved): (&str, usize, Option<&EditScore>, Option<&str>),
+    w: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let th = app.theme();
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled(trunc(&format!("what-if {version} (u undo · S save · E edit):"), w), th.accent())));
+    let text = edit.replace('\n', "⏎");
+    for l in wrap(&format!("“{text}”"), w.saturating_sub(1)).into_iter().take(2) {
+        lines.push(Line::from(Span::styled(format!(" {l}"), th.bold())));
+    }
+    let s = match score {
+        Some(EditScore::Done(s)) => s,
+        Some(EditScore::Failed(err)) => {
+            lines.push(Line::from(Span::styled(trunc(&format!(" failed: {err}"), w), th.error())));
+            return;
+        }
+        _ => {
+            let waiting = match app.engine_state() {
+                EngineState::Ready(_) => " scoring the edit…",
+                EngineState::Loading { .. } => " scoring the edit once the model has loaded…",
+                _ => " no model to score the edit (m loads one)",
+            };
+            lines.push(Line::from(Span::styled(waiting, th.warn())));
+            return;
+        }
+    };
+    lines.push(Line::from(Span::styled("    original  edited", th.dim())));
+    for (i, (&po, &pe)) in orig.probs.iter().zip(&s.probs).enumerate() {
+        let mark = if i == e.item.correct {
+            Span::styled(" ✓", th.correct())
+        } else if i == e.wrong {
+            Span::styled(" ✗", th.wrong())
+        } else {
+            Span::raw("")
+        };
+        let (mo, me) = (if i == orig.pred { "▶" } else { " " }, if i == s.pred { "▶" } else { " " });
+        lines.push(Line::from(vec![
+            Span::raw(format!(" {} ", s.letters.get(i).copied().unwrap_or('?'))),
+            Span::raw(format!(" {mo}{po:.3}  ")),
+            Span::styled(format!(" {me}{pe:.3}"), th.bold()),
+            mark,
+        ]));
+    }
+    let (wo, we) = (orig.probs.get(e.wrong).copied(), s.probs.get(e.wrong).copied());
+    let mut l = vec![Span::styled("p(w) ", th.dim()), Span::raw(fmt_p(wo)), Span::styled(" → ", th.dim()), Span::styled(fmt_p(we), th.bold())];
+    if let (Some(c), Some(x)) = (clean_w, we) {
+        let g = x - c;
+        let go = wo.map(|o| format!("{:+.3} → ", o - c)).unwrap_or_default();
+        l.push(Span::styled(format!(" (gap {go}"), th.dim()));
+        l.push(Span::styled(format!("{g:+.3}"), th.gap(g)));
+        l.push(Span::styled(")", th.dim()));
+    }
+    lines.push(Line::from(l));
+    if let Some(cmd) = saved {
+        lines.push(Line::from(Span::styled("saved; over the dataset:", th.dim())));
+        for l in wrap(cmd, w.saturating_sub(1)) {
+            lines.push(Line::from(Span::styled(format!(" {l}"), th.accent())));
+        }
+    }
 }

@@ -45,6 +45,7 @@ pub fn render(f: &mut Frame, app: &App) {
         Overlay::None => {}
         Overlay::Help => overlays::help(f, main, app),
         Overlay::Models { sel } => overlays::models(f, main, app, sel),
+        Overlay::Editor => overlays::editor(f, main, app),
     }
 }
 

@@ -35,8 +35,8 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("←/→, h/l, j/k", "previous / next step (ramp steps, then R0…R7)"),
             ("r", "jump between the ramp and the operations"),
             ("n/p, ]/[", "next / previous item"),
-            ("e", "expand / collapse the question blocks (Dialogue)"),
-            ("PgUp/PgDn", "scroll the conversation"),
+            ("e, PgUp/PgDn", "Dialogue: expand / collapse the question blocks; scroll"),
+            ("a, E, u, S", "Dialogue: model's own words · what-if edit / undo / save"),
             ("Enter", "Recovery: show the operation's dialogue"),
         ],
     ),
@@ -44,8 +44,8 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
         "Tables",
         &[
             ("h/l, j/k, H/L", "file / scroll / pan"),
-            ("b", "run the hierarchy suite on this dataset in the background"),
-            ("x", "stop the batch after the item in flight"),
+            ("[/], Enter", "Runs: previous / next run of the data directory; open it"),
+            ("b / x", "run the hierarchy suite here in the background / stop it"),
         ],
     ),
     (
@@ -122,4 +122,45 @@ pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
         .highlight_style(th.selected());
     let mut st = ListState::default().with_selected(Some(sel));
     f.render_stateful_widget(list, r, &mut st);
+}
+
+/// The what-if editor (`E` in the Dialogue): the message of the step's final turn, typed over.
+pub fn editor(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let e = app.editor();
+    let w = (area.width * 4 / 5).max(30).min(area.width);
+    let inner_w = w.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let part = e.part.map(crate::tui::model::part_label).unwrap_or_default();
+    lines.push(Line::from(Span::styled(format!("The message of the final turn of {part} (the question block follows it):"), th.dim())));
+    let mut text_lines: Vec<String> = Vec::new();
+    for para in e.text.split('\n') {
+        let wrapped = super::wrap(para, inner_w.saturating_sub(1));
+        if wrapped.is_empty() {
+            text_lines.push(String::new());
+        } else {
+            text_lines.extend(wrapped);
+        }
+    }
+    if text_lines.is_empty() {
+        text_lines.push(String::new());
+    }
+    let last = text_lines.len() - 1;
+    for (i, l) in text_lines.into_iter().enumerate() {
+        let mut spans = vec![Span::styled(l, th.bold())];
+        if i == last {
+            spans.push(Span::styled("▏", th.accent()));
+        }
+        lines.push(Line::from(spans));
+    }
+    let room = area.height.saturating_sub(4) as usize;
+    if lines.len() > room {
+        let cut = lines.len() - room;
+        lines.drain(1..=cut.min(lines.len() - 1));
+    }
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = popup(area, w, h);
+    let title = "What-if · Enter score · Alt-Enter new line · Ctrl-U clear · Esc cancel";
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(lines).block(block(app, title)), r);
 }

@@ -123,8 +123,18 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     f.render_widget(Paragraph::new(vec![Line::from(l1), Line::from(l2)]), head);
 
+    let runs = app.runs().runs();
+    let body = if runs.is_empty() {
+        body
+    } else {
+        let h = (runs.len() as u16 + 2).min((body.height / 3).max(3));
+        let [ra, rest] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(body);
+        runs_pane(f, ra, app);
+        rest
+    };
     if t.files().is_empty() {
         let msg = match t.dir() {
+            None if !runs.is_empty() => "No run loaded. [ and ] choose a run above, Enter opens it; b runs the hierarchy suite in the background.".to_string(),
             None => "No run loaded. Press b to run the hierarchy suite in the background (its tables show here when it finishes), or start with --run DIR to browse a stored run.".to_string(),
             Some(d) => format!("No tables in {} yet (they are written when the batch finishes).", d.display()),
         };
@@ -180,4 +190,43 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let scroll = t.scroll().min(lines.len().saturating_sub(1));
     let shown: Vec<Line> = lines.into_iter().skip(scroll).take(inner.height as usize).collect();
     f.render_widget(Paragraph::new(shown), inner);
+}
+
+/// The runs of the data directory, most recently written first; ● marks the one shown.
+fn runs_pane(f: &mut Frame, area: Rect, app: &App) {
+    let th = app.theme();
+    let shown = app.tables().dir();
+    let l = app.runs();
+    let w = area.width.saturating_sub(2) as usize;
+    let longest = l.runs().iter().map(|e| width(&e.name)).max().unwrap_or(0);
+    let name_w = (longest + 2).min((w / 2).max(12));
+    let items: Vec<ListItem> = l
+        .runs()
+        .iter()
+        .map(|e| {
+            let s = &e.status;
+            let mark = if shown == Some(s.dir.as_path()) { "● " } else { "  " };
+            let mut what = format!(
+                "{} · {} · {} · {} items · {}",
+                s.models.join("+"),
+                s.datasets.join("+"),
+                if s.suites.is_empty() { "-".to_string() } else { s.suites.join("+") },
+                s.items(),
+                s.state()
+            );
+            if !app.frozen() {
+                what.push_str(&format!(" · {}", crate::batch::status::ago(s.last_progress)));
+            }
+            let st = if s.complete { th.plain() } else { th.warn() };
+            ListItem::new(Line::from(vec![
+                Span::styled(mark, th.correct()),
+                Span::styled(pad(&trunc(&e.name, name_w.saturating_sub(2)), name_w), th.bold()),
+                Span::styled(trunc(&what, w.saturating_sub(name_w + 2)), st),
+            ]))
+        })
+        .collect();
+    let title = format!("Runs ({}) · [/] choose · Enter opens", l.runs().len());
+    let list = List::new(items).block(block(app, title)).highlight_style(th.selected());
+    let mut st = ListState::default().with_selected(Some(l.selected()));
+    f.render_stateful_widget(list, area, &mut st);
 }
