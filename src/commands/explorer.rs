@@ -39,7 +39,11 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
 }
 
 pub fn snapshot(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
-    let cfg = app_config(ctx, a.model.clone(), Some(a.dataset.clone()), a.run.clone(), &ctx.global.batch_args)?;
+    let mut cfg = app_config(ctx, a.model.clone(), Some(a.dataset.clone()), a.run.clone(), &ctx.global.batch_args)?;
+    if a.run.is_some() {
+        // The snapshot of a given run shows that run only, whatever else the data directory holds.
+        cfg.runs_dir = None;
+    }
     let req = SnapshotRequest {
         screen: a.view.0,
         item: a.item.clone(),
