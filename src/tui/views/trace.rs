@@ -18,7 +18,8 @@ use crate::dialogue::CURVE;
 use crate::tui::model::Part;
 use crate::tui::theme::model_marker;
 
-/// Step names of at most five letters, for narrow terminals.
+/// A gap drawn green: within the main clean-context-like criterion's p(wrong) threshold.
+const GREEN_GAP: f64 = crate::metrics::criteria::Criterion::MAIN.wrong_gap;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some((item, e)) = app.current_entry() else {
@@ -181,7 +182,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
         let st = match (p, clean) {
-            (Some(x), Some(c)) if (x - c).abs() <= 0.05 => th.correct(),
+            (Some(x), Some(c)) if (x - c).abs() <= GREEN_GAP => th.correct(),
             (Some(_), Some(_)) => th.wrong(),
             _ => th.dim(),
         };
@@ -191,7 +192,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         lines.push(row(o.short, p, st, app.current_part() == Part::Op(o.key)));
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("green: |gap| ≤ 0.05", th.dim())));
+    lines.push(Line::from(Span::styled(format!("green: |gap| ≤ {GREEN_GAP}"), th.dim())));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -290,7 +291,7 @@ fn compare_numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Select
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Each operation's p(w) per model (green within 0.05 of the model's own clean p(w)).
+/// Each operation's p(w) per model (green within [`GREEN_GAP`] of the model's own clean p(w)).
 fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, models: &[String]) {
     let th = app.theme();
     let b = block(app, "Recovery p(w) per model");
@@ -310,7 +311,7 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
             let p = app.score_of(m, item, part).and_then(|s| s.prob(e.wrong));
             let st = match (p, clean[i]) {
                 _ if part == Part::Curve(0) => th.dim(),
-                (Some(x), Some(c)) if (x - c).abs() <= 0.05 => th.correct(),
+                (Some(x), Some(c)) if (x - c).abs() <= GREEN_GAP => th.correct(),
                 (Some(_), Some(_)) => th.wrong(),
                 _ => th.dim(),
             };
@@ -326,6 +327,6 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
         row(o.short, Part::Op(o.key), &mut lines);
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("green: |gap| ≤ 0.05 (own clean)", th.dim())));
+    lines.push(Line::from(Span::styled(format!("green: |gap| ≤ {GREEN_GAP} (own clean)"), th.dim())));
     f.render_widget(Paragraph::new(lines), inner);
 }
