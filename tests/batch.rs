@@ -33,21 +33,7 @@ fn hyst(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// Every file under `dir/tables` and `dir/figures` (as `tables/NAME`, `figures/NAME`) plus
-/// summary.md and reproduction.md/.csv, name → bytes.
-fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut m = BTreeMap::new();
-    for sub in ["tables", "figures"] {
-        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
-            let p = e.unwrap().path();
-            m.insert(format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap());
-        }
-    }
-    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
-        m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
-    }
-    m
-}
+use common::run_outputs as outputs;
 
 /// The files of one subdirectory in [`outputs`].
 fn count(files: &BTreeMap<String, Vec<u8>>, sub: &str) -> usize {

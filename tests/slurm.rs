@@ -172,20 +172,7 @@ fn wait_for(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// tables/, figures/, summary.md and reproduction.md/.csv of a run: name → bytes.
-fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut m = BTreeMap::new();
-    for sub in ["tables", "figures"] {
-        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
-            let p = e.unwrap().path();
-            m.insert(format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap());
-        }
-    }
-    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
-        m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
-    }
-    m
-}
+use common::run_outputs as outputs;
 
 /// The job ids of `hyst-tui slurm --submit`'s line `submitted: array job A (tasks …), merge job M …`.
 fn submitted(o: &Output) -> (String, String) {

@@ -31,3 +31,19 @@ pub fn engine_with(key: &str, opts: EngineOptions) -> Engine {
 pub fn engine(key: &str) -> Engine {
     engine_with(key, EngineOptions { threads: 2, ..EngineOptions::default() })
 }
+
+/// Every file under `dir/tables` and `dir/figures` (as `tables/NAME`, `figures/NAME`) plus
+/// summary.md and reproduction.md/.csv, name → bytes.
+pub fn run_outputs(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut m = std::collections::BTreeMap::new();
+    for sub in ["tables", "figures"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            m.insert(format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap());
+        }
+    }
+    for f in ["summary.md", "reproduction.md", "reproduction.csv"] {
+        m.insert(f.into(), std::fs::read(dir.join(f)).unwrap());
+    }
+    m
+}
