@@ -71,12 +71,18 @@ pub(crate) fn check_model_file(key: Option<&str>, path: &Path) -> Result<u64, En
 pub(crate) fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel, EngineError> {
     check_gguf_file(path)?;
     let backend = backend()?;
-    let params = LlamaModelParams::default().with_n_gpu_layers(opts.gpu_layers.unwrap_or_else(super::default_gpu_layers));
+    let layers = opts.gpu_layers.unwrap_or_else(super::default_gpu_layers);
+    let params = LlamaModelParams::default().with_n_gpu_layers(layers);
+    let on_gpu = super::provenance::on_gpu(layers);
     LlamaModel::load_from_file(backend, path, &params).map_err(|e| EngineError::ModelLoad {
         path: path.display().to_string(),
-        reason: format!(
-            "llama.cpp could not load it ({e}); the file may be truncated or corrupt (see the log file)"
-        ),
+        reason: if on_gpu {
+            format!(
+                "llama.cpp could not load it ({e}) with {layers} layers offloaded: the model may not fit in the device's memory (try --gpu-layers with fewer layers), or the file may be truncated or corrupt (llama.cpp's reason is in the log file)"
+            )
+        } else {
+            format!("llama.cpp could not load it ({e}); the file may be truncated or corrupt (see the log file)")
+        },
     })
 }
 
