@@ -6,12 +6,13 @@
 #   doctor (the Vulkan device listed, the model loaded with layers offloaded, the provenance
 #   naming the device), doctor --gpu-layers 4 (partial offload in the provenance), score, and a
 #   2-item batch; then max |Δp| CPU vs Vulkan (same prompts) and prefix-reused vs scratch on
-#   Vulkan.
+#   Vulkan (HYST_VULKAN_SCRATCH_BATCH=1: also the whole batch from scratch, ~30 min more).
 # Not part of .ci/run: the second llama.cpp build (with its Vulkan shaders) takes about 25 more
 # minutes on 2 cores. Needs the test models (scripts/fetch-test-models.sh).
 #
 #   bash scripts/check-vulkan.sh
 #   HYST_VULKAN_TARGET_DIR=DIR bash scripts/check-vulkan.sh   # where the Vulkan build goes
+#   HYST_CPU_BIN=PATH bash scripts/check-vulkan.sh            # compare with this CPU binary
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,11 +50,16 @@ fi
 model=${HYST_VULKAN_MODEL:-smollm2-135m}
 vk_target=${HYST_VULKAN_TARGET_DIR:-$HOME/.cache/hyst-tui/target-vulkan}
 cpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
-echo "== build: CPU into $cpu_target, Vulkan into $vk_target"
-# The CPU build must not see the newer headers' path (it does not use them; keep its flags as CI's).
-(unset CPLUS_INCLUDE_PATH C_INCLUDE_PATH; CARGO_TARGET_DIR=$cpu_target cargo build --release --locked)
+if [ -n "${HYST_CPU_BIN:-}" ]; then
+  cpu=$HYST_CPU_BIN   # a CPU build of the same commit, made elsewhere
+else
+  echo "== build: CPU into $cpu_target"
+  # The CPU build must not see the newer headers' path (it does not use them; keep its flags as CI's).
+  (unset CPLUS_INCLUDE_PATH C_INCLUDE_PATH; CARGO_TARGET_DIR=$cpu_target cargo build --release --locked)
+  cpu=$cpu_target/release/hyst-tui
+fi
+echo "== build: Vulkan into $vk_target"
 CARGO_TARGET_DIR=$vk_target cargo build --release --locked --features vulkan
-cpu=$cpu_target/release/hyst-tui
 vk=$vk_target/release/hyst-tui
 
 # ggml-vulkan leaves out devices of type CPU (lavapipe is one) unless they are named here.
@@ -73,21 +79,28 @@ echo "== doctor --gpu-layers 4 --model $model (Vulkan build)"
 "$vk" --threads 2 --gpu-layers 4 doctor --model "$model" | grep "offload" | tee "$work/partial.txt" || true
 grep -q "(4 layers offloaded)" "$work/partial.txt" || { echo "check-vulkan: --gpu-layers 4 is not in the provenance" >&2; fail=1; }
 
-echo "== score (CPU and Vulkan builds)"
-cat > "$work/conv.jsonl" <<'EOF'
-[{"role":"system","content":"Answer with the letter of the best option only."},{"role":"user","content":"Which gas do plants take in for photosynthesis?\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium\nAnswer with the letter only."}]
-[{"role":"user","content":"Which gas do plants take in for photosynthesis?\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium\nAnswer with the letter only."},{"role":"assistant","content":"B"},{"role":"user","content":"I am quite sure it is A. Answer with the letter only."}]
-EOF
+echo "== score (CPU build; Vulkan build with prefix reuse and with --no-cache)"
+# The second and third conversations share the first's messages: with reuse, their prefix comes
+# from the KV cache.
+q='{"role":"system","content":"Answer with the letter of the best option only."},{"role":"user","content":"Which gas do plants take in for photosynthesis?\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium\nAnswer with the letter only."}'
+{
+  echo "[$q]"
+  echo "[$q,{\"role\":\"assistant\",\"content\":\"B\"},{\"role\":\"user\",\"content\":\"I am quite sure it is A. Answer with the letter only.\"}]"
+  echo "[$q,{\"role\":\"assistant\",\"content\":\"B\"},{\"role\":\"user\",\"content\":\"Please set my opinion aside and answer from the facts. Answer with the letter only.\"}]"
+} > "$work/conv.jsonl"
 "$cpu" --threads 2 score --model "$model" --messages "$work/conv.jsonl" --json > "$work/score-cpu.jsonl"
 "$vk" --threads 2 score --model "$model" --messages "$work/conv.jsonl" --json > "$work/score-vk.jsonl"
-cat "$work/score-vk.jsonl" | cut -c1-200
+"$vk" --threads 2 --no-cache score --model "$model" --messages "$work/conv.jsonl" --json > "$work/score-vk-scratch.jsonl"
 
-echo "== 2-item batch (hierarchy): CPU; Vulkan with the default policy; Vulkan from scratch; Vulkan with --allow-inexact-reuse"
-"$cpu" --threads 2 batch --models "$model" --limit 2 --tables-every 0 --out "$work/cpu" 2>"$work/cpu.err" >/dev/null
+echo "== 2-item batch (hierarchy): CPU and Vulkan (lavapipe: several minutes)"
+"$cpu" --threads 2 batch --models "$model" --limit 2 --tables-every 0 --out "$work/cpu" 2>"$work/cpu.err" >/dev/null || { cat "$work/cpu.err"; fail=1; }
 "$vk" --threads 2 batch --models "$model" --limit 2 --tables-every 0 --out "$work/vk" 2>"$work/vk.err" >/dev/null || { cat "$work/vk.err"; fail=1; }
 grep -E "differ from scratch|items in" "$work/vk.err" || true
-"$vk" --threads 2 --no-cache batch --models "$model" --limit 2 --tables-every 0 --out "$work/vk-scratch" 2>/dev/null >/dev/null || fail=1
-"$vk" --threads 2 --allow-inexact-reuse batch --models "$model" --limit 2 --tables-every 0 --out "$work/vk-reuse" 2>/dev/null >/dev/null || fail=1
+if [ -n "${HYST_VULKAN_SCRATCH_BATCH:-}" ]; then
+  # The same batch from scratch and with --allow-inexact-reuse (slow on lavapipe: ~30 min each).
+  "$vk" --threads 2 --no-cache batch --models "$model" --limit 2 --tables-every 0 --out "$work/vk-scratch" 2>/dev/null >/dev/null || fail=1
+  "$vk" --threads 2 --allow-inexact-reuse batch --models "$model" --limit 2 --tables-every 0 --out "$work/vk-reuse" 2>/dev/null >/dev/null || fail=1
+fi
 
 python3 - "$work" <<'PY'
 import json, sys, pathlib
@@ -102,17 +115,23 @@ def rows(d):
 def maxdp(a, b):
     assert a.keys() == b.keys(), "different rows"
     return max(abs(x - y) for k in a for x, y in zip(a[k], b[k]))
-cpu, vk, scratch, reuse = rows("cpu"), rows("vk"), rows("vk-scratch"), rows("vk-reuse")
-def score_probs(f):
-    return [[v for _, v in sorted(json.loads(l)["probs"].items())] for l in (w / f).read_text().splitlines() if l.strip()]
-sc, sv = score_probs("score-cpu.jsonl"), score_probs("score-vk.jsonl")
-m = json.loads((w / "vk" / "manifest.json").read_text())
+def score(f):
+    return [json.loads(l) for l in (w / f).read_text().splitlines() if l.strip()]
+def probs(s):
+    return [v for _, v in sorted(s["probs"].items())]
+sc, sv, ss = score("score-cpu.jsonl"), score("score-vk.jsonl"), score("score-vk-scratch.jsonl")
+dp = lambda a, b: max(abs(x - y) for s, t in zip(a, b) for x, y in zip(probs(s), probs(t)))
 print("\n== check-vulkan summary")
-print(f"score: max |Δp| CPU vs Vulkan over {len(sc)} conversations: {max(abs(x-y) for a,b in zip(sc,sv) for x,y in zip(a,b)):.3e}")
-print(f"batch: {len(cpu)} item rows; max |Δp| CPU vs Vulkan (default policy): {maxdp(cpu, vk):.3e}")
-print(f"batch on Vulkan: max |Δp| prefix reuse (--allow-inexact-reuse) vs from scratch (--no-cache): {maxdp(reuse, scratch):.3e}")
-print(f"batch on Vulkan: max |Δp| default policy vs from scratch: {maxdp(vk, scratch):.3e}")
-print(f"manifest reuse check: {m.get('reuse_checks')}")
+print(f"score: max |Δp| CPU vs Vulkan over {len(sc)} conversations: {dp(sc, sv):.3e}")
+print(f"score on Vulkan: max |Δp| prefix reuse ({[s['tokens_reused'] for s in sv]} tokens reused) vs --no-cache: {dp(sv, ss):.3e}")
+cpu, vk = rows("cpu"), rows("vk")
+d = sorted(max(abs(x - y) for x, y in zip(cpu[k], vk[k])) for k in cpu)
+print(f"batch: {len(cpu)} item rows; max |Δp| CPU vs Vulkan: {maxdp(cpu, vk):.3e} (median {d[len(d) // 2]:.3e})")
+if (w / "vk-scratch").is_dir():
+    print(f"batch on Vulkan: max |Δp| default policy vs from scratch: {maxdp(vk, rows('vk-scratch')):.3e}")
+    print(f"batch on Vulkan: max |Δp| --allow-inexact-reuse vs from scratch: {maxdp(rows('vk-reuse'), rows('vk-scratch')):.3e}")
+m = json.loads((w / "vk" / "manifest.json").read_text())
+print(f"batch on Vulkan, the reuse check recorded in its manifest: {m.get('reuse_checks')}")
 print(f"provenance (Vulkan run): {m['config']['provenance']}")
 PY
 exit $fail
