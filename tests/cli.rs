@@ -1,6 +1,8 @@
 //! The command line as a user meets it: score (cached vs --no-cache), bad input → one clear
 //! error line and a non-zero exit, and the protocol commands.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -414,25 +416,7 @@ fn compare_paper_pools_over_the_scopes_of_the_runs_plan() {
         n: None,
         seed: None,
     };
-    let cfg = RunConfig {
-        models: vec!["q15".into(), "q14".into(), "mis".into(), "q7".into()],
-        datasets: vec!["sample".into()],
-        n: None,
-        seed: 42,
-        subset_csv: None,
-        advocated_csv: None,
-        suites: Vec::new(),
-        limit: None,
-        shard: None,
-        shard_by: Default::default(),
-        shuffle_options: None,
-        prompts_fingerprint: String::new(),
-        scoring_settings: String::new(),
-        provenance: String::new(),
-        plan: Some(plan),
-        experiments: vec![],
-        seeds: vec![],
-    };
+    let cfg = RunConfig { plan: Some(plan), ..common::run_config(&["q15", "q14", "mis", "q7"]) };
     Manifest::new(cfg, "test".into(), 0).write(dir.path()).unwrap();
     let out = ok(&["compare", "--paper", d]);
     let (_, line) = reproduction(dir.path());

@@ -266,25 +266,7 @@ fn write_run(dir: &std::path::Path, models: &[&str], n_items: usize, done: usize
     std::fs::create_dir_all(dir).unwrap();
     let rows = hyst_tui::tables::testutil::synthetic_rows(n_items);
     hyst_tui::store::write_item_rows(dir, &rows).unwrap();
-    let cfg = RunConfig {
-        models: models.iter().map(|m| m.to_string()).collect(),
-        datasets: vec!["sample".into()],
-        n: None,
-        seed: 42,
-        subset_csv: None,
-        advocated_csv: None,
-        suites: vec![Suite::Hierarchy],
-        limit: None,
-        shard: None,
-        shard_by: Default::default(),
-        shuffle_options: None,
-        prompts_fingerprint: String::new(),
-        scoring_settings: String::new(),
-        provenance: String::new(),
-        plan: None,
-        experiments: vec![],
-        seeds: vec![],
-    };
+    let cfg = RunConfig { suites: vec![Suite::Hierarchy], ..common::run_config(models) };
     let mut m = Manifest::new(cfg, "test".into(), total);
     m.items_done = done;
     m.complete = done == total;

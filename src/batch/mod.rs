@@ -398,7 +398,7 @@ fn reuse_policy_for(
     manifest: &mut Manifest,
     observer: &mut dyn BatchObserver,
 ) -> Result<crate::engine::EngineOptions> {
-    use crate::engine::exactness::{reuse_check, ReusePolicy};
+    use crate::engine::exactness::reuse_check;
     let mut opts = plan.engine.clone();
     if !opts.cache || !crate::engine::provenance::on_gpu(opts.gpu_layers_for(model)) {
         return Ok(opts);
@@ -407,19 +407,9 @@ fn reuse_policy_for(
     let check = reuse_check(&probe).with_context(|| format!("model `{}`: the prefix-reuse check", model.key));
     probe.shutdown();
     let check = check?;
-    let scratch = !check.identical && plan.reuse_policy == ReusePolicy::FallBackToScratch;
-    if !check.identical {
-        let msg = if scratch {
-            format!(
-                "{}: prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}): scoring every prompt from scratch (exact, slower; --allow-inexact-reuse keeps reuse)",
-                model.key, check.max_abs_dp
-            )
-        } else {
-            format!(
-                "{}: prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}); keeping prefix reuse (--allow-inexact-reuse), recorded in the manifest",
-                model.key, check.max_abs_dp
-            )
-        };
+    let (scratch, note) = check.decide(plan.reuse_policy);
+    if let Some(n) = note {
+        let msg = format!("{}: {n}", model.key);
         tracing::warn!("{msg}");
         observer.event(BatchEvent::Notice { message: &msg });
     }

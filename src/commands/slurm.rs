@@ -30,12 +30,10 @@ fn absolute_spec(spec: &str) -> Result<String> {
 /// The `hyst-tui … batch …` words of a task (without shard, directory and log file).
 fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, store: &str, cpus: Option<u32>) -> Result<Vec<String>> {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "hyst-tui".into());
-    let mut w: Vec<String> = vec![exe];
     let g = &ctx.global;
-    let mut push = |k: &str, v: String| {
-        w.push(k.to_string());
-        w.push(v);
-    };
+    // The global options, then `batch` and the run's options.
+    let mut global: Vec<String> = vec![exe];
+    let mut push = |k: &str, v: String| global.extend([k.to_string(), v]);
     if let Some(p) = &g.models_config {
         push("--models-config", abs_text(p));
     }
@@ -45,6 +43,9 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
     if let Some(c) = g.ctx {
         push("--ctx", c.to_string());
     }
+    if let Some(n) = g.gpu_layers {
+        push("--gpu-layers", n.to_string());
+    }
     if let Some(p) = &g.prompts {
         push("--prompts", abs_text(p));
     }
@@ -52,15 +53,14 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
         push("--experiment", abs_text(e));
     }
     push("--score-store", store.to_string());
-    let mut w2 = w;
     if g.no_cache {
-        w2.push("--no-cache".into());
+        global.push("--no-cache".into());
     }
-    w2.push("batch".into());
-    let mut push = |k: &str, v: String| {
-        w2.push(k.to_string());
-        w2.push(v);
-    };
+    if g.allow_inexact_reuse {
+        global.push("--allow-inexact-reuse".into());
+    }
+    let mut batch: Vec<String> = vec!["batch".into()];
+    let mut push = |k: &str, v: String| batch.extend([k.to_string(), v]);
     let cfg = &plan.config;
     match &a.plan {
         Some(p) if p == "paper" => push("--plan", "paper".into()),
@@ -71,7 +71,7 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
         }
     }
     if a.plan.is_none() || !a.datasets.is_empty() {
-        let specs = if a.plan.is_some() { a.datasets.clone() } else { cfg.datasets.clone() };
+        let specs = if a.plan.is_some() { &a.datasets } else { &cfg.datasets };
         push("--datasets", specs.iter().map(|s| absolute_spec(s)).collect::<Result<Vec<_>>>()?.join(","));
     }
     if let Some(n) = a.selection.n {
@@ -99,7 +99,8 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
         push("--snapshot-mem", x.to_string());
     }
     push("--tables-every", "0".into());
-    Ok(w2)
+    global.extend(batch);
+    Ok(global)
 }
 
 /// The store the tasks share, and a line saying why.

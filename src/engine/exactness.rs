@@ -54,6 +54,23 @@ pub fn reuse_check(engine: &Engine) -> Result<ReuseCheck, EngineError> {
     })
 }
 
+impl ReuseCheck {
+    /// Whether, under `policy`, prompts are to be scored from scratch, and the line that says
+    /// what was found and done (`None` when reuse is exact).
+    pub fn decide(&self, policy: ReusePolicy) -> (bool, Option<String>) {
+        if self.identical {
+            return (false, None);
+        }
+        let scratch = policy == ReusePolicy::FallBackToScratch;
+        let what = if scratch {
+            "scoring every prompt from scratch (exact, slower; --allow-inexact-reuse keeps reuse)"
+        } else {
+            "keeping prefix reuse (--allow-inexact-reuse)"
+        };
+        (scratch, Some(format!("prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}): {what}", self.max_abs_dp)))
+    }
+}
+
 /// What a batch does on a backend where prefix reuse is not bit-exact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReusePolicy {

@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use crate::config::{models_dir, ModelsConfig};
+use crate::engine::exactness::ReusePolicy;
 use crate::engine::{Engine, EngineError, EngineOptions};
 
 #[allow(clippy::large_enum_variant)] // one value per app
@@ -71,14 +72,15 @@ fn start_checked(entry: &crate::config::ModelEntry, path: &std::path::Path, opts
     if !gpu || !opts.cache {
         return (Ok(e), None);
     }
+    let policy = if allow_inexact { ReusePolicy::AllowInexact } else { ReusePolicy::FallBackToScratch };
     match crate::engine::exactness::reuse_check(&e) {
-        Ok(c) if c.identical => (Ok(e), None),
-        Ok(c) if allow_inexact => (Ok(e), Some(format!("prefix reuse inexact on the GPU (max |Δp| {:.1e}), kept", c.max_abs_dp))),
-        Ok(c) => {
-            e.shutdown();
-            let note = format!("prefix reuse inexact on the GPU (max |Δp| {:.1e}): scoring from scratch", c.max_abs_dp);
-            (Engine::start(entry, path, EngineOptions { cache: false, ..opts }), Some(note))
-        }
+        Ok(c) => match c.decide(policy) {
+            (true, note) => {
+                e.shutdown();
+                (Engine::start(entry, path, EngineOptions { cache: false, ..opts }), note)
+            }
+            (false, note) => (Ok(e), note),
+        },
         Err(err) => (Err(err), None),
     }
 }

@@ -41,8 +41,8 @@ impl Default for Generations {
     }
 }
 
-/// The key of a context: the model and the exact messages.
-fn key(model: &str, messages: &[ChatMessage]) -> String {
+/// The key of a context: the model and the exact messages (also the what-if scores' key).
+pub(crate) fn key(model: &str, messages: &[ChatMessage]) -> String {
     let mut k = String::from(model);
     for m in messages {
         k.push('\u{1}');

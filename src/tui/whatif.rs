@@ -12,6 +12,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use crate::engine::{Job, JobOutput, JobResult};
 use crate::protocol::{ChatMessage, SlotScore};
 
+use super::generations::key;
 use super::jobs::Submit;
 use super::model::{split_user_turn, Part};
 
@@ -89,17 +90,6 @@ impl Default for WhatIfs {
         let (tx, rx) = mpsc::channel();
         WhatIfs { tx, rx, edits: HashMap::new(), scores: HashMap::new(), running: HashMap::new(), saved: 0, commands: HashMap::new() }
     }
-}
-
-fn key(model: &str, messages: &[ChatMessage]) -> String {
-    let mut k = String::from(model);
-    for m in messages {
-        k.push('\u{1}');
-        k.push_str(&m.role);
-        k.push('\u{2}');
-        k.push_str(&m.content);
-    }
-    k
 }
 
 impl WhatIfs {

@@ -47,3 +47,27 @@ pub fn run_outputs(dir: &std::path::Path) -> std::collections::BTreeMap<String, 
     }
     m
 }
+
+/// A run configuration of `models` on the sample with nothing else set (for manifests written
+/// by tests); change fields with `RunConfig { field, ..run_config(&[..]) }`.
+pub fn run_config(models: &[&str]) -> hyst_tui::store::RunConfig {
+    hyst_tui::store::RunConfig {
+        models: models.iter().map(|m| m.to_string()).collect(),
+        datasets: vec!["sample".into()],
+        n: None,
+        seed: 42,
+        subset_csv: None,
+        advocated_csv: None,
+        suites: Vec::new(),
+        limit: None,
+        shard: None,
+        shard_by: Default::default(),
+        shuffle_options: None,
+        prompts_fingerprint: String::new(),
+        scoring_settings: String::new(),
+        provenance: String::new(),
+        plan: None,
+        experiments: vec![],
+        seeds: vec![],
+    }
+}
