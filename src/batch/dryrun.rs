@@ -16,7 +16,8 @@ use anyhow::Result;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::item::{conditions_for, control_of, controls_for, scoring_group};
+use super::item::{bases_for, conditions_for, controls_for, scoring_group};
+use crate::dialogue::conditions::{base_of, Base};
 use super::plan::BatchPlan;
 use super::shard::PairUnits;
 use super::{pair_ranges, pair_work, plan_items};
@@ -94,14 +95,24 @@ fn item_counts(contexts: &[Vec<ChatMessage>]) -> (usize, usize, usize) {
 /// Counts of one item over the conditions and controls of its pair: (contexts, characters
 /// with message-level prefix reuse, characters without).
 fn item_estimate(b: &Builder, s: &crate::data::Selected, conds: &[&'static crate::dialogue::conditions::Condition], controls: &[crate::dialogue::Control]) -> (usize, usize, usize) {
-    let placeholder = ['A'; 4];
     let di = DialogueItem::from(s);
     let mut ctxs: Vec<Vec<ChatMessage>> = Vec::new();
-    for &control in controls {
-        for point in CURVE {
-            ctxs.push(b.curve_messages(&di, control, point, &placeholder));
+    for base in bases_for(conds, controls) {
+        let placeholder = vec!['A'; base.exchanges()];
+        match base {
+            Base::Paper(control) => {
+                for point in CURVE {
+                    ctxs.push(b.curve_messages(&di, control, point, &placeholder));
+                }
+            }
+            Base::Custom(name) => {
+                let r = crate::dialogue::conditions::custom_ramp(name).expect("in the registry");
+                for k in 0..r.steps.len() {
+                    ctxs.push(crate::dialogue::conditions::custom_ramp_messages(b, &di, r, k, &placeholder));
+                }
+            }
         }
-        let mut mine: Vec<_> = conds.iter().filter(|c| control_of(c) == control).collect();
+        let mut mine: Vec<_> = conds.iter().filter(|c| base_of(c) == base).collect();
         mine.sort_by_key(|c| scoring_group(c));
         for c in mine {
             ctxs.push(build(c, b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages);

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::config::ModelEntry;
 use crate::data::Selected;
-use crate::dialogue::conditions::{self, build, Condition, Kind};
+use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind};
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
@@ -148,12 +148,17 @@ pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
     conditions::all().iter().filter(|c| want.contains(&c.suite)).collect()
 }
 
-/// The ramp a condition's history comes from.
-pub(crate) fn control_of(c: &Condition) -> Control {
-    match c.kind {
-        Kind::Curve(ctrl, _) => ctrl,
-        _ => Control::PressureWrong,
+/// The ramps an item needs, in scoring order: the paper's ramp under each control, then the
+/// custom ramps the conditions build on (registry order).
+pub(crate) fn bases_for(conds: &[&Condition], controls: &[Control]) -> Vec<Base> {
+    let mut v: Vec<Base> = controls.iter().map(|&c| Base::Paper(c)).collect();
+    for c in conds {
+        let b = base_of(c);
+        if !v.contains(&b) {
+            v.push(b);
+        }
     }
+    v
 }
 
 /// Scoring order within one item, chosen for prefix reuse (results do not depend on it): the
@@ -161,7 +166,7 @@ pub(crate) fn control_of(c: &Condition) -> Control {
 /// then those whose system prompt changes (they differ from the first token on).
 pub(crate) fn scoring_group(c: &Condition) -> u8 {
     match c.kind {
-        Kind::Curve(..) => 0,
+        Kind::Curve(..) | Kind::RampStep(..) => 0,
         Kind::Recipe(r) if !r.system.is_empty() => 3,
         Kind::Recipe(r) if r.keeps_history() => 1,
         Kind::Recipe(_) => 2,
@@ -182,13 +187,24 @@ pub fn score_item(
     let d = DialogueItem::from(sel);
     let letters = d.item.letters();
     let mut out = Vec::with_capacity(conds.len());
-    for &control in controls {
-        let ramp = run_ramp(scorer, b, &d, control, &mut |_| {})?;
-        let clean = ramp.step(CurvePoint::CleanContext).score.pred_letter();
-        let mut mine: Vec<&&Condition> = conds.iter().filter(|c| control_of(c) == control).collect();
+    let mut clean = None;
+    for base in bases_for(conds, controls) {
+        let ramp_letters: Vec<char> = match base {
+            Base::Paper(control) => {
+                let ramp = run_ramp(scorer, b, &d, control, &mut |_| {})?;
+                clean.get_or_insert(ramp.step(CurvePoint::CleanContext).score.pred_letter());
+                ramp.letters.to_vec()
+            }
+            Base::Custom(name) => {
+                let r = conditions::custom_ramp(name).expect("a condition's custom ramp is in the registry");
+                conditions::run_custom_ramp(scorer, b, &d, r)?.0
+            }
+        };
+        let clean = clean.expect("the wrong-pressure ramp runs first");
+        let mut mine: Vec<&&Condition> = conds.iter().filter(|c| base_of(c) == base).collect();
         mine.sort_by_key(|c| scoring_group(c));
         for c in mine {
-            let built = build(c, b, &d, &ramp.letters, clean);
+            let built = build(c, b, &d, &ramp_letters, clean);
             let row = scorer.score_row(&built.messages, &letters)?;
             out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
         }

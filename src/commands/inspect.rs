@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{open_engine, Ctx};
 use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
 use hyst_tui::data::{load_selection, Selected};
-use hyst_tui::dialogue::conditions::{self, build, Kind};
+use hyst_tui::dialogue::conditions::{self, build, Base};
 use hyst_tui::dialogue::{run_ramp, Builder, Control, DialogueItem};
 use hyst_tui::protocol::letter;
 
@@ -40,21 +40,29 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     let prompts = ctx.prompts()?;
     let b = Builder::new(&prompts);
     let d = DialogueItem::from(s);
-    let control = match cond.kind {
-        Kind::Curve(c, _) => c,
-        Kind::Recipe(_) => Control::PressureWrong,
-    };
+    let base = hyst_tui::dialogue::conditions::base_of(cond);
     let engine = match &args.model {
         Some(m) => Some(open_engine(ctx, Some(m))?),
         None => None,
     };
-    let (letters, clean): ([char; 4], char) = match &engine {
+    let (letters, clean): (Vec<char>, char) = match &engine {
         Some(e) => {
             let mut sc: &hyst_tui::engine::Engine = e;
+            let control = match base {
+                Base::Paper(c) => c,
+                Base::Custom(_) => Control::PressureWrong,
+            };
             let ramp = run_ramp(&mut sc, &b, &d, control, &mut |_| {})?;
-            (ramp.letters, ramp.step(hyst_tui::dialogue::CurvePoint::CleanContext).score.pred_letter())
+            let clean = ramp.step(hyst_tui::dialogue::CurvePoint::CleanContext).score.pred_letter();
+            match base {
+                Base::Paper(_) => (ramp.letters.to_vec(), clean),
+                Base::Custom(name) => {
+                    let r = hyst_tui::dialogue::conditions::custom_ramp(name).context("custom ramp")?;
+                    (hyst_tui::dialogue::conditions::run_custom_ramp(&mut sc, &b, &d, r)?.0, clean)
+                }
+            }
         }
-        None => (['?'; 4], '?'),
+        None => (vec!['?'; base.exchanges()], '?'),
     };
     let built = build(cond, &b, &d, &letters, clean);
     let rendered = match &engine {

@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use super::recipe::{
-    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, Recipe, RecipeError, Text,
+    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, RampDef, Recipe, RecipeError, Text,
 };
 use super::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::data::pyrandom::PyRandom;
@@ -31,16 +31,16 @@ pub enum Suite {
 }
 
 impl Suite {
-    /// The paper's suites (`--suites all`).
-    pub const ALL: [Suite; 7] = [
-        Suite::Ramp,
-        Suite::Hierarchy,
-        Suite::Controls,
-        Suite::FalseContext,
-        Suite::Truncation,
-        Suite::Relabel,
-        Suite::R7,
-    ];
+    /// The paper's suites (`--suites all`): every suite but the bundled experiments'.
+    pub const ALL: [Suite; 7] = {
+        let mut a = [Suite::Ramp; 7];
+        let mut i = 0;
+        while i < 7 {
+            a[i] = Suite::EVERY[i];
+            i += 1;
+        }
+        a
+    };
     /// Every suite, the paper's and the bundled experiments'.
     pub const EVERY: [Suite; 8] = [
         Suite::Ramp,
@@ -71,6 +71,39 @@ impl Suite {
 pub enum Kind {
     Curve(Control, CurvePoint),
     Recipe(&'static Recipe),
+    /// Step `k` of a custom ramp of an experiment file.
+    RampStep(&'static RampDef, usize),
+}
+
+/// The self-conditioned ramp whose letters a condition's messages use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// The paper's ramp under a control.
+    Paper(Control),
+    /// A custom ramp of an experiment file (its name).
+    Custom(&'static str),
+}
+
+impl Base {
+    /// How many letters the ramp's history has (the paper's: A1 … A4).
+    pub fn exchanges(self) -> usize {
+        match self {
+            Base::Paper(_) => recipe::PAPER_RAMP_EXCHANGES,
+            Base::Custom(name) => custom_ramp(name).map_or(0, |r| r.steps.len()),
+        }
+    }
+}
+
+/// The ramp a condition builds on.
+pub fn base_of(c: &Condition) -> Base {
+    match c.kind {
+        Kind::Curve(ctrl, _) => Base::Paper(ctrl),
+        Kind::Recipe(r) => match &r.ramp {
+            Some(rd) if r.keeps_history() => Base::Custom(rd.name.as_str()),
+            _ => Base::Paper(Control::PressureWrong),
+        },
+        Kind::RampStep(rd, _) => Base::Custom(rd.name.as_str()),
+    }
 }
 
 /// One condition.
@@ -103,8 +136,12 @@ impl Condition {
     pub fn recipe(&self) -> Option<&'static Recipe> {
         match self.kind {
             Kind::Recipe(r) => Some(r),
-            Kind::Curve(..) => None,
+            Kind::Curve(..) | Kind::RampStep(..) => None,
         }
+    }
+    /// A step of a custom ramp of an experiment file.
+    pub fn is_custom_ramp_step(&self) -> bool {
+        matches!(self.kind, Kind::RampStep(..))
     }
     /// An operation of an experiment file (bundled or the user's).
     pub fn is_experiment(&self) -> bool {
@@ -131,6 +168,8 @@ pub struct RecoveryOp {
     pub name: &'static str,
     /// Table 4 `condition_label` (main operations only).
     pub table4_label: &'static str,
+    /// Table 17's short name of the operation (main operations only).
+    pub table17_label: &'static str,
     /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
@@ -204,6 +243,7 @@ struct Registry {
     main: Vec<RecoveryOp>,
     user: Vec<ExperimentSource>,
     by_group: Vec<(Group, Vec<&'static str>)>,
+    ramps: Vec<&'static RampDef>,
 }
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -215,24 +255,43 @@ fn leak(s: &str) -> &'static str {
 impl Registry {
     fn build(user: &[ExperimentSource]) -> Result<Registry, RecipeError> {
         let origin = "bundled prompts/conditions.toml";
-        let mut defs: Vec<Definition> = recipe::parse_file(recipe::BUNDLED_CONDITIONS, origin, FileKind::Registry)?;
+        let mut defs: Vec<Definition> = recipe::parse_file(recipe::BUNDLED_CONDITIONS, origin, FileKind::Registry)?.defs;
         let sc = ExperimentSource::bundled_self_consistency();
         let mut files = vec![sc];
         files.extend(user.iter().cloned());
+        let mut ramps: Vec<&'static RampDef> = Vec::new();
         for f in &files {
-            for d in recipe::parse_file(&f.content, &f.path, FileKind::Experiment)? {
+            let parsed = recipe::parse_file(&f.content, &f.path, FileKind::Experiment)?;
+            // Every name a file adds (ramps, their steps, operations) must be new.
+            let taken = |name: &str, defs: &[Definition], ramps: &[&RampDef]| -> Option<String> {
+                if let Some(o) = defs.iter().find(|o| o.name == name) {
+                    return Some(if o.origin == origin { "a built-in condition".to_string() } else { format!("an operation of {}", o.origin) });
+                }
+                if curve_keys().any(|k| k == name) || [Control::PressureWrong, Control::NeutralHistory, Control::CorrectPressure].iter().any(|c| c.key() == name) {
+                    return Some("a step or control of the paper's ramp".to_string());
+                }
+                ramps.iter().find(|r| r.name == name || (0..r.steps.len()).any(|k| r.step_key(k) == name)).map(|r| format!("a ramp or ramp step of {}", r.origin))
+            };
+            for r in &parsed.ramps {
+                let err = |m: String| RecipeError { file: f.path.clone(), condition: r.name.clone(), field: "name".into(), message: m };
+                for name in std::iter::once(r.name.clone()).chain((0..r.steps.len()).map(|k| r.step_key(k))) {
+                    if let Some(what) = taken(&name, &defs, &ramps).or_else(|| parsed.defs.iter().any(|d| d.name == name).then(|| "an operation of this file".to_string())) {
+                        return Err(err(format!("{name:?} is already {what}")));
+                    }
+                }
+            }
+            for r in &parsed.ramps {
+                ramps.push(Box::leak(Box::new((**r).clone())));
+            }
+            for d in parsed.defs {
                 let err = |field: &str, m: String| RecipeError {
                     file: f.path.clone(),
                     condition: d.name.clone(),
                     field: field.into(),
                     message: m,
                 };
-                if let Some(o) = defs.iter().find(|o| o.name == d.name) {
-                    let what = if o.origin == origin { "a built-in condition".to_string() } else { format!("an operation of {}", o.origin) };
+                if let Some(what) = taken(&d.name, &defs, &[]) {
                     return Err(err("name", format!("{:?} is already {what}", d.name)));
-                }
-                if curve_keys().any(|k| k == d.name) {
-                    return Err(err("name", format!("{:?} is a ramp step", d.name)));
                 }
                 if let Some(o) = defs.iter().find(|o| !o.short.is_empty() && o.short == d.short) {
                     return Err(err("short", format!("short label {:?} is already used by {}", d.short, o.name)));
@@ -276,6 +335,27 @@ impl Registry {
                 });
             }
         }
+        // The custom ramps' steps follow the paper's ramp.
+        for r in &ramps {
+            for k in 0..r.steps.len() {
+                let key = r.step_key(k);
+                conditions.push(Condition {
+                    label: format!("{} {}", r.name, r.steps[k].name),
+                    suite: r.suite,
+                    level: "",
+                    category: "custom_ramp",
+                    history_role: "custom_pressure_ramp",
+                    is_main: false,
+                    description: leak(&format!("{} — step {} of {}", r.description, k + 1, r.steps.len())),
+                    kind: Kind::RampStep(r, k),
+                    short: leak(&if r.short.is_empty() { String::new() } else { format!("{}{}", r.short, k + 1) }),
+                    group: None,
+                    origin: leak(&r.origin),
+                    same_as: None,
+                    key,
+                });
+            }
+        }
         // Operations first (main in scan order, then appendix, evidence and experiments), then
         // the other conditions, each in file order: the registry order is the item rows' order.
         let rank = |g: Group| match g {
@@ -311,6 +391,7 @@ impl Registry {
                     label: leak(&d.label),
                     name: leak(&d.ui_name),
                     table4_label: leak(&d.labels.table4),
+                    table17_label: leak(&d.labels.table17),
                     sweep_stem: leak(&d.labels.sweep_stem),
                     mro_label: leak(&d.labels.mro),
                     ci_label: if d.group == Group::Experiment { leak(&d.label) } else { leak(&d.labels.ci) },
@@ -329,7 +410,7 @@ impl Registry {
             .into_iter()
             .map(|g| (g, conditions.iter().filter(|c| c.group == Some(g)).map(|c| leak(&c.key)).collect()))
             .collect();
-        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group })
+        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps })
     }
 }
 
@@ -377,6 +458,16 @@ pub fn user_experiments() -> &'static [ExperimentSource] {
     &registry().user
 }
 
+/// The custom pressure ramps of the experiment files, in file order.
+pub fn custom_ramps() -> &'static [&'static RampDef] {
+    &registry().ramps
+}
+
+/// The custom ramp of a name.
+pub fn custom_ramp(name: &str) -> Option<&'static RampDef> {
+    custom_ramps().iter().copied().find(|r| r.name == name)
+}
+
 /// Every condition, in a stable order: the ramp steps, the recovery operations, the other
 /// built-in conditions, then experiment operations.
 pub fn all() -> &'static [Condition] {
@@ -402,12 +493,6 @@ pub(crate) fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
 /// The main operation of a condition key.
 pub(crate) fn main_op(key: &str) -> Option<&'static RecoveryOp> {
     main_ops().iter().find(|o| o.key == key)
-}
-
-/// The conditions of a group, in registry order.
-#[allow(dead_code)]
-pub(crate) fn of_group(g: Group) -> impl Iterator<Item = &'static Condition> {
-    all().iter().filter(move |c| c.group == Some(g))
 }
 
 /// Condition keys of a group, in registry order: the row order of the truncation, false-context
@@ -456,11 +541,20 @@ pub(crate) fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<u
 /// Seed of the relabel permutation (the selection seed of the run).
 pub(crate) const RELABEL_SEED: u64 = 42;
 
-/// Builds a condition's messages. `letters` are the model's own ramp letters A1..A4 of the run
-/// the condition belongs to (the wrong-pressure ramp for every non-control condition); `clean` is
-/// the model's clean-context prediction (used by recipes whose assistant turns repeat it).
-pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4], clean: char) -> Built {
+/// Builds a condition's messages. `letters` are the model's own letters on the ramp the condition
+/// builds on ([`base_of`]: A1..A4 of the paper's wrong-pressure ramp for every non-control
+/// condition, one per step for a custom ramp; a ramp step uses those before it); `clean` is the
+/// model's clean-context prediction (used by recipes whose assistant turns repeat it).
+pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char], clean: char) -> Built {
     match cond.kind {
+        Kind::RampStep(r, k) => Built {
+            messages: custom_ramp_messages(b, d, r, k, letters),
+            options: d.item.options.clone(),
+            correct: d.item.correct,
+            wrong: d.wrong,
+            permutation: None,
+            old_wrong_letter: letter(d.wrong),
+        },
         Kind::Curve(control, point) => {
             let item = &d.item;
             Built {
@@ -477,7 +571,7 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char; 4
 }
 
 /// The one interpreter of recipes (built-in and experiment conditions alike).
-pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &[char; 4], clean: char) -> Built {
+pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &[char], clean: char) -> Built {
     let item = &d.item;
     let p = b.prompts;
     let perm = r.shuffled.then(|| relabel_permutation(item, d.wrong, RELABEL_SEED));
@@ -487,20 +581,7 @@ pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &
     };
     let pos = |old: usize| perm.as_ref().map_or(old, |pm| pm.iter().position(|&o| o == old).expect("perm"));
     let evidence = if r.uses_evidence(&|k| p.get(k).unwrap_or("").to_string()) { r7_evidence(b, item) } else { String::new() };
-    let option_lines = Builder::option_lines(&options);
-    let vars: [(&str, &str); 5] = [
-        ("wrong_option_text", &item.options[d.wrong]),
-        ("correct_option_text", &item.options[item.correct]),
-        ("question", &item.question),
-        ("option_lines", &option_lines),
-        ("evidence", &evidence),
-    ];
-    let text = |t: &Text| -> String {
-        match t {
-            Text::Prompt(k) => fill(p.get(k).expect("recipe prompt keys are checked at load"), &vars),
-            Text::Own(s) => fill(s, &vars),
-        }
-    };
+    let text = |t: &Text| recipe_text(b, d, &options, &evidence, t);
     let mut system = p.system.clone();
     for t in &r.system {
         system.push_str("\n\n");
@@ -508,7 +589,7 @@ pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &
     }
     let mut m = vec![ChatMessage::system(system)];
     let exchanges: Option<Vec<usize>> = match &r.history {
-        History::Kept => Some((0..4).collect()),
+        History::Kept => Some((0..r.ramp_exchanges()).collect()),
         History::Exchanges(e) => Some(e.clone()),
         History::None => None,
         History::Replaced(turns) => {
@@ -530,7 +611,10 @@ pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &
         .join("\n\n");
     let mut joined_user: Vec<String> = Vec::new();
     if let Some(keep) = exchanges {
-        let h = b.history(d, Control::PressureWrong, letters);
+        let h = match &r.ramp {
+            None => b.history(d, Control::PressureWrong, letters),
+            Some(rd) => custom_ramp_history(b, d, rd, letters),
+        };
         for k in keep {
             let reply = match r.assistant {
                 Assistant::Model => h[2 * k + 1].content.clone(),
@@ -555,6 +639,78 @@ pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &
         permutation: perm,
         old_wrong_letter: letter(d.wrong),
     }
+}
+
+/// A recipe text with its placeholders filled for an item (`options` as the final turn shows
+/// them; `evidence` = R7's constructed evidence where the recipe uses it).
+fn recipe_text(b: &Builder, d: &DialogueItem, options: &[String], evidence: &str, t: &Text) -> String {
+    let item = &d.item;
+    let option_lines = Builder::option_lines(options);
+    let vars: [(&str, &str); 6] = [
+        ("wrong_option_text", &item.options[d.wrong]),
+        ("correct_option_text", &item.options[item.correct]),
+        ("question", &item.question),
+        ("option_lines", &option_lines),
+        ("evidence", evidence),
+        ("advocated_option_text", &item.options[d.wrong]),
+    ];
+    match t {
+        Text::Prompt(k) => fill(b.prompts.get(k).expect("recipe prompt keys are checked at load"), &vars),
+        Text::Own(s) => fill(s, &vars),
+    }
+}
+
+/// The user turn of step `k` of a custom ramp.
+fn custom_ramp_user(b: &Builder, d: &DialogueItem, r: &RampDef, k: usize) -> String {
+    let item = &d.item;
+    let text = |t: &Text| recipe_text(b, d, &item.options, "", t);
+    r.steps[k]
+        .turn
+        .iter()
+        .map(|blk| match blk {
+            Block::Text(t) => text(t),
+            Block::Question(prefix) => b.question_block_with(&text(prefix), &item.question, &item.options),
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// A custom ramp's history `[U1, A1, …, Un, An]` given its letters (one per step).
+pub(crate) fn custom_ramp_history(b: &Builder, d: &DialogueItem, r: &RampDef, letters: &[char]) -> Vec<ChatMessage> {
+    let mut h = Vec::with_capacity(2 * r.steps.len());
+    for (k, l) in letters.iter().take(r.steps.len()).enumerate() {
+        h.push(ChatMessage::user(custom_ramp_user(b, d, r, k)));
+        h.push(ChatMessage::assistant(l.to_string()));
+    }
+    h
+}
+
+/// Messages of step `k` of a custom ramp: system, the steps before it with the model's letters
+/// (`letters[..k]`), then its own user turn.
+pub(crate) fn custom_ramp_messages(b: &Builder, d: &DialogueItem, r: &RampDef, k: usize, letters: &[char]) -> Vec<ChatMessage> {
+    let mut m = vec![b.system()];
+    m.extend(custom_ramp_history(b, d, r, &letters[..k.min(letters.len())]));
+    m.push(ChatMessage::user(custom_ramp_user(b, d, r, k)));
+    m
+}
+
+/// Runs a custom ramp self-conditioned: each step scored in order, the model's argmax letter
+/// becoming the next step's assistant turn. Returns the letters (one per step) and the scores.
+pub fn run_custom_ramp<S: crate::protocol::Scorer + ?Sized>(
+    scorer: &mut S,
+    b: &Builder,
+    d: &DialogueItem,
+    r: &RampDef,
+) -> Result<(Vec<char>, Vec<crate::protocol::SlotScore>), S::Error> {
+    let shown = d.item.letters();
+    let mut letters = Vec::with_capacity(r.steps.len());
+    let mut scores = Vec::with_capacity(r.steps.len());
+    for k in 0..r.steps.len() {
+        let s = scorer.score(&custom_ramp_messages(b, d, r, k, &letters), &shown)?;
+        letters.push(s.pred_letter());
+        scores.push(s);
+    }
+    Ok((letters, scores))
 }
 
 /// The letter a model's clean-context prediction stands for (the clean step's argmax), or the

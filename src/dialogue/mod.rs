@@ -223,9 +223,9 @@ impl<'p> Builder<'p> {
     }
 
     /// The 4-exchange history `[U1, A1, U2, A2, U3, A3, U4, A4]` given the ramp letters A1..A4.
-    pub(crate) fn history(&self, d: &DialogueItem, control: Control, letters: &[char; 4]) -> Vec<ChatMessage> {
+    pub(crate) fn history(&self, d: &DialogueItem, control: Control, letters: &[char]) -> Vec<ChatMessage> {
         let mut h = Vec::with_capacity(8);
-        for (step, l) in letters.iter().enumerate() {
+        for (step, l) in letters.iter().take(4).enumerate() {
             h.push(ChatMessage::user(self.ramp_user(d, control, step)));
             h.push(ChatMessage::assistant(l.to_string()));
         }

@@ -21,8 +21,10 @@ pub(crate) const BUNDLED_SELF_CONSISTENCY: &str = include_str!("../../assets/exp
 
 /// Placeholders any text of a recipe may use (all optional): the advocated wrong option's text,
 /// the correct option's text, the question, the option lines and R7's constructed evidence.
+/// `{advocated_option_text}` is the wrong option's text too (the name the paper's ramp prompts
+/// use), so a custom ramp can name the prompt keys `weak_pressure` … .
 pub(crate) const RECIPE_PLACEHOLDERS: &[&str] =
-    &["wrong_option_text", "correct_option_text", "question", "option_lines", "evidence"];
+    &["wrong_option_text", "correct_option_text", "question", "option_lines", "evidence", "advocated_option_text"];
 
 /// A text of a recipe: a prompt-set key, or a text written in an experiment file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -46,7 +48,8 @@ pub enum History {
     Kept,
     /// No history.
     None,
-    /// These exchanges of the ramp history (0 = weak … 3 = medium reset), in this order.
+    /// These exchanges of the ramp history (paper's ramp: 0 = weak … 3 = medium reset; a custom
+    /// ramp: its steps from 0), in this order.
     Exchanges(Vec<usize>),
     /// Alternating user / assistant turns in place of the history.
     Replaced(Vec<Text>),
@@ -86,6 +89,36 @@ pub struct Recipe {
     pub turn: Vec<Block>,
     /// The final turn shows the options under the relabel permutation.
     pub shuffled: bool,
+    /// The pressure ramp whose history the recipe keeps: `None` = the paper's ramp, else a
+    /// custom ramp of an experiment file.
+    pub ramp: Option<std::sync::Arc<RampDef>>,
+}
+
+/// A custom pressure ramp (`[[ramp]]` of an experiment file): self-conditioned like the paper's
+/// (each step's assistant turn is the model's own letter at that step), with its own turns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RampDef {
+    pub name: String,
+    /// Short label of the ramp (its steps are `<short>1`, `<short>2`, … in the explorer).
+    pub short: String,
+    pub suite: Suite,
+    pub description: String,
+    pub steps: Vec<RampStepDef>,
+    pub origin: String,
+}
+
+/// One step of a custom ramp: its user turn (blocks joined by a blank line).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RampStepDef {
+    pub name: String,
+    pub turn: Vec<Block>,
+}
+
+impl RampDef {
+    /// The condition key of step `k` (`<ramp>:<step>`).
+    pub fn step_key(&self, k: usize) -> String {
+        format!("{}:{}", self.name, self.steps[k].name)
+    }
 }
 
 impl Recipe {
@@ -112,11 +145,26 @@ impl Recipe {
             History::Replaced(t) => t.iter().collect(),
             _ => vec![],
         };
-        hist.into_iter().chain(self.system.iter()).chain(self.turn.iter().map(|b| match b {
-            Block::Text(t) | Block::Question(t) => t,
-        }))
+        let ramp: Vec<&Text> = match (&self.ramp, self.keeps_history()) {
+            (Some(r), true) => r.steps.iter().flat_map(|s| s.turn.iter()).map(block_text).collect(),
+            _ => vec![],
+        };
+        hist.into_iter().chain(ramp).chain(self.system.iter()).chain(self.turn.iter().map(block_text))
+    }
+    /// How many exchanges the recipe's ramp history has (4 for the paper's ramp).
+    pub(crate) fn ramp_exchanges(&self) -> usize {
+        self.ramp.as_ref().map_or(PAPER_RAMP_EXCHANGES, |r| r.steps.len())
     }
 }
+
+fn block_text(b: &Block) -> &Text {
+    match b {
+        Block::Text(t) | Block::Question(t) => t,
+    }
+}
+
+/// The exchanges of the paper's pressure history (weak, medium, strong, medium reset).
+pub(crate) const PAPER_RAMP_EXCHANGES: usize = 4;
 
 /// Which part of the tables and the explorer a condition belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -156,6 +204,9 @@ impl Group {
 pub(crate) struct Labels {
     #[serde(default)]
     pub table4: String,
+    /// Table 17's short name (`R3a deletion`).
+    #[serde(default)]
+    pub table17: String,
     #[serde(default)]
     pub sweep_stem: String,
     #[serde(default)]
@@ -215,6 +266,37 @@ struct RawCondition {
     options: Option<String>,
     #[serde(default)]
     same_as: Option<String>,
+    /// Experiment form: the ramp whose history a kept / exchanges history is (`"default"` = the
+    /// paper's; else a `[[ramp]]` of the file).
+    #[serde(default)]
+    ramp: Option<String>,
+}
+
+/// A custom ramp as written (`[[ramp]]` with `[[ramp.step]]` tables).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRamp {
+    name: String,
+    #[serde(default)]
+    short: Option<String>,
+    #[serde(default)]
+    suite: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    step: Vec<RawRampStep>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRampStep {
+    name: String,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    prefix: Option<String>,
+    #[serde(default)]
+    turn: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -230,6 +312,13 @@ struct RawFile {
     /// Free text describing the experiment.
     #[serde(default)]
     description: Option<String>,
+    /// Custom pressure ramps.
+    #[serde(default)]
+    ramp: Vec<RawRamp>,
+    /// The ramp every operation of the file that keeps history builds on, unless it names its
+    /// own (`"default"` = the paper's ramp, the default).
+    #[serde(default)]
+    base_ramp: Option<String>,
 }
 
 /// A validated condition definition (before it joins the registry).
@@ -319,7 +408,13 @@ pub(crate) enum FileKind {
 }
 
 /// Parses and validates a registry or experiment file.
-pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Vec<Definition>, RecipeError> {
+/// A parsed registry or experiment file.
+pub(crate) struct Parsed {
+    pub defs: Vec<Definition>,
+    pub ramps: Vec<std::sync::Arc<RampDef>>,
+}
+
+pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Parsed, RecipeError> {
     let raw: RawFile = toml::from_str(src).map_err(|e| {
         let (field, msg) = toml_field(src, &e);
         RecipeError::new(origin, "", &field, &msg)
@@ -332,7 +427,16 @@ pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Vec<
         FileKind::Experiment if !raw.condition.is_empty() => {
             return Err(err("", "condition", "an experiment file lists its operations as [[operation]]"))
         }
+        FileKind::Registry if !raw.ramp.is_empty() || raw.base_ramp.is_some() => {
+            return Err(err("", "ramp", "the registry's conditions build on the paper's ramp"))
+        }
         _ => {}
+    }
+    let ramps = ramps(&raw.ramp, origin, &raw.prompts)?;
+    if let Some(b) = raw.base_ramp.as_deref().filter(|&b| b != "default") {
+        if !ramps.iter().any(|r| r.name == b) {
+            return Err(err("", "base_ramp", &format!("no [[ramp]] named {b:?} in this file")));
+        }
     }
     for (k, v) in &raw.prompts {
         check_text(v, &|m| err("", &format!("prompts.{k}"), m))?;
@@ -340,7 +444,7 @@ pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Vec<
     let list = if kind == FileKind::Registry { &raw.condition } else { &raw.operation };
     let mut out: Vec<Definition> = Vec::new();
     for rc in list {
-        let d = definition(rc, origin, kind, &raw.prompts)?;
+        let d = definition(rc, origin, kind, &raw.prompts, &ramps, raw.base_ramp.as_deref())?;
         if out.iter().any(|o| o.name == d.name) {
             return Err(err(&d.name, "name", "defined twice in this file"));
         }
@@ -350,7 +454,7 @@ pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Vec<
         out.push(d);
     }
     let _ = raw.description;
-    Ok(out)
+    Ok(Parsed { defs: out, ramps })
 }
 
 /// The field a TOML error is about, when serde names it, and the message.
@@ -374,50 +478,163 @@ fn check_text(text: &str, err: &dyn Fn(&str) -> RecipeError) -> Result<(), Recip
     Ok(())
 }
 
+/// Reads the texts of one condition or ramp step of a file.
+struct Texts<'a> {
+    origin: &'a str,
+    kind: FileKind,
+    own_prompts: &'a indexmap::IndexMap<String, String>,
+    condition: &'a str,
+}
+
+impl Texts<'_> {
+    fn err(&self, field: &str, m: &str) -> RecipeError {
+        RecipeError::new(self.origin, self.condition, field, m)
+    }
+    /// A text reference: a prompt key (registry), or an experiment's `[prompts]` name or
+    /// prompt-set key.
+    fn reference(&self, field: &str, s: &str) -> Result<Text, RecipeError> {
+        match self.kind {
+            FileKind::Registry => {
+                let allowed = allowed_placeholders(s).ok_or_else(|| self.err(field, &format!("unknown prompt key `{s}`")))?;
+                if let Some(p) = allowed.iter().find(|p| !RECIPE_PLACEHOLDERS.contains(p)) {
+                    return Err(self.err(field, &format!("prompt key `{s}` needs {{{p}}}, which a recipe cannot fill")));
+                }
+                Ok(Text::Prompt(s.to_string()))
+            }
+            FileKind::Experiment => {
+                if let Some(t) = self.own_prompts.get(s) {
+                    Ok(Text::Own(t.clone()))
+                } else if allowed_placeholders(s).is_some_and(|a| a.iter().all(|p| RECIPE_PLACEHOLDERS.contains(p))) {
+                    Ok(Text::Prompt(s.to_string()))
+                } else {
+                    Err(self.err(field, &format!("`{s}` is neither a name in this file's [prompts] nor a prompt key")))
+                }
+            }
+        }
+    }
+    /// A text written out in the file.
+    fn own(&self, field: &str, s: &str) -> Result<Text, RecipeError> {
+        check_text(s, &|m| self.err(field, m))?;
+        Ok(Text::Own(s.to_string()))
+    }
+    /// A user turn: `turn = [blocks]` (prompt keys; `question:<key>` is the question block with
+    /// that prefix), or `message` (optional) + `prefix` (an experiment's own texts).
+    fn turn(&self, turn: Option<&[String]>, message: Option<&str>, prefix: Option<&str>) -> Result<Vec<Block>, RecipeError> {
+        let mut out = Vec::new();
+        for b in turn.into_iter().flatten() {
+            out.push(match b.strip_prefix("question:") {
+                Some(k) => Block::Question(self.reference("turn", k)?),
+                None => Block::Text(self.reference("turn", b)?),
+            });
+        }
+        if turn.is_some() && (message.is_some() || prefix.is_some()) {
+            return Err(self.err("turn", "give either `turn` or `message` / `prefix`, not both"));
+        }
+        if turn.is_none() {
+            if self.kind == FileKind::Registry {
+                return Err(self.err("turn", "missing (the final user turn's blocks)"));
+            }
+            if let Some(m) = message {
+                out.push(Block::Text(self.own("message", m)?));
+            }
+            let prefix = prefix.ok_or_else(|| self.err("prefix", "missing (the question block's first line; or give `turn`)"))?;
+            out.push(Block::Question(self.own("prefix", prefix)?));
+        }
+        if out.is_empty() {
+            return Err(self.err("turn", "the user turn is empty"));
+        }
+        Ok(out)
+    }
+}
+
+/// A condition or ramp name: letters, digits, '_' and '-'.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Parses the `[[ramp]]` tables of an experiment file.
+fn ramps(raw: &[RawRamp], origin: &str, own_prompts: &indexmap::IndexMap<String, String>) -> Result<Vec<std::sync::Arc<RampDef>>, RecipeError> {
+    let mut out: Vec<std::sync::Arc<RampDef>> = Vec::new();
+    for r in raw {
+        let name = r.name.trim().to_string();
+        let err = |f: &str, m: &str| RecipeError::new(origin, &name, f, m);
+        if !valid_name(&name) || name == "default" {
+            return Err(err("name", "a ramp name is letters, digits, '_' and '-' only, and not \"default\" (the paper's ramp)"));
+        }
+        if out.iter().any(|o| o.name == name) {
+            return Err(err("name", "ramp defined twice in this file"));
+        }
+        if r.step.is_empty() {
+            return Err(err("step", "a ramp needs at least one [[ramp.step]]"));
+        }
+        let mut steps: Vec<RampStepDef> = Vec::new();
+        for st in &r.step {
+            let sname = st.name.trim().to_string();
+            let key = format!("{name}:{sname}");
+            let texts = Texts { origin, kind: FileKind::Experiment, own_prompts, condition: &key };
+            if !valid_name(&sname) {
+                return Err(texts.err("name", "a step name is letters, digits, '_' and '-' only"));
+            }
+            if steps.iter().any(|o| o.name == sname) {
+                return Err(texts.err("name", "step defined twice in this ramp"));
+            }
+            let turn = texts.turn(st.turn.as_deref(), st.message.as_deref(), st.prefix.as_deref())?;
+            steps.push(RampStepDef { name: sname, turn });
+        }
+        let suite = match r.suite.as_deref() {
+            None => Suite::Hierarchy,
+            Some(s) => Suite::parse(s).filter(|&s| s != Suite::Ramp).ok_or_else(|| err("suite", &format!("unknown suite {s:?} (the ramp suite holds the paper's ramp steps only)")))?,
+        };
+        let short = r.short.clone().unwrap_or_default();
+        if short.chars().count() > 6 {
+            return Err(err("short", "at most 6 characters (its steps are labelled <short>1, <short>2, …)"));
+        }
+        let description = r.description.clone().unwrap_or_else(|| format!("{}: custom pressure ramp, {} steps", origin_name(origin), steps.len()));
+        out.push(std::sync::Arc::new(RampDef { name, short, suite, description, steps, origin: origin.to_string() }));
+    }
+    Ok(out)
+}
+
 fn definition(
     rc: &RawCondition,
     origin: &str,
     kind: FileKind,
     own_prompts: &indexmap::IndexMap<String, String>,
+    ramps: &[std::sync::Arc<RampDef>],
+    base_ramp: Option<&str>,
 ) -> Result<Definition, RecipeError> {
     let name = rc.name.trim().to_string();
     let err = |f: &str, m: &str| RecipeError::new(origin, &name, f, m);
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !valid_name(&name) {
         return Err(err("name", "a condition name is letters, digits, '_' and '-' only"));
     }
-    // A text reference: a prompt key (registry), or an experiment's own text / `[prompts]` name /
-    // prompt-set key.
-    let text_ref = |field: &str, s: &str| -> Result<Text, RecipeError> {
-        match kind {
-            FileKind::Registry => {
-                let allowed = allowed_placeholders(s).ok_or_else(|| err(field, &format!("unknown prompt key `{s}`")))?;
-                if let Some(p) = allowed.iter().find(|p| !RECIPE_PLACEHOLDERS.contains(p)) {
-                    return Err(err(field, &format!("prompt key `{s}` needs {{{p}}}, which a recipe cannot fill")));
-                }
-                Ok(Text::Prompt(s.to_string()))
-            }
-            FileKind::Experiment => {
-                if let Some(t) = own_prompts.get(s) {
-                    Ok(Text::Own(t.clone()))
-                } else if allowed_placeholders(s).is_some_and(|a| a.iter().all(|p| RECIPE_PLACEHOLDERS.contains(p))) {
-                    Ok(Text::Prompt(s.to_string()))
-                } else {
-                    Err(err(field, &format!("`{s}` is neither a name in this file's [prompts] nor a prompt key")))
-                }
-            }
-        }
+    let texts = Texts { origin, kind, own_prompts, condition: &name };
+    let text_ref = |field: &str, s: &str| texts.reference(field, s);
+    let own = |field: &str, s: &str| texts.own(field, s);
+    let keeps = matches!(rc.history.as_str(), "kept" | "exchanges");
+    if rc.ramp.is_some() && kind == FileKind::Registry {
+        return Err(err("ramp", "built-in conditions build on the paper's ramp"));
+    }
+    if rc.ramp.is_some() && !keeps {
+        return Err(err("ramp", "only for a history that keeps exchanges (kept, exchanges)"));
+    }
+    let ramp = match rc.ramp.as_deref().or(if keeps { base_ramp } else { None }) {
+        None | Some("default") => None,
+        Some(r) => Some(ramps.iter().find(|x| x.name == r).cloned().ok_or_else(|| {
+            err("ramp", &format!("no [[ramp]] named {r:?} in this file (\"default\" is the paper's ramp)"))
+        })?),
     };
-    let own = |field: &str, s: &str| -> Result<Text, RecipeError> {
-        check_text(s, &|m| err(field, m))?;
-        Ok(Text::Own(s.to_string()))
+    let ramp_steps: Vec<String> = match &ramp {
+        None => ["weak", "medium", "strong", "medium reset"].iter().enumerate().map(|(i, s)| format!("{i} = {s}")).collect(),
+        Some(r) => r.steps.iter().enumerate().map(|(i, s)| format!("{i} = {}", s.name)).collect(),
     };
     let history = match rc.history.as_str() {
         "kept" => History::Kept,
         "none" => History::None,
         "exchanges" => {
-            let e = rc.exchanges.clone().ok_or_else(|| err("exchanges", "history = \"exchanges\" needs `exchanges = [...]` (0 = weak … 3 = medium reset)"))?;
-            if let Some(x) = e.iter().find(|&&x| x > 3) {
-                return Err(err("exchanges", &format!("exchange {x} does not exist (0 = weak, 1 = medium, 2 = strong, 3 = medium reset)")));
+            let e = rc.exchanges.clone().ok_or_else(|| err("exchanges", &format!("history = \"exchanges\" needs `exchanges = [...]` ({})", ramp_steps.join(", "))))?;
+            if let Some(x) = e.iter().find(|&&x| x >= ramp_steps.len()) {
+                return Err(err("exchanges", &format!("exchange {x} does not exist ({})", ramp_steps.join(", "))));
             }
             History::Exchanges(e)
         }
@@ -463,29 +680,7 @@ fn definition(
     if let Some(s) = &rc.system_addition {
         system.push(own("system_addition", s)?);
     }
-    let mut turn = Vec::new();
-    for b in rc.turn.iter().flatten() {
-        turn.push(match b.strip_prefix("question:") {
-            Some(k) => Block::Question(text_ref("turn", k)?),
-            None => Block::Text(text_ref("turn", b)?),
-        });
-    }
-    if rc.turn.is_some() && (rc.message.is_some() || rc.prefix.is_some()) {
-        return Err(err("turn", "give either `turn` or `message` / `prefix`, not both"));
-    }
-    if rc.turn.is_none() {
-        if kind == FileKind::Registry {
-            return Err(err("turn", "missing (the final user turn's blocks)"));
-        }
-        if let Some(m) = &rc.message {
-            turn.push(Block::Text(own("message", m)?));
-        }
-        let prefix = rc.prefix.as_deref().ok_or_else(|| err("prefix", "missing (the question block's first line; or give `turn`)"))?;
-        turn.push(Block::Question(own("prefix", prefix)?));
-    }
-    if turn.is_empty() {
-        return Err(err("turn", "the final user turn is empty"));
-    }
+    let turn = texts.turn(rc.turn.as_deref(), rc.message.as_deref(), rc.prefix.as_deref())?;
     let shuffled = match rc.options.as_deref() {
         None | Some("shown") => false,
         Some("shuffled") => true,
@@ -515,8 +710,8 @@ fn definition(
         return Err(err("short", "at most 8 characters (it labels table rows and explorer steps)"));
     }
     let labels = rc.labels.clone().unwrap_or_default();
-    if group == Group::Main && (labels.table4.is_empty() || labels.sweep_stem.is_empty() || labels.mro.is_empty() || labels.ci.is_empty()) {
-        return Err(err("labels", "a main operation needs table4, sweep_stem, mro and ci labels"));
+    if group == Group::Main && (labels.table4.is_empty() || labels.table17.is_empty() || labels.sweep_stem.is_empty() || labels.mro.is_empty() || labels.ci.is_empty()) {
+        return Err(err("labels", "a main operation needs table4, table17, sweep_stem, mro and ci labels"));
     }
     let readable = name.replace(['_', '-'], " ");
     let history_role = rc.history_role.clone().unwrap_or_else(|| {
@@ -542,7 +737,7 @@ fn definition(
         ui_name: rc.ui_name.clone().unwrap_or_else(|| readable.clone()),
         description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, &origin_name(origin))),
         labels,
-        recipe: Recipe { history, assistant, system, turn, shuffled },
+        recipe: Recipe { history, assistant, system, turn, shuffled, ramp },
         same_as: rc.same_as.clone(),
         origin: origin.to_string(),
         short,
@@ -581,12 +776,12 @@ mod tests {
     use super::*;
 
     fn exp(src: &str) -> Result<Vec<Definition>, RecipeError> {
-        parse_file(src, "my.toml", FileKind::Experiment)
+        parse_file(src, "my.toml", FileKind::Experiment).map(|p| p.defs)
     }
 
     #[test]
     fn bundled_files_parse() {
-        let reg = parse_file(BUNDLED_CONDITIONS, "conditions.toml", FileKind::Registry).expect("registry valid");
+        let reg = parse_file(BUNDLED_CONDITIONS, "conditions.toml", FileKind::Registry).expect("registry valid").defs;
         assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), 8);
         exp(BUNDLED_SELF_CONSISTENCY).expect("self-consistency valid");
     }

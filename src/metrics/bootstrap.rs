@@ -46,6 +46,8 @@ pub(crate) const SEED_OFFSET_RELABEL: u64 = 5;
 /// self-consistency table, so that adding an experiment moves no digit of the paper's tables.
 pub(crate) const SEED_OFFSET_EXPERIMENTS: u64 = 6;
 pub(crate) const SEED_OFFSET_SELF_CONSISTENCY: u64 = 7;
+/// The custom pressure ramps' table (`experiment_ramps`).
+pub(crate) const SEED_OFFSET_EXPERIMENT_RAMPS: u64 = 8;
 /// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, docs/protocol.md §8.3).
 pub(crate) const CCTP_BOOTSTRAP_SAMPLES: usize = 1_000;
 /// Seed of the CCTP bootstrap (one `default_rng(42)` shared sequentially over the groups).

@@ -12,8 +12,8 @@ use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
 use super::index::{dataset_short, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::{ids, recovery_op, recovery_ops};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_SELF_CONSISTENCY};
+use crate::dialogue::conditions::{custom_ramps, find, ids, recovery_op, recovery_ops};
+use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_EXPERIMENT_RAMPS, SEED_OFFSET_SELF_CONSISTENCY};
 use crate::metrics::criteria::Family;
 use crate::metrics::{aggregate, item_gaps, mean, positive_hysteresis_flags};
 
@@ -168,6 +168,129 @@ pub(super) fn experiment_operations(ctx: &Ctx) -> Vec<Output> {
         format!("Clean-like: the criterion family with clean as reference; R0-like: the same criterion with R0 as reference (indistinguishable from the ordinary reset). Families: {families}."),
         format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) (base seed + 6, its own stream), pairs in the fixed order, then operations in registry order."),
     ])]
+}
+
+/// `experiment_ramps.csv`: one row per pair × custom ramp step.
+#[derive(Serialize, Default)]
+struct RampRow {
+    model: String,
+    model_key: String,
+    dataset: String,
+    ramp: &'static str,
+    step: usize,
+    condition: &'static str,
+    source_file: &'static str,
+    n_items: usize,
+    clean_p_wrong: Num,
+    p_wrong: Num,
+    p_correct: Num,
+    gap_vs_clean: Num,
+    gap_vs_clean_ci_low: Num,
+    gap_vs_clean_ci_high: Num,
+    positive_hysteresis_rate: Num,
+    wrong_follow_rate: Num,
+    accuracy: Num,
+    bootstrap_samples: usize,
+    seed: u64,
+}
+
+#[derive(Serialize, Default)]
+struct RampView {
+    #[serde(rename = "Model")]
+    model: String,
+    #[serde(rename = "Data")]
+    dataset: String,
+    #[serde(rename = "Ramp")]
+    ramp: &'static str,
+    #[serde(rename = "Step")]
+    step: String,
+    n: usize,
+    #[serde(rename = "p(w)")]
+    p_wrong: Num,
+    #[serde(rename = "p(c)")]
+    p_correct: Num,
+    #[serde(rename = "Gap")]
+    gap: Num,
+    #[serde(rename = "95% CI")]
+    gap_ci: Ci,
+    #[serde(rename = "Pos. (%)")]
+    positive: Pct,
+    #[serde(rename = "WF (%)")]
+    wf: Pct,
+}
+
+/// Every step of every custom pressure ramp (`[[ramp]]` of an experiment file) the run scored,
+/// per pair, against the clean context.
+pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
+    let samples = ctx.opts.bootstrap_samples;
+    let seed = ctx.opts.seed + SEED_OFFSET_EXPERIMENT_RAMPS;
+    let mut stream = IndexStream::new(seed);
+    let (mut t, mut d) = (Vec::new(), Vec::new());
+    for p in &ctx.idx.pairs {
+        let Some(clean) = p.resolve(&CLEAN_REF) else { continue };
+        for r in custom_ramps() {
+            for k in 0..r.steps.len() {
+                let Some(cond) = find(&r.step_key(k)) else { continue };
+                if !p.has(&cond.key) {
+                    continue;
+                }
+                let a = p.align(&[clean, &cond.key]);
+                let n = a.n();
+                if n == 0 {
+                    continue;
+                }
+                let (c, x) = (a.obs(0), a.obs(1));
+                let gaps = item_gaps(&x, &c);
+                let pos = as_f64(&positive_hysteresis_flags(&x, &c));
+                let ci = paired_cis(&mut stream, n, samples, &[Stat::Mean(&gaps)])[0];
+                let (ca, xa) = (aggregate(&c), aggregate(&x));
+                t.push(RampRow {
+                    model: p.model.clone(),
+                    model_key: p.model_key.clone(),
+                    dataset: p.dataset.clone(),
+                    ramp: r.name.as_str(),
+                    step: k + 1,
+                    condition: cond.key.as_str(),
+                    source_file: r.origin.as_str(),
+                    n_items: n,
+                    clean_p_wrong: Num(ca.p_wrong),
+                    p_wrong: Num(xa.p_wrong),
+                    p_correct: Num(xa.p_correct),
+                    gap_vs_clean: Num(mean(&gaps)),
+                    gap_vs_clean_ci_low: Num(ci.0),
+                    gap_vs_clean_ci_high: Num(ci.1),
+                    positive_hysteresis_rate: Num(mean(&pos)),
+                    wrong_follow_rate: Num(xa.wrong_follow),
+                    accuracy: Num(xa.accuracy),
+                    bootstrap_samples: samples,
+                    seed,
+                });
+                d.push(RampView {
+                    model: p.model.clone(),
+                    dataset: dataset_short(&p.dataset),
+                    ramp: r.name.as_str(),
+                    step: format!("{} {}", k + 1, r.steps[k].name),
+                    n,
+                    p_wrong: Num(xa.p_wrong),
+                    p_correct: Num(xa.p_correct),
+                    gap: Num(mean(&gaps)),
+                    gap_ci: Ci::from(ci),
+                    positive: Pct(mean(&pos)),
+                    wf: Pct(xa.wrong_follow),
+                });
+            }
+        }
+    }
+    if t.is_empty() {
+        return Vec::new();
+    }
+    vec![Output::new("experiment_ramps", "Custom pressure ramps: every step against clean", NO_CRITERION, &t)
+        .with_display(&d)
+        .with_notes(vec![
+            "Every step of a custom pressure ramp ([[ramp]] of an experiment file) the run scored, per pair. Each step's assistant turn is the model's own letter at that step (self-conditioned, like the paper's ramp).".into(),
+            "Gap = mean over items of p_step(w) - p_clean(w); Pos. = share of items with p_step(w) > p_clean(w); WF = share of items whose prediction is the advocated wrong option.".into(),
+            format!("Paired item bootstrap of the gap: {samples} replicates, default_rng({seed}) (base seed + 8, its own stream), pairs in the fixed order, then ramps and steps in file order."),
+        ])]
 }
 
 /// `self_consistency.csv`: one row per pair with R0 and the self-consistency operations.

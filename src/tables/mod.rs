@@ -248,7 +248,7 @@ pub fn write_tables(
 /// `reproduction.md` and `reproduction.csv`: the paper's printed values side by side with the
 /// run's (see [`paper`]).
 /// Table files of hyst-tui's own experiment tables (outside the paper's numbering).
-const EXPERIMENT_STEMS: [&str; 3] = ["experiment_operations", "self_consistency", "seed_sensitivity"];
+const EXPERIMENT_STEMS: [&str; 4] = ["experiment_operations", "experiment_ramps", "self_consistency", "seed_sensitivity"];
 
 pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.md", "reproduction.csv"];
 

@@ -263,6 +263,13 @@ pub(crate) static TABLES: &[TableSpec] = &[
     },
     TableSpec {
         id: EXPERIMENT_ID,
+        title: "Custom pressure ramps",
+        needs: "clean + a custom ramp ([[ramp]]) of an experiment file",
+        stems: &["experiment_ramps"],
+        build: experiments::experiment_ramps,
+    },
+    TableSpec {
+        id: EXPERIMENT_ID,
         title: "Self-consistency decoupling",
         needs: "clean + R0 + the self-consistency suite",
         stems: &["self_consistency"],

@@ -330,7 +330,10 @@ impl App {
             Action::ClearFilter => self.edit_filter(ItemList::clear_filter),
             Action::MoveStep(m) => self.move_step(m),
             // Jump between the ramp and the operations.
-            Action::ToggleRampOps => self.step = if self.step < 7 { 7 } else { 0 },
+            Action::ToggleRampOps => {
+                let first_op = self.steps.iter().position(|p| matches!(p, Part::Op(_))).unwrap_or(0);
+                self.step = if self.step < first_op { first_op } else { 0 };
+            }
             Action::ToggleQuestionBlocks => self.expand_blocks = !self.expand_blocks,
             Action::ScrollDialogue(d) => self.dialogue_scroll = self.dialogue_scroll.saturating_add_signed(d),
             Action::MoveTableFile(d) => self.tables.move_file(d),

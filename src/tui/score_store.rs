@@ -71,7 +71,8 @@ impl ScoreStore {
 
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part) -> Option<Vec<ChatMessage>> {
-        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id), self.clean_letter(model, &d.item.id))
+        let step = |k: &'static str| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter());
+        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id), self.clean_letter(model, &d.item.id), &step)
     }
 
     /// The first of `steps` before `part` whose messages are identical to `msgs` (R0 = strong
@@ -82,7 +83,7 @@ impl ScoreStore {
         steps
             .iter()
             .take_while(|&&q| q != part)
-            .find(|&&q| messages_for(b, d, q, &letters, clean).is_some_and(|m| m == msgs))
+            .find(|&&q| messages_for(b, d, q, &letters, clean, &|k| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter())).is_some_and(|m| m == msgs))
             .copied()
     }
 }

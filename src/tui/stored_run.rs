@@ -124,6 +124,9 @@ fn row_part(r: &ItemRow) -> Option<Part> {
     if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
         return Some(Part::Curve(k));
     }
+    if let Some(c) = crate::dialogue::conditions::find(&r.condition).filter(|c| c.is_custom_ramp_step()) {
+        return Some(Part::Step(c.key.as_str()));
+    }
     recovery_op(&r.condition).map(|o| Part::Op(o.key))
 }
 

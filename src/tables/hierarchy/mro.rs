@@ -1,6 +1,5 @@
 //! Table 17: the minimal recovery operation per pair (and its paired CIs).
 
-use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::{ci_label, Hierarchy};
@@ -60,16 +59,9 @@ struct Table17View {
 /// The paper's short name of an operation in Table 17 (`R3a deletion`, `R0 reset`, …;
 /// `not restored` when none).
 pub(crate) fn paper_op_name(k: Option<&'static str>) -> &'static str {
-    match k {
-        Some(ids::ORDINARY_RESET) => "R0 reset",
-        Some(ids::USER_RETRACTION) => "R1 retraction",
-        Some(ids::SYSTEM_RESET) => "R2 system reset",
-        Some(ids::FRESH_CONTEXT_DELETION) => "R3a deletion",
-        Some(ids::CONTEXT_TRUNCATION) => "R3b truncation",
-        Some(ids::NEUTRAL_SUMMARY) => "R4 neutral summary",
-        Some(ids::FACTUAL_RECONSTRUCTION) => "R5 reconstruction",
-        Some(ids::SELF_VERIFICATION) => "R6 self-verification",
-        Some(other) => short(Some(other)),
+    match k.and_then(main_op) {
+        Some(op) => op.table17_label,
+        None if k.is_some() => short(k),
         None => "not restored",
     }
 }

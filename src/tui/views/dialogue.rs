@@ -49,9 +49,18 @@ fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
     match part {
         Part::Curve(0) | Part::Curve(6) => vec!["clean question".into(); n_user],
         Part::Curve(_) => ramp_turns(n_user),
+        Part::Step(k) => match crate::dialogue::conditions::find(k).map(|c| c.kind) {
+            Some(crate::dialogue::conditions::Kind::RampStep(r, _)) => custom_ramp_turns(r, n_user),
+            _ => vec![k.to_string(); n_user],
+        },
         Part::Op(k) => {
             let last = recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string());
-            let mut v: Vec<String> = if n_user == 5 {
+            let custom = crate::dialogue::conditions::find(k)
+                .and_then(|c| c.recipe())
+                .and_then(|r| r.ramp.as_deref().filter(|_| r.keeps_history() && r.history == crate::dialogue::recipe::History::Kept));
+            let mut v: Vec<String> = if let Some(r) = custom {
+                custom_ramp_turns(r, n_user.saturating_sub(1))
+            } else if n_user == 5 {
                 ramp_turns(4)
             } else {
                 vec!["replacement context".into(); n_user.saturating_sub(1)]
@@ -60,6 +69,11 @@ fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
             v
         }
     }
+}
+
+/// Turn labels of a custom ramp's steps (`<ramp> pressure · <step>`).
+fn custom_ramp_turns(r: &crate::dialogue::recipe::RampDef, n: usize) -> Vec<String> {
+    (0..n).map(|k| r.steps.get(k).map_or_else(|| r.name.clone(), |s| format!("{} pressure · {}", r.name, s.name))).collect()
 }
 
 fn message_style(app: &App, label: &str) -> Style {

@@ -149,7 +149,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 lines.push(Line::from(Span::styled("(the selected operation has no score yet)", th.dim())));
             }
         }
-        Part::Curve(_) => lines.push(Line::from(Span::styled(
+        Part::Curve(_) | Part::Step(_) => lines.push(Line::from(Span::styled(
             "←/→ or j/k: select an operation (r: jump to R0) · Enter: its dialogue",
             th.dim(),
         ))),
