@@ -58,9 +58,9 @@ pub struct GlobalOpts {
     /// Directory with a replacement prompt set (DIR/default.toml; default: the bundled prompts/).
     #[arg(long, global = true, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
-    /// An experiment file: more recovery operations, written in the schema of the bundled
-    /// prompts/conditions.toml with their own texts (repeatable). A stored run remembers its
-    /// experiments.
+    /// An experiment file: more recovery operations and custom pressure ramps, written in the
+    /// schema of the bundled prompts/conditions.toml with their own texts (repeatable). A stored
+    /// run remembers its experiments.
     #[arg(long = "experiment", global = true, value_name = "FILE")]
     pub experiments: Vec<PathBuf>,
     /// The score store shared by all runs and the explorer (default: $HYST_SCORE_STORE, else

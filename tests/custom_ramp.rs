@@ -3,6 +3,8 @@
 //! before it), and an operation on it keeps that ramp's history. The exact messages are written
 //! out by hand for one sample item.
 
+mod common;
+
 use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
 use hyst_tui::dialogue::conditions::{self, base_of, build, run_custom_ramp, Base};
@@ -65,27 +67,7 @@ impl Scorer for Scripted {
     fn score(&mut self, m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error> {
         let l = self.letters[self.seen.len()];
         self.seen.push(m.to_vec());
-        let pred = letters.iter().position(|&x| x == l).unwrap();
-        let n = letters.len();
-        let probs: Vec<f64> = (0..n).map(|i| if i == pred { 0.5 } else { 0.5 / (n - 1) as f64 }).collect();
-        Ok(SlotScore {
-            letters: letters.to_vec(),
-            log_scores: probs.iter().map(|p| p.ln()).collect(),
-            probs,
-            pred,
-            margin_top2: 0.0,
-            entropy: 0.0,
-            max_prob: 0.5,
-            letter_mass: 1.0,
-            variant_probs: vec![],
-            variants: vec![],
-            top_tokens: vec![],
-            prompt_tokens: 0,
-            tokens_evaluated: 0,
-            tokens_reused: 0,
-            prompt_hash: String::new(),
-            rendered_prompt: String::new(),
-        })
+        Ok(common::scripted_score(letters, l))
     }
 }
 

@@ -2,6 +2,8 @@
 //! question block / the advocated option's text / the history, what is kept or replaced; plus a
 //! golden snapshot of every condition's messages for one sample item.
 
+mod common;
+
 use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
 use hyst_tui::dialogue::conditions::{self, build, Built, Kind};
@@ -194,27 +196,7 @@ impl Scorer for Scripted {
     fn score(&mut self, _m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error> {
         let l = self.0[self.1 % self.0.len()];
         self.1 += 1;
-        let pred = letters.iter().position(|&x| x == l).unwrap();
-        let n = letters.len();
-        let probs: Vec<f64> = (0..n).map(|i| if i == pred { 0.5 } else { 0.5 / (n - 1) as f64 }).collect();
-        Ok(SlotScore {
-            letters: letters.to_vec(),
-            log_scores: probs.iter().map(|p| p.ln()).collect(),
-            probs,
-            pred,
-            margin_top2: 0.0,
-            entropy: 0.0,
-            max_prob: 0.5,
-            letter_mass: 1.0,
-            variant_probs: vec![],
-            variants: vec![],
-            top_tokens: vec![],
-            prompt_tokens: 0,
-            tokens_evaluated: 0,
-            tokens_reused: 0,
-            prompt_hash: String::new(),
-            rendered_prompt: String::new(),
-        })
+        Ok(common::scripted_score(letters, l))
     }
 }
 

@@ -735,7 +735,7 @@ fn definition(
         category: rc.category.clone().unwrap_or_else(|| if kind == FileKind::Experiment { "experiment".into() } else { String::new() }),
         history_role,
         ui_name: rc.ui_name.clone().unwrap_or_else(|| readable.clone()),
-        description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, &origin_name(origin))),
+        description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, ramp.as_deref(), &origin_name(origin))),
         labels,
         recipe: Recipe { history, assistant, system, turn, shuffled, ramp },
         same_as: rc.same_as.clone(),
@@ -750,11 +750,12 @@ fn origin_name(origin: &str) -> String {
 }
 
 /// A generated one-line description of an experiment operation.
-fn describe(h: &History, a: Assistant, file: &str) -> String {
+fn describe(h: &History, a: Assistant, ramp: Option<&RampDef>, file: &str) -> String {
+    let of = ramp.map_or(String::new(), |r| format!(" of ramp {}", r.name));
     let hist = match h {
-        History::Kept => "history kept".to_string(),
+        History::Kept => format!("history{of} kept"),
         History::None => "no history".to_string(),
-        History::Exchanges(e) => format!("exchanges {e:?} kept"),
+        History::Exchanges(e) => format!("exchanges {e:?}{of} kept"),
         History::Replaced(t) => format!("history replaced by {} turns", t.len()),
     };
     let asst = match a {

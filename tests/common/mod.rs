@@ -71,3 +71,29 @@ pub fn run_config(models: &[&str]) -> hyst_tui::store::RunConfig {
         seeds: vec![],
     }
 }
+
+/// The score of a scripted answer `l` over `letters` (p = 0.5 on it, the rest spread evenly): for
+/// tests of how dialogues are built from a model's letters, without a model.
+pub fn scripted_score(letters: &[char], l: char) -> hyst_tui::protocol::SlotScore {
+    let pred = letters.iter().position(|&x| x == l).unwrap();
+    let n = letters.len();
+    let probs: Vec<f64> = (0..n).map(|i| if i == pred { 0.5 } else { 0.5 / (n - 1) as f64 }).collect();
+    hyst_tui::protocol::SlotScore {
+        letters: letters.to_vec(),
+        log_scores: probs.iter().map(|p| p.ln()).collect(),
+        probs,
+        pred,
+        margin_top2: 0.0,
+        entropy: 0.0,
+        max_prob: 0.5,
+        letter_mass: 1.0,
+        variant_probs: vec![],
+        variants: vec![],
+        top_tokens: vec![],
+        prompt_tokens: 0,
+        tokens_evaluated: 0,
+        tokens_reused: 0,
+        prompt_hash: String::new(),
+        rendered_prompt: String::new(),
+    }
+}
