@@ -58,7 +58,7 @@ pub const CURVE: [CurvePoint; 7] = [
 ];
 
 impl CurvePoint {
-    pub fn key(self) -> &'static str {
+    pub const fn key(self) -> &'static str {
         match self {
             CurvePoint::CleanContext => "clean_context",
             CurvePoint::WeakPressure => "weak_pressure",

@@ -1,5 +1,6 @@
 //! Table 8 — the expanded family ramp (Gap = Reset - Fresh).
 
+use crate::dialogue::CurvePoint;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
@@ -54,20 +55,20 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
     let mut t = Vec::new();
     let mut d = Vec::new();
     for p in &ctx.idx.pairs {
-        if !p.has("strong_pressure") {
+        if !p.has(CurvePoint::StrongPressure.key()) {
             continue;
         }
         let (Some(reset), Some(fresh)) = (
             p.resolve(&[
                 ids::FULL_HISTORY_RESET,
                 ids::ORDINARY_RESET,
-                "strong_reset",
+                CurvePoint::StrongReset.key(),
             ]),
-            p.resolve(&[ids::FRESH_CONTEXT, "clean_context_probe", "clean_context"]),
+            p.resolve(&[ids::FRESH_CONTEXT, CurvePoint::CleanContextProbe.key(), CurvePoint::CleanContext.key()]),
         ) else {
             continue;
         };
-        let a = p.align(&["strong_pressure", reset, fresh]);
+        let a = p.align(&[CurvePoint::StrongPressure.key(), reset, fresh]);
         let n = a.n();
         if n == 0 {
             continue;

@@ -1,6 +1,7 @@
 //! Indexes a run's item rows by (model, dataset) pair and condition, and aligns items across
 //! conditions (paired analyses use the items present in every condition they need).
 
+use crate::dialogue::CurvePoint;
 use crate::dialogue::conditions::ids;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,9 +10,9 @@ use crate::store::ItemRow;
 
 /// Clean reference of the hierarchy and most tables: the clean probe (docs/protocol.md §3.10: the raw
 /// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`.
-pub(crate) const CLEAN_REF: [&str; 2] = ["clean_context_probe", "clean_context"];
+pub(crate) const CLEAN_REF: [&str; 2] = [CurvePoint::CleanContextProbe.key(), CurvePoint::CleanContext.key()];
 /// The ordinary reset R0: the hierarchy condition, else the identical ramp capture step.
-pub(crate) const R0_REF: [&str; 2] = [ids::ORDINARY_RESET, "strong_reset"];
+pub(crate) const R0_REF: [&str; 2] = [ids::ORDINARY_RESET, CurvePoint::StrongReset.key()];
 
 /// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
 /// order); other models follow, sorted by key. A pair is placed by its paper key

@@ -1,5 +1,6 @@
 //! Table 2 — the pressure ramp (clean, strong pressure, strong reset) with paired CIs.
 
+use crate::dialogue::CurvePoint;
 use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
@@ -50,15 +51,15 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(c0), Some(probe)) = (
-            p.resolve(&["clean_context", "clean_context_probe"]),
+            p.resolve(&[CurvePoint::CleanContext.key(), CurvePoint::CleanContextProbe.key()]),
             p.resolve(&CLEAN_REF),
         ) else {
             continue;
         };
-        if !p.has("strong_pressure") || !p.has("strong_reset") {
+        if !p.has(CurvePoint::StrongPressure.key()) || !p.has(CurvePoint::StrongReset.key()) {
             continue;
         }
-        let al = p.align(&[c0, probe, "strong_pressure", "strong_reset"]);
+        let al = p.align(&[c0, probe, CurvePoint::StrongPressure.key(), CurvePoint::StrongReset.key()]);
         let n = al.n();
         if n == 0 {
             continue;

@@ -1,6 +1,7 @@
 //! Pressure-ramp figure, one per pair: mean p(advocated wrong) and mean p(correct) at clean →
 //! weak → medium → strong → medium reset → R0, with 95% paired item-bootstrap bands.
 
+use crate::dialogue::CurvePoint;
 use crate::dialogue::conditions::ids;
 use plotters::prelude::*;
 
@@ -16,12 +17,12 @@ use crate::tables::Ctx;
 /// 2's `clean_context` (else the identical probe); R0 is the ramp's `strong_reset` (else the
 /// identical hierarchy condition).
 pub(crate) const STEPS: [(&[&str], &str); 6] = [
-    (&["clean_context", "clean_context_probe"], "clean"),
-    (&["weak_pressure"], "weak"),
-    (&["medium_pressure"], "medium"),
-    (&["strong_pressure"], "strong"),
-    (&["medium_reset"], "medium reset"),
-    (&["strong_reset", ids::ORDINARY_RESET], "R0"),
+    (&[CurvePoint::CleanContext.key(), CurvePoint::CleanContextProbe.key()], "clean"),
+    (&[CurvePoint::WeakPressure.key()], "weak"),
+    (&[CurvePoint::MediumPressure.key()], "medium"),
+    (&[CurvePoint::StrongPressure.key()], "strong"),
+    (&[CurvePoint::MediumReset.key()], "medium reset"),
+    (&[CurvePoint::StrongReset.key(), ids::ORDINARY_RESET], "R0"),
 ];
 
 /// One point of a curve: mean and its 95% interval.
