@@ -15,6 +15,7 @@ use super::{bar, block, fmt_p, message, option_of, pad, pending_text, trunc, wid
 use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
+use crate::tui::keymap::{hints, Where};
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::EditScore;
@@ -346,7 +347,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
         Span::styled("✗", th.wrong()),
         Span::styled(" adv. wrong", th.dim()),
     ]));
-    lines.push(Line::from(Span::styled("←→ step  n/p item  e blocks  r ops", th.dim())));
+    lines.push(Line::from(Span::styled(hints(Where::Steps, "  "), th.dim())));
     // The question and the full option texts, if there is room.
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("Question", th.header())));
