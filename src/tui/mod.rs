@@ -1,6 +1,7 @@
 //! The terminal explorer.
 //!
-//! - `app`: the router — owns the parts below, applies actions, takes in engine results;
+//! - `app`: the router — owns the parts below and applies actions; its `orchestrator` loads
+//!   the models, submits scoring, what-if and generation jobs and takes in the engines' answers;
 //! - `action`, `keymap`: user intents, and the keys that ask for them in each context;
 //! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter (one per
 //!   shown or compared model);
