@@ -19,11 +19,11 @@ mod orchestrator;
 
 use orchestrator::Lane;
 
-use super::action::{Action, Motion};
+use super::action::{Action, CursorMove, Motion};
 use super::batch_task::BatchTask;
 use super::engine_slot::{EngineSlot, EngineState};
 use super::generations::{GenState, Generations};
-use super::whatif::{edited_messages, experiment_toml, free_path, EditScore, Editor, FinalTurn, SavedOp, WhatIfs};
+use super::whatif::{self, experiment_toml, EditScore, Edits, Editor, FinalTurn, SavedOp, WhatIfs};
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::keymap::{self, KeyContext};
 use super::model::{self, Part};
@@ -158,6 +158,10 @@ pub struct App {
     /// What-if edits and their scores; the editor's text while it is open.
     whatifs: WhatIfs,
     editor: Editor,
+    /// The Dialogue's selected message (`J`/`K`; `None` = the final user message).
+    msg_cursor: Option<usize>,
+    /// Text waiting to be opened in `$EDITOR` (Ctrl-E in the editor; the event loop does it).
+    external_edit: Option<String>,
     batch: Option<BatchTask>,
     view: View,
     overlay: Overlay,
@@ -232,6 +236,8 @@ impl App {
             gens: Generations::default(),
             whatifs: WhatIfs::default(),
             editor: Editor::default(),
+            msg_cursor: None,
+            external_edit: None,
             batch: None,
             view: View::Items,
             overlay: Overlay::None,
@@ -326,7 +332,10 @@ impl App {
             Action::ClearFilter => self.edit_filter(ItemList::clear_filter),
             Action::MoveStep(m) => self.move_step(m),
             // Jump between the ramp and the operations.
-            Action::ToggleRampOps => self.step = if self.step < 7 { 7 } else { 0 },
+            Action::ToggleRampOps => {
+                self.step = if self.step < 7 { 7 } else { 0 };
+                self.msg_cursor = None;
+            }
             Action::ToggleQuestionBlocks => self.expand_blocks = !self.expand_blocks,
             Action::ScrollDialogue(d) => self.dialogue_scroll = self.dialogue_scroll.saturating_add_signed(d),
             Action::MoveTableFile(d) => self.tables.move_file(d),
@@ -335,12 +344,21 @@ impl App {
             Action::PanTable(d) => self.tables.pan(d),
             Action::Generate => self.toggle_generation(),
             Action::StartEdit => self.start_edit(),
-            Action::EditType(c) => self.editor.text.push(c),
-            Action::EditBackspace => {
-                self.editor.text.pop();
-            }
-            Action::EditNewline => self.editor.text.push('\n'),
-            Action::EditClear => self.editor.text.clear(),
+            Action::EditType(c) => self.editor.insert(c),
+            Action::EditBackspace => self.editor.backspace(),
+            Action::EditDelete => self.editor.delete(),
+            Action::EditNewline => self.editor.insert('\n'),
+            Action::EditClear => self.editor.clear(),
+            Action::EditCursor(m) => match m {
+                CursorMove::Left => self.editor.left(),
+                CursorMove::Right => self.editor.right(),
+                CursorMove::Home => self.editor.home(),
+                CursorMove::End => self.editor.end(),
+                CursorMove::Up => self.editor.up(),
+                CursorMove::Down => self.editor.down(),
+            },
+            Action::EditExternal => self.request_external_edit(),
+            Action::MoveMessage(d) => self.move_message(d),
             Action::EditApply => self.apply_edit(),
             Action::EditCancel => {
                 self.overlay = Overlay::None;
@@ -367,6 +385,8 @@ impl App {
 
     fn move_step(&mut self, m: Motion) {
         let last = self.steps.len().saturating_sub(1);
+        // Another step has another dialogue: the message cursor starts over.
+        self.msg_cursor = None;
         match m {
             Motion::By(d) => {
                 self.step = self.step.saturating_add_signed(d).min(last);
@@ -434,36 +454,87 @@ impl App {
         Some((msgs, t))
     }
 
-    /// `E`: the editor on the message of an operation's final turn (its current what-if
-    /// version, else the original).
+    /// `J`/`K` in the Dialogue: the message cursor (unset = the final user message, which `E`
+    /// edits then).
+    fn move_message(&mut self, d: isize) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let Some(msgs) = self.messages(item, part) else {
+            self.notice = Some("this step's conversation waits for an earlier letter".into());
+            return;
+        };
+        self.msg_cursor = whatif::move_message(&msgs, self.msg_cursor, d);
+    }
+
+    /// `E`: the editor on the selected message of the step (the final user message when none is
+    /// selected), its current what-if version, else the original.
     fn start_edit(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        if !matches!(part, Part::Op(_)) {
-            self.notice = Some("E edits a recovery operation's message (r jumps to the operations)".into());
-            return;
-        }
-        let Some((_, t)) = self.final_turn(item, part) else {
-            self.notice = Some("this step's final turn is not known yet (an earlier letter is being scored)".into());
+        let Some(msgs) = self.messages(item, part) else {
+            self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
             return;
         };
-        let text = self.whatifs.current(item, part).map_or(t.message, str::to_string);
-        self.editor = Editor { item, part: Some(part), text };
+        let Some(index) = self.msg_cursor.or_else(|| whatif::final_user(&msgs)) else { return };
+        let header = &self.cfg.prompts.question_header;
+        let edited = self.whatifs.current(item, part).and_then(|e| e.get(&index)).cloned();
+        let Some(text) = edited.or_else(|| whatif::editable_text(&msgs, index, header)) else { return };
+        self.editor = Editor::new(item, part, index, text);
         self.overlay = Overlay::Editor;
     }
 
     fn apply_edit(&mut self) {
         self.overlay = Overlay::None;
-        let Editor { item, part: Some(part), text } = std::mem::take(&mut self.editor) else { return };
-        let Some((_, t)) = self.final_turn(item, part) else { return };
-        let now = self.whatifs.current(item, part).map_or(t.message.as_str(), |s| s).to_string();
-        if text == now {
+        let Editor { item, part: Some(part), index, text, .. } = std::mem::take(&mut self.editor) else { return };
+        let Some(msgs) = self.messages(item, part) else { return };
+        let header = &self.cfg.prompts.question_header;
+        let original = whatif::editable_text(&msgs, index, header).unwrap_or_default();
+        let mut edits = self.whatifs.current(item, part).cloned().unwrap_or_default();
+        if edits.get(&index).unwrap_or(&original) == &text {
             self.notice = Some("the message is unchanged".into());
             return;
         }
-        self.whatifs.push(item, part, text);
+        if text == original {
+            edits.remove(&index);
+        } else {
+            edits.insert(index, text);
+        }
+        if edits.is_empty() {
+            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
+            return;
+        }
+        self.whatifs.push(item, part, edits);
         self.request_whatif();
-        self.notice = Some(format!("what-if version {}: scoring… (u undoes, S saves it as an operation)", self.whatifs.versions(item, part)));
+        let save = if whatif::only_final(&msgs, self.whatifs.current(item, part).unwrap_or(&Edits::new())) && matches!(part, Part::Op(_)) {
+            "S saves it as an operation"
+        } else {
+            "S saves the conversations"
+        };
+        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
+    }
+
+    /// Ctrl-E in the editor: asks the event loop to open the text in `$EDITOR`.
+    fn request_external_edit(&mut self) {
+        if self.overlay == Overlay::Editor {
+            self.external_edit = Some(self.editor.text.clone());
+        }
+    }
+
+    /// The text to open in `$EDITOR`, once asked for (the event loop suspends the terminal).
+    pub(crate) fn take_external_edit(&mut self) -> Option<String> {
+        self.external_edit.take()
+    }
+
+    /// What `$EDITOR` gave back: the editor's new text (Enter scores it), or why there is none.
+    pub(crate) fn finish_external_edit(&mut self, r: Result<String, String>) {
+        match r {
+            Ok(text) if self.overlay == Overlay::Editor => {
+                self.editor.set_text(text);
+                self.notice = Some("the text from $EDITOR is in the editor: Enter scores it".into());
+            }
+            Ok(_) => {}
+            Err(e) => self.notice = Some(format!("$EDITOR: {e}")),
+        }
     }
 
     fn undo_edit(&mut self) {
@@ -481,21 +552,61 @@ impl App {
 
     /// The current step's edited conversation, when it has a what-if edit.
     pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        let edit = self.whatifs.current(item, part)?;
-        let (msgs, t) = self.final_turn(item, part)?;
-        Some(edited_messages(&msgs, t.with_message(edit)))
+        let edits = self.whatifs.current(item, part)?;
+        let msgs = self.messages(item, part)?;
+        Some(whatif::apply_edits(&msgs, edits, &self.cfg.prompts.question_header))
     }
 
-    /// `S`: the step's what-if edit as a recovery operation in a new experiment file under
-    /// `<data dir>/experiments`, and the batch command that runs it over the dataset.
+    /// `S`: the step's what-if edit saved. An edit of only an operation's final message becomes
+    /// a recovery operation in an experiment file under `<data dir>/experiments`, with the
+    /// batch command that runs it over the dataset; any other edit becomes a conversation file
+    /// (the original and the edited dialogue) with the `score` command that scores it.
     fn save_edit(&mut self) {
-        use crate::dialogue::recipe::History;
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        let (Part::Op(key), Some(edit)) = (part, self.whatifs.current(item, part).map(str::to_string)) else {
-            self.notice = Some("no what-if edit here to save (E edits an operation's message)".into());
+        let (Some(edits), Some(msgs)) = (self.whatifs.current(item, part).cloned(), self.messages(item, part)) else {
+            self.notice = Some("no what-if edit here to save (E edits a message)".into());
             return;
         };
+        match part {
+            Part::Op(key) if whatif::only_final(&msgs, &edits) => {
+                let edit = edits.values().next().cloned().unwrap_or_default();
+                self.save_operation(item, part, key, &edit)
+            }
+            _ => self.save_conversation(item, part, &msgs, &edits),
+        }
+    }
+
+    /// Writes `text` to `path` unless the file holds it already (the name follows the content).
+    fn write_saved(&mut self, path: &Path, text: &str) -> bool {
+        if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
+            return true;
+        }
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(path, text));
+        if let Err(e) = written {
+            self.notice = Some(format!("cannot write {}: {e}", path.display()));
+            return false;
+        }
+        true
+    }
+
+    fn save_conversation(&mut self, item: usize, part: Part, msgs: &[ChatMessage], edits: &Edits) {
+        let Some(e) = self.entry(item) else { return };
+        let edited = whatif::apply_edits(msgs, edits, &self.cfg.prompts.question_header);
+        let text = whatif::conversation_jsonl(msgs, &edited, &e.item.letters());
+        let path = whatif::content_path(&crate::config::data_dir().join("experiments"), &text, "jsonl");
+        if !self.write_saved(&path, &text) {
+            return;
+        }
+        let command = format!("hyst-tui score --model {} --messages {}", self.model_key(), path.display());
+        tracing::info!("saved the what-if conversations (original, edited) to {}; score them with: {command}", path.display());
+        self.whatifs.set_command(item, part, command.clone());
+        let why = if matches!(part, Part::Op(_)) { "more than the final message is edited" } else { "a ramp step" };
+        self.notice = Some(format!("not an operation ({why}): saved the original and edited dialogue to {} · score them: {command}", path.display()));
+    }
+
+    fn save_operation(&mut self, item: usize, part: Part, key: &str, edit: &str) {
+        use crate::dialogue::recipe::History;
         let Some(cond) = crate::dialogue::conditions::find(key) else { return };
         let Some(recipe) = cond.recipe() else { return };
         let history = match recipe.history {
@@ -517,42 +628,73 @@ impl App {
             let (w, c) = (&e.item.options[e.wrong], &e.item.options[e.item.correct]);
             s.replace(w.as_str(), "{wrong_option_text}").replace(c.as_str(), "{correct_option_text}")
         };
-        let (message, prefix) = (generic(&edit), generic(&t.prefix));
-        let dir = crate::config::data_dir().join("experiments");
-        let (path, n) = free_path(&dir, self.whatifs.saved + 1);
-        let id = self.entry(item).map(|e| e.item.id.clone()).unwrap_or_default();
+        let (message, prefix) = (generic(edit), generic(&t.prefix));
+        let assistant = if history == "kept" { recipe.assistant.key() } else { "model" };
+        let op_id = whatif::op_id(history, assistant, &message, &prefix);
+        let (name, short) = whatif::op_names(&op_id);
+        let path = crate::config::data_dir().join("experiments").join(format!("{name}.toml"));
         let op = SavedOp {
-            name: format!("whatif_{n}"),
-            short: format!("W{n}"),
-            label: format!("{} what-if {n}", cond.short),
+            name: name.clone(),
+            short: short.clone(),
+            label: format!("{} what-if {op_id}", cond.short),
             history,
-            assistant: if history == "kept" { recipe.assistant.key() } else { "model" },
+            assistant,
             message: &message,
             prefix: &prefix,
-            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {id}", cond.short, cond.key),
+            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {}", cond.short, cond.key, e.item.id),
         };
-        let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, experiment_toml(&op)));
-        if let Err(e) = written {
-            self.notice = Some(format!("cannot write {}: {e}", path.display()));
+        // The description names the item it was first saved from; the same operation saved
+        // again from another item keeps the file as it is.
+        if !path.exists() && !self.write_saved(&path, &experiment_toml(&op)) {
             return;
         }
-        self.whatifs.saved = n;
         let command = format!(
             "hyst-tui --experiment {} batch --models {} --datasets {} --suites hierarchy",
             path.display(),
             self.model_key(),
             self.dataset_spec
         );
-        tracing::info!("saved what-if operation whatif_{n} to {}; run it with: {command}", path.display());
+        tracing::info!("saved what-if operation {name} to {}; run it with: {command}", path.display());
         self.whatifs.set_command(item, part, command.clone());
-        self.notice = Some(format!("saved W{n} to {} · run it: {command}", path.display()));
+        self.notice = Some(format!("saved {short} to {} · run it: {command}", path.display()));
     }
 
-    /// The current step's what-if edit: its text, version number, and its score as far as known.
-    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(&str, usize, Option<&EditScore>, Option<&str>)> {
-        let edit = self.whatifs.current(item, part)?;
+    /// The current step's what-if edit: what it changed (the final message's text when only that
+    /// is edited, else each edited message by name), its version number, its score as far as
+    /// known and the command of its saved file.
+    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(String, usize, Option<&EditScore>, Option<&str>)> {
+        let edits = self.whatifs.current(item, part)?;
+        let msgs = self.messages(item, part)?;
+        let what = if whatif::only_final(&msgs, edits) {
+            edits.values().next().cloned().unwrap_or_default()
+        } else {
+            let parts: Vec<String> = edits.iter().map(|(&i, t)| format!("{}: {t}", whatif::message_name(&msgs, i))).collect();
+            parts.join(" · ")
+        };
         let score = self.whatif_messages(item, part).and_then(|m| self.whatifs.score(self.model_key(), &m));
-        Some((edit, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
+        Some((what, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
+    }
+
+    /// The editor's first line: which message of the step it edits.
+    pub(crate) fn editor_heading(&self, part_label: &str) -> String {
+        let e = &self.editor;
+        let Some(msgs) = e.part.and_then(|p| self.messages(e.item, p)) else { return String::new() };
+        let name = whatif::message_name(&msgs, e.index);
+        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && crate::tui::model::split_user_turn(&m.content, &self.cfg.prompts.question_header).is_some());
+        match msgs.get(e.index).map(|m| m.role.as_str()) {
+            _ if Some(e.index) == whatif::final_user(&msgs) && has_block => {
+                format!("The message of the final turn of {part_label} (the question block follows it):")
+            }
+            Some("user") if has_block => format!("The message of {name} of {part_label} (its question block follows it):"),
+            Some("system") => format!("The system prompt of {part_label}:"),
+            Some("assistant") => format!("The answer of {name} of {part_label}:"),
+            _ => format!("{name} of {part_label}:"),
+        }
+    }
+
+    /// The selected message of the Dialogue (`J`/`K`), if any.
+    pub(crate) fn message_cursor(&self) -> Option<usize> {
+        self.msg_cursor
     }
 
     pub(crate) fn editor(&self) -> &Editor {
@@ -1246,5 +1388,45 @@ mod tests {
         assert!(!app.quit_requested() && app.overlay() == Overlay::None);
         app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         assert!(app.quit_requested());
+    }
+
+    /// What-if on any message: K selects the system prompt of the clean step, E edits it with
+    /// the cursor, Enter keeps the version (no engine: it waits for one), and only that message
+    /// of the dialogue changes; Ctrl-E hands the text to the event loop for $EDITOR.
+    #[test]
+    fn what_if_edits_a_selected_message() {
+        let (_dir, mut app) = stored_app();
+        app.apply(Action::ShowView(View::Dialogue));
+        let item = app.current().unwrap();
+        let msgs = app.messages(item, Part::Curve(0)).expect("the clean step's messages");
+        assert_eq!(msgs[0].role, "system");
+        assert_eq!(app.message_cursor(), None);
+        app.handle_key(key(KeyCode::Char('K')));
+        assert_eq!(app.message_cursor(), Some(0), "from the final user message up to the system prompt");
+        app.handle_key(key(KeyCode::Char('E')));
+        assert_eq!(app.overlay(), Overlay::Editor);
+        assert_eq!((app.editor().index, app.editor().text.as_str()), (0, msgs[0].content.as_str()));
+        assert!(app.editor_heading("clean").contains("system prompt"));
+        app.handle_key(key(KeyCode::Home));
+        for c in "Hm. ".chars() {
+            app.handle_key(key(KeyCode::Char(c)));
+        }
+        app.handle_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL));
+        assert_eq!(app.take_external_edit().as_deref(), Some(format!("Hm. {}", msgs[0].content).as_str()));
+        app.finish_external_edit(Ok("Be terse.".into()));
+        assert_eq!(app.editor().text, "Be terse.");
+        app.handle_key(key(KeyCode::Enter));
+        let edited = app.whatif_messages(item, Part::Curve(0)).unwrap();
+        assert_eq!(edited[0].content, "Be terse.");
+        assert_eq!(edited[1..], msgs[1..]);
+        let (what, version, _, _) = app.whatif(item, Part::Curve(0)).unwrap();
+        assert_eq!((what.as_str(), version), ("system: Be terse.", 1));
+        // Another step starts without a selection and without an edit.
+        app.apply(Action::MoveStep(Motion::By(1)));
+        assert_eq!(app.message_cursor(), None);
+        assert!(app.whatif(item, Part::Curve(1)).is_none());
+        app.apply(Action::MoveStep(Motion::By(-1)));
+        app.handle_key(key(KeyCode::Char('u')));
+        assert!(app.whatif(item, Part::Curve(0)).is_none());
     }
 }

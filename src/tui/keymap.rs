@@ -8,7 +8,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::action::{Action, Motion};
+use super::action::{Action, CursorMove, Motion};
 use super::screen::{Overlay, View};
 
 /// Where a key goes, in order: an open overlay, then the filter being typed, then the global
@@ -203,7 +203,7 @@ impl KeyEntry {
 }
 
 use Action as A;
-use KeyCode::{BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up};
+use KeyCode::{BackTab, Backspace, Delete, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up};
 use Where as W;
 
 const STEP_BACK: Action = A::MoveStep(Motion::By(-1));
@@ -293,16 +293,26 @@ pub(crate) static KEYS: &[KeyEntry] = &[
     entry(W::Recovery, "Enter", &[k(Enter, A::ShowView(View::Dialogue))], "show the operation's dialogue"),
     entry(W::Dialogue, "`a`", &[c('a', A::Generate)], "what the model would say (greedy); a again stops it")
         .readme("what the model would say: its greedy continuation at the answer slot of this step (up to 24 tokens, on the engine thread); `a` again while it runs stops it"),
-    entry(W::Dialogue, "`E`", &[c('E', A::StartEdit)], "what-if: edit the final user turn's message (an operation)")
-        .readme("what-if (an operation step): edit the message of the final user turn (R0's reset message, R1's retraction, …) in a small editor; Enter scores the edited dialogue"),
-    entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save it as an operation")
-        .readme("what-if: back one version of this step's edit (to the original after the first) / save the edit as a recovery operation in an experiment file and show the batch command that runs it"),
+    entry(W::Dialogue, "J/K", &[c('J', A::MoveMessage(1)), c('K', A::MoveMessage(-1))], "what-if: select the next / previous message (E edits it)")
+        .readme("what-if: select the next / previous message of the step's dialogue — the system prompt, a user turn, an assistant letter (none selected: the final user message)"),
+    entry(W::Dialogue, "`E`", &[c('E', A::StartEdit)], "what-if: edit the selected (else the final user) message")
+        .readme("what-if: edit the selected message (else the final user turn's: R0's reset message, R1's retraction, …) in a small editor; Enter scores the edited dialogue"),
+    entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save the edit")
+        .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
     entry(W::Editor, "Enter", &[k(Enter, A::EditApply)], "score the edited dialogue").hints(&[("Enter", "score")]),
     entry(W::Editor, "Alt-Enter", &[(Key::Alt(Enter), Does::Act(A::EditNewline))], "a new line").hints(&[("Alt-Enter", "new line")]),
-    entry(W::Editor, "Ctrl-U", &[(Key::Ctrl('u'), Does::Act(A::EditClear))], "clear the text").hints(&[("Ctrl-U", "clear")]),
+    entry(W::Editor, "←/→, Home/End", &[
+        k(Left, A::EditCursor(CursorMove::Left)), k(Right, A::EditCursor(CursorMove::Right)),
+        k(Home, A::EditCursor(CursorMove::Home)), k(End, A::EditCursor(CursorMove::End)),
+    ], "move the cursor; to the start / end of the line"),
+    entry(W::Editor, "↑/↓", &[k(Up, A::EditCursor(CursorMove::Up)), k(Down, A::EditCursor(CursorMove::Down))], "the line above / below"),
+    entry(W::Editor, "Backspace/Delete", &[k(Backspace, A::EditBackspace), k(Delete, A::EditDelete)], "delete before / under the cursor"),
+    entry(W::Editor, "Ctrl-U", &[(Key::Ctrl('u'), Does::Act(A::EditClear))], "clear the text"),
+    entry(W::Editor, "Ctrl-E", &[(Key::Ctrl('e'), Does::Act(A::EditExternal))], "edit the text in $VISUAL / $EDITOR (vi)")
+        .readme("edit the text in `$VISUAL`, else `$EDITOR`, else `vi` (the explorer gives the terminal back meanwhile); the saved text comes back into the editor")
+        .hints(&[("Ctrl-E", "$EDITOR")]),
     entry(W::Editor, "Esc", &[k(Esc, A::EditCancel)], "cancel the edit").hints(&[("Esc", "cancel")]),
-    entry(W::Editor, "Backspace", &[k(Backspace, A::EditBackspace)], "delete the last character"),
-    entry(W::Editor, "other characters", &[(Key::Text, Does::Typed(A::EditType))], "typed into the message"),
+    entry(W::Editor, "other characters", &[(Key::Text, Does::Typed(A::EditType))], "typed at the cursor"),
     // The table browser.
     entry(W::Tables, "h/l, ←/→", &[k(Left, A::MoveTableFile(-1)), c('h', A::MoveTableFile(-1)), k(Right, A::MoveTableFile(1)), c('l', A::MoveTableFile(1))],
         "previous / next table file")
@@ -486,7 +496,16 @@ mod tests {
         assert_eq!(action_for(ed, KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)), Some(Action::EditNewline));
         assert_eq!(action_for(ed, KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)), Some(Action::EditClear));
         assert_eq!(action_for(ed, key(KeyCode::Esc)), Some(Action::EditCancel));
+        assert_eq!(action_for(ed, key(KeyCode::Left)), Some(Action::EditCursor(CursorMove::Left)));
+        assert_eq!(action_for(ed, key(KeyCode::End)), Some(Action::EditCursor(CursorMove::End)));
+        assert_eq!(action_for(ed, key(KeyCode::Up)), Some(Action::EditCursor(CursorMove::Up)));
+        assert_eq!(action_for(ed, key(KeyCode::Delete)), Some(Action::EditDelete));
+        assert_eq!(action_for(ed, KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL)), Some(Action::EditExternal));
+        assert_eq!(action_for(ed, ch('e')), Some(Action::EditType('e')));
         assert_eq!(action_for(cx(View::Dialogue), ch('E')), Some(Action::StartEdit));
+        assert_eq!(action_for(cx(View::Dialogue), ch('J')), Some(Action::MoveMessage(1)));
+        assert_eq!(action_for(cx(View::Dialogue), ch('K')), Some(Action::MoveMessage(-1)));
+        assert_eq!(action_for(cx(View::Trace), ch('J')), None);
         assert_eq!(action_for(cx(View::Dialogue), ch('u')), Some(Action::UndoEdit));
         assert_eq!(action_for(cx(View::Dialogue), ch('S')), Some(Action::SaveEdit));
         assert_eq!(action_for(cx(View::Slot), ch('E')), None);
@@ -589,6 +608,7 @@ mod tests {
         assert_eq!(hints(Where::Tables, " · "), "h/l file · j/k scroll · H/L pan");
         assert_eq!(hints(Where::Runs, " · "), "[/] choose · Enter opens");
         assert_eq!(hints(Where::Help, " · "), "j/k scroll · other keys close");
+        assert_eq!(hints(Where::Editor, " · "), "Enter score · Alt-Enter new line · Ctrl-E $EDITOR · Esc cancel");
     }
 
     /// The README's key table is the one the keymap renders (`readme_table`): change the table

@@ -189,6 +189,7 @@ impl App {
         }
         if changed {
             self.dialogue_scroll = 0;
+            self.msg_cursor = None;
             self.schedule();
         }
     }

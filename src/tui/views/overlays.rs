@@ -88,7 +88,8 @@ pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     f.render_stateful_widget(list, r, &mut st);
 }
 
-/// The what-if editor (`E` in the Dialogue): the message of the step's final turn, typed over.
+/// The what-if editor (`E` in the Dialogue): the selected message (else the final turn's),
+/// typed over at the cursor.
 pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let e = app.editor();
@@ -96,31 +97,31 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     let inner_w = w.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
     let part = e.part.map(crate::tui::model::part_label).unwrap_or_default();
-    lines.push(Line::from(Span::styled(format!("The message of the final turn of {part} (the question block follows it):"), th.dim())));
-    let mut text_lines: Vec<String> = Vec::new();
-    for para in e.text.split('\n') {
+    lines.push(Line::from(Span::styled(app.editor_heading(&part), th.dim())));
+    // The cursor is a marker character in the text while it is wrapped, then drawn as ▏.
+    const MARK: char = '\u{E000}';
+    let mut marked = e.text.clone();
+    marked.insert(e.cursor.min(marked.len()), MARK);
+    let mut cursor_line = 0;
+    for para in marked.split('\n') {
         let wrapped = super::wrap(para, inner_w.saturating_sub(1));
-        if wrapped.is_empty() {
-            text_lines.push(String::new());
-        } else {
-            text_lines.extend(wrapped);
+        for l in if wrapped.is_empty() { vec![String::new()] } else { wrapped } {
+            let spans: Vec<Span> = match l.split_once(MARK) {
+                Some((before, after)) => {
+                    cursor_line = lines.len();
+                    vec![Span::styled(before.to_string(), th.bold()), Span::styled("▏", th.accent()), Span::styled(after.to_string(), th.bold())]
+                }
+                None => vec![Span::styled(l, th.bold())],
+            };
+            lines.push(Line::from(spans));
         }
     }
-    if text_lines.is_empty() {
-        text_lines.push(String::new());
-    }
-    let last = text_lines.len() - 1;
-    for (i, l) in text_lines.into_iter().enumerate() {
-        let mut spans = vec![Span::styled(l, th.bold())];
-        if i == last {
-            spans.push(Span::styled("▏", th.accent()));
-        }
-        lines.push(Line::from(spans));
-    }
-    let room = area.height.saturating_sub(4) as usize;
+    // Too long for the screen: the lines around the cursor (the heading stays).
+    let room = area.height.saturating_sub(4).max(2) as usize;
     if lines.len() > room {
-        let cut = lines.len() - room;
-        lines.drain(1..=cut.min(lines.len() - 1));
+        let first = (cursor_line + 2).saturating_sub(room).clamp(1, lines.len() - (room - 1));
+        let heading = lines.remove(0);
+        lines = std::iter::once(heading).chain(lines.into_iter().skip(first - 1).take(room - 1)).collect();
     }
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = popup(area, w, h);
