@@ -157,9 +157,13 @@ check 'suites hierarchy' 10 "120x40: the batch command is shown whole"
 keys 5
 check 'minimal recovery operation' 10 "120x40: Recovery shows the minimal recovery operation"
 quit_and_check_restored "120x40"
-SAVED="$HYST_DATA_DIR/experiments/whatif_1.toml"
-[ -f "$SAVED" ] || fail "the what-if operation was written to $SAVED"
-"$BIN" --experiment "$SAVED" conditions 2>&1 | grep -qE '^whatif_1 +hierarchy +W1 ' || fail "conditions --experiment lists the saved operation"
+# Named by a hash of what the operation does: whatif_<7 hex>, short W<7 HEX>.
+SAVED=$(ls "$HYST_DATA_DIR"/experiments/whatif_*.toml 2>/dev/null | head -1)
+[ -f "$SAVED" ] || fail "the what-if operation was written to $HYST_DATA_DIR/experiments/whatif_<id>.toml"
+ID=$(basename "$SAVED" .toml | sed 's/^whatif_//')
+echo "$ID" | grep -qE '^[0-9a-f]{7}$' || fail "the saved operation's id is 7 hex digits ($ID)"
+UP=$(echo "$ID" | tr a-f A-F)
+"$BIN" --experiment "$SAVED" conditions 2>&1 | grep -qE "^whatif_$ID +hierarchy +W$UP " || fail "conditions --experiment lists the saved operation"
 
 # ---------------------------------------------------------------------------------------------
 echo "== NO_COLOR: no colour escape sequences"

@@ -12,6 +12,19 @@ pub(crate) enum Motion {
     Last,
 }
 
+/// A move of the what-if editor's cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CursorMove {
+    Left,
+    Right,
+    /// The start / end of the typed line.
+    Home,
+    End,
+    /// The typed line above / below, keeping the column.
+    Up,
+    Down,
+}
+
 /// A user intent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -54,10 +67,20 @@ pub(crate) enum Action {
     ToggleQuestionBlocks,
     /// Lines further up (positive) or down (negative) the conversation.
     ScrollDialogue(isize),
-    /// Opens the what-if editor on the step's final-turn message (Dialogue, an operation).
+    /// Moves the Dialogue's message cursor down (positive) or up (negative) the dialogue.
+    MoveMessage(isize),
+    /// Opens the what-if editor on the selected message of the step (else its final user
+    /// message).
     StartEdit,
+    /// Inserts a character at the editor's cursor.
     EditType(char),
+    /// Deletes the character before the editor's cursor.
     EditBackspace,
+    /// Deletes the character under the editor's cursor.
+    EditDelete,
+    EditCursor(CursorMove),
+    /// Opens the editor's text in `$EDITOR` (the terminal is suspended meanwhile).
+    EditExternal,
     EditNewline,
     /// Empties the editor.
     EditClear,

@@ -11,24 +11,26 @@
 //! engine.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use crossterm::event::KeyEvent;
 
-use super::action::{Action, Motion};
+mod orchestrator;
+
+use orchestrator::Lane;
+
+use super::action::{Action, CursorMove, Motion};
 use super::batch_task::BatchTask;
 use super::engine_slot::{EngineSlot, EngineState};
 use super::generations::{GenState, Generations};
-use super::whatif::{edited_messages, experiment_toml, free_path, EditScore, Editor, FinalTurn, SavedOp, WhatIfs};
+use super::whatif::{self, experiment_toml, EditScore, Edits, Editor, FinalTurn, SavedOp, WhatIfs};
 use super::item_list::{ItemList, ItemSummary, SortKey};
-use super::jobs::Submit;
 use super::keymap::{self, KeyContext};
 use super::model::{self, Part};
-use super::scheduler::{self, Answer, Scheduler, Scope};
+use super::scheduler::Scheduler;
 use super::score_store::ScoreStore;
 use super::screen::{Overlay, View};
-use super::shared_scores::{Access, SharedLink};
+use super::shared_scores::SharedLink;
 use super::run_list::RunList;
 use super::stored_run::{self, RowProblem};
 use super::table_browser::TableBrowser;
@@ -37,7 +39,7 @@ use crate::batch::BatchRequest;
 use crate::config::{models_dir, ModelsConfig};
 use crate::data::{load_selection, DatasetSpec, Selected};
 use crate::dialogue::{Builder, DialogueItem, Suite};
-use crate::engine::{Engine, EngineOptions, JobOutput};
+use crate::engine::{Engine, EngineOptions};
 use crate::prompts::PromptSet;
 use crate::protocol::{ChatMessage, SlotScore};
 
@@ -122,12 +124,6 @@ impl AppConfig {
     }
 }
 
-/// One model's engine and scheduler.
-struct Lane {
-    engine: EngineSlot,
-    scheduler: Scheduler,
-}
-
 /// A model the switcher offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ModelChoice {
@@ -162,6 +158,10 @@ pub struct App {
     /// What-if edits and their scores; the editor's text while it is open.
     whatifs: WhatIfs,
     editor: Editor,
+    /// The Dialogue's selected message (`J`/`K`; `None` = the final user message).
+    msg_cursor: Option<usize>,
+    /// Text waiting to be opened in `$EDITOR` (Ctrl-E in the editor; the event loop does it).
+    external_edit: Option<String>,
     batch: Option<BatchTask>,
     view: View,
     overlay: Overlay,
@@ -236,6 +236,8 @@ impl App {
             gens: Generations::default(),
             whatifs: WhatIfs::default(),
             editor: Editor::default(),
+            msg_cursor: None,
+            external_edit: None,
             batch: None,
             view: View::Items,
             overlay: Overlay::None,
@@ -333,6 +335,7 @@ impl App {
             Action::ToggleRampOps => {
                 let first_op = self.steps.iter().position(|p| matches!(p, Part::Op(_))).unwrap_or(0);
                 self.step = if self.step < first_op { first_op } else { 0 };
+                self.msg_cursor = None;
             }
             Action::ToggleQuestionBlocks => self.expand_blocks = !self.expand_blocks,
             Action::ScrollDialogue(d) => self.dialogue_scroll = self.dialogue_scroll.saturating_add_signed(d),
@@ -342,12 +345,21 @@ impl App {
             Action::PanTable(d) => self.tables.pan(d),
             Action::Generate => self.toggle_generation(),
             Action::StartEdit => self.start_edit(),
-            Action::EditType(c) => self.editor.text.push(c),
-            Action::EditBackspace => {
-                self.editor.text.pop();
-            }
-            Action::EditNewline => self.editor.text.push('\n'),
-            Action::EditClear => self.editor.text.clear(),
+            Action::EditType(c) => self.editor.insert(c),
+            Action::EditBackspace => self.editor.backspace(),
+            Action::EditDelete => self.editor.delete(),
+            Action::EditNewline => self.editor.insert('\n'),
+            Action::EditClear => self.editor.clear(),
+            Action::EditCursor(m) => match m {
+                CursorMove::Left => self.editor.left(),
+                CursorMove::Right => self.editor.right(),
+                CursorMove::Home => self.editor.home(),
+                CursorMove::End => self.editor.end(),
+                CursorMove::Up => self.editor.up(),
+                CursorMove::Down => self.editor.down(),
+            },
+            Action::EditExternal => self.request_external_edit(),
+            Action::MoveMessage(d) => self.move_message(d),
             Action::EditApply => self.apply_edit(),
             Action::EditCancel => {
                 self.overlay = Overlay::None;
@@ -374,6 +386,8 @@ impl App {
 
     fn move_step(&mut self, m: Motion) {
         let last = self.steps.len().saturating_sub(1);
+        // Another step has another dialogue: the message cursor starts over.
+        self.msg_cursor = None;
         match m {
             Motion::By(d) => {
                 self.step = self.step.saturating_add_signed(d).min(last);
@@ -423,105 +437,6 @@ impl App {
         self.model_choices().get(sel).cloned()
     }
 
-    fn load_selected_model(&mut self) {
-        let Some(m) = self.selected_choice() else { return };
-        self.overlay = Overlay::None;
-        if let Some(i) = self.lane_of(&m.key).filter(|&i| i > 0) {
-            self.remove_compared(i);
-        }
-        if !m.configured {
-            // A stored run's model that models.toml does not have: show its stored scores.
-            if m.key != self.model_key() {
-                self.lanes[0].engine.show_stored(&m.key);
-                self.lanes[0].scheduler.reset();
-                self.after_models_changed();
-                self.notice = Some(format!("showing the stored scores of {}", m.key));
-            }
-            return;
-        }
-        let Ok(entry) = self.cfg.models.get(&m.key) else { return };
-        if !entry.path(&models_dir()).exists() {
-            self.notice = Some(format!("{} is not present (hyst-tui models fetch {})", m.key, m.key));
-            return;
-        }
-        if !self.lanes[0].engine.serves(&m.key) {
-            self.start_engine(0, &m.key);
-            self.after_models_changed();
-            self.notice = Some(format!("loading model {}…", m.key));
-        }
-    }
-
-    fn toggle_compare_selected(&mut self) {
-        let Some(m) = self.selected_choice() else { return };
-        match self.lane_of(&m.key) {
-            Some(0) => self.notice = Some(format!("{} is the shown model (Enter switches to another)", m.key)),
-            Some(i) => {
-                self.remove_compared(i);
-                self.notice = Some(format!("{} is no longer compared", m.key));
-            }
-            None => {
-                self.notice = Some(match self.add_compared(&m.key) {
-                    Ok(()) if m.stored => format!("comparing with {} (its stored rows)", m.key),
-                    Ok(()) => format!("comparing with {} (loading…)", m.key),
-                    Err(e) => format!("{}: {e}", m.key),
-                });
-            }
-        }
-    }
-
-    /// The lane of a model (0 = the shown one).
-    fn lane_of(&self, key: &str) -> Option<usize> {
-        self.lanes.iter().position(|l| l.engine.model_key() == key)
-    }
-
-    /// Compares `key` with the shown model: a stored run's model from its rows, any other from
-    /// its own engine, loaded in the background.
-    pub(crate) fn add_compared(&mut self, key: &str) -> Result<(), String> {
-        if self.lane_of(key) == Some(0) {
-            return Err("it is the shown model".into());
-        }
-        if self.lane_of(key).is_some() {
-            return Err("it is compared already".into());
-        }
-        if self.lanes.len() > MAX_COMPARED {
-            return Err(format!("at most {MAX_COMPARED} models are compared (c on one removes it)"));
-        }
-        let lane = Lane {
-            engine: EngineSlot::new(key.to_string()),
-            scheduler: Scheduler::new(self.items.current()),
-        };
-        if self.stored_models.iter().any(|m| m == key) {
-            self.lanes.push(lane);
-            self.shared.want(&self.cfg.models, key, &self.cfg.engine);
-        } else {
-            let entry = self.cfg.models.get(key).map_err(|e| e.to_string())?;
-            if !entry.path(&models_dir()).exists() {
-                return Err(format!("not present (hyst-tui models fetch {key})"));
-            }
-            self.lanes.push(lane);
-            let i = self.lanes.len() - 1;
-            self.start_engine(i, key);
-        }
-        self.after_models_changed();
-        Ok(())
-    }
-
-    fn remove_compared(&mut self, i: usize) {
-        if i == 0 || i >= self.lanes.len() {
-            return;
-        }
-        let mut lane = self.lanes.remove(i);
-        lane.engine.shut_down();
-        self.items.forget_compared(self.lanes.len() - 1);
-        self.after_models_changed();
-    }
-
-    fn after_models_changed(&mut self) {
-        self.sweep_done = false;
-        self.refresh_items();
-        self.schedule();
-    }
-
     pub(crate) fn set_view(&mut self, v: View) {
         self.view = v;
         if v == View::Tables {
@@ -533,33 +448,6 @@ impl App {
         }
     }
 
-    /// `a` in the Dialogue: the shown model's greedy continuation of the step's conversation
-    /// (kept for the session); `a` while it runs stops it.
-    fn toggle_generation(&mut self) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let Some(msgs) = self.messages(item, part) else {
-            self.notice = Some("this step's conversation waits for an earlier letter".into());
-            return;
-        };
-        let model = self.model_key().to_string();
-        match self.gens.get(&model, &msgs) {
-            Some(GenState::Running) => {
-                self.gens.cancel(&model, &msgs);
-                self.notice = Some("generation stopped".into());
-            }
-            Some(GenState::Done(_)) => self.notice = Some("generated already (greedy: the same every time)".into()),
-            _ => match self.lanes[0].engine.ready() {
-                Some(e) => self.gens.start(e, &model, &msgs),
-                None if self.lanes[0].engine.loading() => {
-                    self.gens.queue(&model, &msgs);
-                    self.notice = Some("generating once the model has loaded…".into());
-                }
-                None => self.notice = Some("no model loaded to generate with (m loads one)".into()),
-            },
-        }
-    }
-
     /// The step's messages and its final turn split (message, prefix, question block).
     fn final_turn(&self, item: usize, part: Part) -> Option<(Vec<ChatMessage>, FinalTurn)> {
         let msgs = self.messages(item, part)?;
@@ -567,36 +455,87 @@ impl App {
         Some((msgs, t))
     }
 
-    /// `E`: the editor on the message of an operation's final turn (its current what-if
-    /// version, else the original).
+    /// `J`/`K` in the Dialogue: the message cursor (unset = the final user message, which `E`
+    /// edits then).
+    fn move_message(&mut self, d: isize) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let Some(msgs) = self.messages(item, part) else {
+            self.notice = Some("this step's conversation waits for an earlier letter".into());
+            return;
+        };
+        self.msg_cursor = whatif::move_message(&msgs, self.msg_cursor, d);
+    }
+
+    /// `E`: the editor on the selected message of the step (the final user message when none is
+    /// selected), its current what-if version, else the original.
     fn start_edit(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        if !matches!(part, Part::Op(_)) {
-            self.notice = Some("E edits a recovery operation's message (r jumps to the operations)".into());
-            return;
-        }
-        let Some((_, t)) = self.final_turn(item, part) else {
-            self.notice = Some("this step's final turn is not known yet (an earlier letter is being scored)".into());
+        let Some(msgs) = self.messages(item, part) else {
+            self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
             return;
         };
-        let text = self.whatifs.current(item, part).map_or(t.message, str::to_string);
-        self.editor = Editor { item, part: Some(part), text };
+        let Some(index) = self.msg_cursor.or_else(|| whatif::final_user(&msgs)) else { return };
+        let header = &self.cfg.prompts.question_header;
+        let edited = self.whatifs.current(item, part).and_then(|e| e.get(&index)).cloned();
+        let Some(text) = edited.or_else(|| whatif::editable_text(&msgs, index, header)) else { return };
+        self.editor = Editor::new(item, part, index, text);
         self.overlay = Overlay::Editor;
     }
 
     fn apply_edit(&mut self) {
         self.overlay = Overlay::None;
-        let Editor { item, part: Some(part), text } = std::mem::take(&mut self.editor) else { return };
-        let Some((_, t)) = self.final_turn(item, part) else { return };
-        let now = self.whatifs.current(item, part).map_or(t.message.as_str(), |s| s).to_string();
-        if text == now {
+        let Editor { item, part: Some(part), index, text, .. } = std::mem::take(&mut self.editor) else { return };
+        let Some(msgs) = self.messages(item, part) else { return };
+        let header = &self.cfg.prompts.question_header;
+        let original = whatif::editable_text(&msgs, index, header).unwrap_or_default();
+        let mut edits = self.whatifs.current(item, part).cloned().unwrap_or_default();
+        if edits.get(&index).unwrap_or(&original) == &text {
             self.notice = Some("the message is unchanged".into());
             return;
         }
-        self.whatifs.push(item, part, text);
+        if text == original {
+            edits.remove(&index);
+        } else {
+            edits.insert(index, text);
+        }
+        if edits.is_empty() {
+            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
+            return;
+        }
+        self.whatifs.push(item, part, edits);
         self.request_whatif();
-        self.notice = Some(format!("what-if version {}: scoring… (u undoes, S saves it as an operation)", self.whatifs.versions(item, part)));
+        let save = if whatif::only_final(&msgs, self.whatifs.current(item, part).unwrap_or(&Edits::new())) && matches!(part, Part::Op(_)) {
+            "S saves it as an operation"
+        } else {
+            "S saves the conversations"
+        };
+        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
+    }
+
+    /// Ctrl-E in the editor: asks the event loop to open the text in `$EDITOR`.
+    fn request_external_edit(&mut self) {
+        if self.overlay == Overlay::Editor {
+            self.external_edit = Some(self.editor.text.clone());
+        }
+    }
+
+    /// The text to open in `$EDITOR`, once asked for (the event loop suspends the terminal).
+    pub(crate) fn take_external_edit(&mut self) -> Option<String> {
+        self.external_edit.take()
+    }
+
+    /// What `$EDITOR` gave back: the editor's new text (Enter scores it), or why there is none.
+    pub(crate) fn finish_external_edit(&mut self, r: Result<String, String>) {
+        match r {
+            Ok(text) if self.overlay == Overlay::Editor => {
+                self.editor.set_text(text);
+                self.notice = Some("the text from $EDITOR is in the editor: Enter scores it".into());
+            }
+            Ok(_) => {}
+            Err(e) => self.notice = Some(format!("$EDITOR: {e}")),
+        }
     }
 
     fn undo_edit(&mut self) {
@@ -614,34 +553,61 @@ impl App {
 
     /// The current step's edited conversation, when it has a what-if edit.
     pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        let edit = self.whatifs.current(item, part)?;
-        let (msgs, t) = self.final_turn(item, part)?;
-        Some(edited_messages(&msgs, t.with_message(edit)))
+        let edits = self.whatifs.current(item, part)?;
+        let msgs = self.messages(item, part)?;
+        Some(whatif::apply_edits(&msgs, edits, &self.cfg.prompts.question_header))
     }
 
-    /// Asks the shown model's engine for the score of the current step's what-if edit (nothing
-    /// when it is scored, being scored, or there is none).
-    fn request_whatif(&mut self) {
+    /// `S`: the step's what-if edit saved. An edit of only an operation's final message becomes
+    /// a recovery operation in an experiment file under `<data dir>/experiments`, with the
+    /// batch command that runs it over the dataset; any other edit becomes a conversation file
+    /// (the original and the edited dialogue) with the `score` command that scores it.
+    fn save_edit(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        let Some(em) = self.whatif_messages(item, part) else { return };
-        let Some(letters) = self.entry(item).map(|e| e.item.letters()) else { return };
-        let model = self.model_key().to_string();
-        if let Some(e) = self.lanes[0].engine.ready() {
-            self.whatifs.request(e, &model, &em, letters);
+        let (Some(edits), Some(msgs)) = (self.whatifs.current(item, part).cloned(), self.messages(item, part)) else {
+            self.notice = Some("no what-if edit here to save (E edits a message)".into());
+            return;
+        };
+        match part {
+            Part::Op(key) if whatif::only_final(&msgs, &edits) => {
+                let edit = edits.values().next().cloned().unwrap_or_default();
+                self.save_operation(item, part, key, &edit)
+            }
+            _ => self.save_conversation(item, part, &msgs, &edits),
         }
     }
 
-    /// `S`: the step's what-if edit as a recovery operation in a new experiment file under
-    /// `<data dir>/experiments`, and the batch command that runs it over the dataset.
-    fn save_edit(&mut self) {
-        use crate::dialogue::recipe::History;
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let (Part::Op(key), Some(edit)) = (part, self.whatifs.current(item, part).map(str::to_string)) else {
-            self.notice = Some("no what-if edit here to save (E edits an operation's message)".into());
+    /// Writes `text` to `path` unless the file holds it already (the name follows the content).
+    fn write_saved(&mut self, path: &Path, text: &str) -> bool {
+        if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
+            return true;
+        }
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(path, text));
+        if let Err(e) = written {
+            self.notice = Some(format!("cannot write {}: {e}", path.display()));
+            return false;
+        }
+        true
+    }
+
+    fn save_conversation(&mut self, item: usize, part: Part, msgs: &[ChatMessage], edits: &Edits) {
+        let Some(e) = self.entry(item) else { return };
+        let edited = whatif::apply_edits(msgs, edits, &self.cfg.prompts.question_header);
+        let text = whatif::conversation_jsonl(msgs, &edited, &e.item.letters());
+        let path = whatif::content_path(&crate::config::data_dir().join("experiments"), &text, "jsonl");
+        if !self.write_saved(&path, &text) {
             return;
-        };
+        }
+        let command = format!("hyst-tui score --model {} --messages {}", self.model_key(), path.display());
+        tracing::info!("saved the what-if conversations (original, edited) to {}; score them with: {command}", path.display());
+        self.whatifs.set_command(item, part, command.clone());
+        let why = if matches!(part, Part::Op(_)) { "more than the final message is edited" } else { "a ramp step" };
+        self.notice = Some(format!("not an operation ({why}): saved the original and edited dialogue to {} · score them: {command}", path.display()));
+    }
+
+    fn save_operation(&mut self, item: usize, part: Part, key: &str, edit: &str) {
+        use crate::dialogue::recipe::History;
         let Some(cond) = crate::dialogue::conditions::find(key) else { return };
         let Some(recipe) = cond.recipe() else { return };
         let history = match recipe.history {
@@ -663,42 +629,73 @@ impl App {
             let (w, c) = (&e.item.options[e.wrong], &e.item.options[e.item.correct]);
             s.replace(w.as_str(), "{wrong_option_text}").replace(c.as_str(), "{correct_option_text}")
         };
-        let (message, prefix) = (generic(&edit), generic(&t.prefix));
-        let dir = crate::config::data_dir().join("experiments");
-        let (path, n) = free_path(&dir, self.whatifs.saved + 1);
-        let id = self.entry(item).map(|e| e.item.id.clone()).unwrap_or_default();
+        let (message, prefix) = (generic(edit), generic(&t.prefix));
+        let assistant = if history == "kept" { recipe.assistant.key() } else { "model" };
+        let op_id = whatif::op_id(history, assistant, &message, &prefix);
+        let (name, short) = whatif::op_names(&op_id);
+        let path = crate::config::data_dir().join("experiments").join(format!("{name}.toml"));
         let op = SavedOp {
-            name: format!("whatif_{n}"),
-            short: format!("W{n}"),
-            label: format!("{} what-if {n}", cond.short),
+            name: name.clone(),
+            short: short.clone(),
+            label: format!("{} what-if {op_id}", cond.short),
             history,
-            assistant: if history == "kept" { recipe.assistant.key() } else { "model" },
+            assistant,
             message: &message,
             prefix: &prefix,
-            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {id}", cond.short, cond.key),
+            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {}", cond.short, cond.key, e.item.id),
         };
-        let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, experiment_toml(&op)));
-        if let Err(e) = written {
-            self.notice = Some(format!("cannot write {}: {e}", path.display()));
+        // The description names the item it was first saved from; the same operation saved
+        // again from another item keeps the file as it is.
+        if !path.exists() && !self.write_saved(&path, &experiment_toml(&op)) {
             return;
         }
-        self.whatifs.saved = n;
         let command = format!(
             "hyst-tui --experiment {} batch --models {} --datasets {} --suites hierarchy",
             path.display(),
             self.model_key(),
             self.dataset_spec
         );
-        tracing::info!("saved what-if operation whatif_{n} to {}; run it with: {command}", path.display());
+        tracing::info!("saved what-if operation {name} to {}; run it with: {command}", path.display());
         self.whatifs.set_command(item, part, command.clone());
-        self.notice = Some(format!("saved W{n} to {} · run it: {command}", path.display()));
+        self.notice = Some(format!("saved {short} to {} · run it: {command}", path.display()));
     }
 
-    /// The current step's what-if edit: its text, version number, and its score as far as known.
-    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(&str, usize, Option<&EditScore>, Option<&str>)> {
-        let edit = self.whatifs.current(item, part)?;
+    /// The current step's what-if edit: what it changed (the final message's text when only that
+    /// is edited, else each edited message by name), its version number, its score as far as
+    /// known and the command of its saved file.
+    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(String, usize, Option<&EditScore>, Option<&str>)> {
+        let edits = self.whatifs.current(item, part)?;
+        let msgs = self.messages(item, part)?;
+        let what = if whatif::only_final(&msgs, edits) {
+            edits.values().next().cloned().unwrap_or_default()
+        } else {
+            let parts: Vec<String> = edits.iter().map(|(&i, t)| format!("{}: {t}", whatif::message_name(&msgs, i))).collect();
+            parts.join(" · ")
+        };
         let score = self.whatif_messages(item, part).and_then(|m| self.whatifs.score(self.model_key(), &m));
-        Some((edit, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
+        Some((what, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
+    }
+
+    /// The editor's first line: which message of the step it edits.
+    pub(crate) fn editor_heading(&self, part_label: &str) -> String {
+        let e = &self.editor;
+        let Some(msgs) = e.part.and_then(|p| self.messages(e.item, p)) else { return String::new() };
+        let name = whatif::message_name(&msgs, e.index);
+        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && crate::tui::model::split_user_turn(&m.content, &self.cfg.prompts.question_header).is_some());
+        match msgs.get(e.index).map(|m| m.role.as_str()) {
+            _ if Some(e.index) == whatif::final_user(&msgs) && has_block => {
+                format!("The message of the final turn of {part_label} (the question block follows it):")
+            }
+            Some("user") if has_block => format!("The message of {name} of {part_label} (its question block follows it):"),
+            Some("system") => format!("The system prompt of {part_label}:"),
+            Some("assistant") => format!("The answer of {name} of {part_label}:"),
+            _ => format!("{name} of {part_label}:"),
+        }
+    }
+
+    /// The selected message of the Dialogue (`J`/`K`), if any.
+    pub(crate) fn message_cursor(&self) -> Option<usize> {
+        self.msg_cursor
     }
 
     pub(crate) fn editor(&self) -> &Editor {
@@ -767,21 +764,6 @@ impl App {
     // The engines, the shared store, scheduling and the batch
     // -----------------------------------------------------------------------------------------
 
-    /// Loads a model in lane `i` on a background thread; the UI stays usable meanwhile.
-    fn start_engine(&mut self, i: usize, key: &str) {
-        let opts = self.cfg.engine.clone();
-        let lane = &mut self.lanes[i];
-        if lane.engine.start(&self.cfg.models, key, opts, self.cfg.batch.allow_inexact_reuse) {
-            lane.scheduler.reset();
-            if i == 0 {
-                self.gens.forget_running();
-                self.whatifs.forget_running();
-            }
-        }
-        self.shared.want(&self.cfg.models, key, &self.cfg.engine);
-        self.sweep_done = false;
-    }
-
     /// Re-filters and re-sorts the item list (score columns read the shown and compared
     /// models' scores).
     fn refresh_items(&mut self) {
@@ -798,214 +780,10 @@ impl App {
         self.sweep_done = false;
     }
 
-    /// After any move: a new current item starts a new generation in every lane (pending
-    /// requests for the old one are cancelled, late results dropped) and its parts are
-    /// requested first.
-    fn sync_focus(&mut self) {
-        let current = self.items.current();
-        let mut changed = false;
-        for lane in &mut self.lanes {
-            let engine = lane.engine.ready().map(|e| e as &dyn Submit);
-            changed |= lane.scheduler.refocus(current, engine);
-        }
-        if changed {
-            self.dialogue_scroll = 0;
-            self.schedule();
-        }
-    }
-
-    /// Looks up in the shared store, then submits, what is ready to be scored, for every model
-    /// (see [`Scheduler::schedule`]). Nothing is sent to a model's engine while the store or
-    /// the model's identity is still being worked out.
-    fn schedule(&mut self) {
-        let hits = self.shared.hits();
-        for lane in &mut self.lanes {
-            let model = lane.engine.model_key().to_string();
-            let mut access = self.shared.access(&model);
-            let (engine, lookup) = match &mut access {
-                Access::Off => (lane.engine.ready(), None),
-                Access::Wait => (None, None),
-                Access::Ready(l) => (lane.engine.ready(), Some(l)),
-            };
-            if engine.is_none() && lookup.is_none() {
-                continue;
-            }
-            let scope = Scope {
-                engine: engine.map(|e| e as &dyn Submit),
-                model: &model,
-                builder: Builder::new(&self.cfg.prompts),
-                items: &self.items,
-                steps: &self.steps,
-                prefetch: self.cfg.options.prefetch,
-                prefetch_window: self.cfg.options.prefetch_window,
-            };
-            lane.scheduler.schedule(&scope, &mut self.scores, lookup);
-        }
-        if self.shared.hits() != hits && self.items.sort().by_score() {
-            self.refresh_items_keep_sweep();
-        }
-    }
-
     fn refresh_items_keep_sweep(&mut self) {
         let done = self.sweep_done;
         self.refresh_items();
         self.sweep_done = done;
-    }
-
-    /// Looks the ramps of the whole list up in the shared store, a slice per frame, for every
-    /// model, until all are looked up (again after the store or the models change).
-    fn sweep_store(&mut self) {
-        if self.shared.take_dirty() {
-            self.sweep_done = false;
-        }
-        if self.sweep_done || !self.shared.enabled() {
-            return;
-        }
-        let deadline = Instant::now() + Duration::from_millis(15);
-        let hits = self.shared.hits();
-        let mut done = true;
-        for lane in &self.lanes {
-            let model = lane.engine.model_key().to_string();
-            match self.shared.access(&model) {
-                Access::Ready(mut l) => {
-                    let scope = Scope {
-                        engine: None,
-                        model: &model,
-                        builder: Builder::new(&self.cfg.prompts),
-                        items: &self.items,
-                        steps: &self.steps,
-                        prefetch: false,
-                        prefetch_window: 0,
-                    };
-                    done &= scheduler::sweep_store(&scope, &mut self.scores, &mut l, deadline);
-                }
-                Access::Wait => done = false,
-                Access::Off => {}
-            }
-        }
-        self.sweep_done = done;
-        if self.shared.hits() != hits && self.items.sort().by_score() {
-            self.refresh_items_keep_sweep();
-        }
-    }
-
-    /// Processes arrived results, engine loads, the shared store and batch events; refreshes
-    /// derived state. Call once per frame.
-    pub fn update(&mut self) {
-        if let Some(e) = self.lanes[0].engine.ready() {
-            self.gens.send_queued(e, self.lanes[0].engine.model_key());
-        }
-        self.gens.poll();
-        self.whatifs.poll();
-        self.request_whatif();
-        for i in 0..self.lanes.len() {
-            if let Some(key) = self.lanes[i].engine.poll() {
-                self.notice = Some(format!("model {key} loaded"));
-                self.lanes[i].scheduler.reset();
-            }
-            let results = self.lanes[i].scheduler.poll();
-            self.absorb(i, results);
-            self.lanes[i].engine.sample_rate();
-        }
-        if let Some(n) = self.shared.poll() {
-            self.notice = Some(n);
-        }
-        self.sweep_store();
-        if let Some(n) = self.shared.flush() {
-            self.notice = Some(n);
-        }
-        self.poll_batch();
-        if self.view == View::Tables {
-            self.tables.refresh(false);
-            self.runs.refresh(false);
-        }
-        self.schedule();
-    }
-
-    /// Takes in lane `i`'s results; computed scores are also kept for the shared store.
-    fn absorb(&mut self, i: usize, results: Vec<Answer>) {
-        if results.is_empty() {
-            return;
-        }
-        let model = self.lanes[i].engine.model_key().to_string();
-        let builder = Builder::new(&self.cfg.prompts);
-        for (t, r) in results {
-            let Some(e) = self.items.entry(t.item) else { continue };
-            let id = &e.item.id;
-            match r {
-                Ok(JobOutput::Score(s)) => {
-                    if self.shared.enabled() {
-                        let d = DialogueItem::from(e);
-                        if let Some(msgs) = self.scores.messages(&builder, &model, &d, t.part) {
-                            let letters: String = d.item.letters().iter().collect();
-                            self.shared.record(&model, &msgs, &letters, &s);
-                        }
-                    }
-                    self.scores.insert(&model, id, t.part, *s)
-                }
-                Ok(_) => {}
-                Err(err) => {
-                    tracing::warn!("scoring {id} {:?} with {model}: {err}", t.part);
-                    self.scores.insert_error(&model, id, t.part, err.to_string());
-                }
-            }
-        }
-        if self.items.sort().by_score() {
-            self.refresh_items_keep_sweep();
-        }
-        self.schedule();
-    }
-
-    /// Something still loads: a model, the shared store or a model's identity, or the list's
-    /// lookups in the store.
-    fn loading(&self) -> bool {
-        self.lanes.iter().any(|l| l.engine.loading()) || self.shared.pending() || (self.shared.enabled() && !self.sweep_done)
-    }
-
-    /// Waits until every model has loaded (or failed). Returns false on timeout.
-    pub fn wait_loaded(&mut self, timeout: Duration) -> bool {
-        let t0 = Instant::now();
-        loop {
-            self.update();
-            if !self.lanes.iter().any(|l| l.engine.loading()) {
-                return true;
-            }
-            if t0.elapsed() > timeout {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Waits until every model is loaded, the shared store has been asked, and the current item
-    /// (and the prefetch window) has nothing left to score in any model. Returns false on
-    /// timeout.
-    pub fn settle(&mut self, timeout: Duration) -> bool {
-        let t0 = Instant::now();
-        loop {
-            self.update();
-            if self.loading() {
-                std::thread::sleep(Duration::from_millis(30));
-            } else {
-                self.schedule();
-                if self.lanes.iter().all(|l| l.scheduler.pending() == 0) {
-                    // What the last results recorded goes to the shared store now.
-                    if let Some(n) = self.shared.flush() {
-                        self.notice = Some(n);
-                    }
-                    return true;
-                }
-                let waiting: Vec<usize> = (0..self.lanes.len()).filter(|&i| self.lanes[i].scheduler.pending() > 0).collect();
-                let each = Duration::from_millis((50 / waiting.len().max(1)) as u64);
-                for i in waiting {
-                    let r = self.lanes[i].scheduler.wait(each);
-                    self.absorb(i, r);
-                }
-            }
-            if t0.elapsed() > timeout {
-                return false;
-            }
-        }
     }
 
     /// Starts the hierarchy suite on the current dataset and model in a background thread.
@@ -1611,5 +1389,45 @@ mod tests {
         assert!(!app.quit_requested() && app.overlay() == Overlay::None);
         app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         assert!(app.quit_requested());
+    }
+
+    /// What-if on any message: K selects the system prompt of the clean step, E edits it with
+    /// the cursor, Enter keeps the version (no engine: it waits for one), and only that message
+    /// of the dialogue changes; Ctrl-E hands the text to the event loop for $EDITOR.
+    #[test]
+    fn what_if_edits_a_selected_message() {
+        let (_dir, mut app) = stored_app();
+        app.apply(Action::ShowView(View::Dialogue));
+        let item = app.current().unwrap();
+        let msgs = app.messages(item, Part::Curve(0)).expect("the clean step's messages");
+        assert_eq!(msgs[0].role, "system");
+        assert_eq!(app.message_cursor(), None);
+        app.handle_key(key(KeyCode::Char('K')));
+        assert_eq!(app.message_cursor(), Some(0), "from the final user message up to the system prompt");
+        app.handle_key(key(KeyCode::Char('E')));
+        assert_eq!(app.overlay(), Overlay::Editor);
+        assert_eq!((app.editor().index, app.editor().text.as_str()), (0, msgs[0].content.as_str()));
+        assert!(app.editor_heading("clean").contains("system prompt"));
+        app.handle_key(key(KeyCode::Home));
+        for c in "Hm. ".chars() {
+            app.handle_key(key(KeyCode::Char(c)));
+        }
+        app.handle_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL));
+        assert_eq!(app.take_external_edit().as_deref(), Some(format!("Hm. {}", msgs[0].content).as_str()));
+        app.finish_external_edit(Ok("Be terse.".into()));
+        assert_eq!(app.editor().text, "Be terse.");
+        app.handle_key(key(KeyCode::Enter));
+        let edited = app.whatif_messages(item, Part::Curve(0)).unwrap();
+        assert_eq!(edited[0].content, "Be terse.");
+        assert_eq!(edited[1..], msgs[1..]);
+        let (what, version, _, _) = app.whatif(item, Part::Curve(0)).unwrap();
+        assert_eq!((what.as_str(), version), ("system: Be terse.", 1));
+        // Another step starts without a selection and without an edit.
+        app.apply(Action::MoveStep(Motion::By(1)));
+        assert_eq!(app.message_cursor(), None);
+        assert!(app.whatif(item, Part::Curve(1)).is_none());
+        app.apply(Action::MoveStep(Motion::By(-1)));
+        app.handle_key(key(KeyCode::Char('u')));
+        assert!(app.whatif(item, Part::Curve(0)).is_none());
     }
 }

@@ -1,14 +1,15 @@
 //! The terminal explorer.
 //!
-//! - `app`: the router — owns the parts below, applies actions, takes in engine results;
+//! - `app`: the router — owns the parts below and applies actions; its `orchestrator` loads
+//!   the models, submits scoring, what-if and generation jobs and takes in the engines' answers;
 //! - `action`, `keymap`: user intents, and the keys that ask for them in each context;
 //! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter (one per
 //!   shown or compared model);
 //! - `scheduler` over `jobs`: what to score next, through the generational job queue (one per
 //!   model);
 //! - `generations`: the model's greedy continuations at the answer slot (`a`), per context;
-//! - `whatif`: what-if edits of an operation's final-turn message, their scores, saving them
-//!   as an experiment operation;
+//! - `whatif`: what-if edits of any message of a step's dialogue, the editor, their scores,
+//!   saving them as an experiment operation or a conversation file;
 //! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
 //! - `shared_scores`: the score store shared with every run: lookups before the engine, and
 //!   every computed score appended;
@@ -110,6 +111,12 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
                     Event::Key(k) if k.kind != KeyEventKind::Release => app.handle_key(k),
                     Event::Resize(..) => {}
                     _ => {}
+                }
+                if let Some(text) = app.take_external_edit() {
+                    // Ctrl-E in the what-if editor: $EDITOR gets the terminal meanwhile.
+                    let r = terminal::edit_externally(term, &text)?;
+                    app.finish_external_edit(r);
+                    break;
                 }
                 if app.quit_requested() || !event::poll(Duration::ZERO)? {
                     break;

@@ -1,13 +1,17 @@
-//! What-if edits of the Dialogue: the message of a recovery operation's final user turn (the
-//! text before the question block, e.g. R0's reset message) edited in place (`E`), scored at
-//! once on the shown model's engine (its prefix cache evaluates only what follows the first
-//! changed token) and shown beside the original. Edits are kept per item and step for the
-//! session, each a new version (`u` goes back one); `S` writes the current one as a recovery
-//! operation into an experiment file (the schema of `--experiment FILE`).
+//! What-if edits of the Dialogue: any message of a step's dialogue — the system prompt, a user
+//! turn (the text before its question block), an assistant letter — selected (`J`/`K`) and
+//! edited in place (`E`, or in `$EDITOR` from the editor), scored at once on the shown model's
+//! engine (its prefix cache evaluates only what follows the first changed token) and shown
+//! beside the original. Edits are kept per item and step for the session, each a new version
+//! of the whole dialogue (`u` goes back one); `S` writes the current one as a recovery operation
+//! into an experiment file (the schema of `--experiment FILE`) when only an operation's final
+//! message is edited, and otherwise as a conversation file for `hyst-tui score --messages`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
+
+use sha2::{Digest, Sha256};
 
 use crate::engine::{Job, JobOutput, JobResult};
 use crate::protocol::{ChatMessage, SlotScore};
@@ -34,26 +38,81 @@ impl FinalTurn {
     }
 
     /// The user turn with `message` in place of the original one.
+    #[cfg(test)]
     pub(crate) fn with_message(&self, message: &str) -> String {
-        let mut parts: Vec<&str> = Vec::new();
-        if !message.trim().is_empty() {
-            parts.push(message);
-        }
-        if !self.prefix.is_empty() {
-            parts.push(&self.prefix);
-        }
-        parts.push(&self.block);
-        parts.join("\n\n")
+        join_turn(message, &self.prefix, &self.block)
     }
 }
 
-/// `msgs` with the last user turn replaced.
-pub(crate) fn edited_messages(msgs: &[ChatMessage], turn: String) -> Vec<ChatMessage> {
+/// A user turn from its message, question-block prefix and question block (an empty message
+/// leaves no blank paragraph).
+fn join_turn(message: &str, prefix: &str, block: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if !message.trim().is_empty() {
+        parts.push(message);
+    }
+    if !prefix.is_empty() {
+        parts.push(prefix);
+    }
+    parts.push(block);
+    parts.join("\n\n")
+}
+
+/// One what-if version of a step's dialogue: the edited texts by message index. For a user
+/// turn with a question block the text is what comes before the block (the prefix and the block
+/// stay); for any other message it is the whole message.
+pub(crate) type Edits = BTreeMap<usize, String>;
+
+/// The part of message `i` an edit replaces (see [`Edits`]).
+pub(crate) fn editable_text(msgs: &[ChatMessage], i: usize, question_header: &str) -> Option<String> {
+    let m = msgs.get(i)?;
+    if m.role == "user" {
+        if let Some((message, _, _)) = split_user_turn(&m.content, question_header) {
+            return Some(message.to_string());
+        }
+    }
+    Some(m.content.clone())
+}
+
+/// `msgs` with the edits in place.
+pub(crate) fn apply_edits(msgs: &[ChatMessage], edits: &Edits, question_header: &str) -> Vec<ChatMessage> {
     let mut out = msgs.to_vec();
-    if let Some(m) = out.iter_mut().rev().find(|m| m.role == "user") {
-        m.content = turn;
+    for (&i, text) in edits {
+        let Some(m) = out.get_mut(i) else { continue };
+        let split = if m.role == "user" { split_user_turn(&m.content, question_header) } else { None };
+        m.content = match split {
+            Some((_, prefix, block)) => join_turn(text, prefix, block),
+            None => text.clone(),
+        };
     }
     out
+}
+
+/// The index of the last user message: what `E` edits when no message is selected.
+pub(crate) fn final_user(msgs: &[ChatMessage]) -> Option<usize> {
+    msgs.iter().rposition(|m| m.role == "user")
+}
+
+/// The edits touch only the final user message.
+pub(crate) fn only_final(msgs: &[ChatMessage], edits: &Edits) -> bool {
+    edits.len() == 1 && edits.keys().next().copied() == final_user(msgs)
+}
+
+/// A message's name as the transcript shows it: `system`, `user 3`, `assistant 2`.
+pub(crate) fn message_name(msgs: &[ChatMessage], i: usize) -> String {
+    let Some(m) = msgs.get(i) else { return format!("message {}", i + 1) };
+    match m.role.as_str() {
+        "system" => "system".to_string(),
+        role => format!("{role} {}", msgs[..=i].iter().filter(|x| x.role == role).count()),
+    }
+}
+
+/// The message cursor moved by `d` from `from` (`None` = the final user message), within the
+/// dialogue.
+pub(crate) fn move_message(msgs: &[ChatMessage], from: Option<usize>, d: isize) -> Option<usize> {
+    let last = msgs.len().checked_sub(1)?;
+    let at = from.or_else(|| final_user(msgs)).unwrap_or(last);
+    Some(at.saturating_add_signed(d).min(last))
 }
 
 #[derive(Clone, Debug)]
@@ -63,24 +122,123 @@ pub(crate) enum EditScore {
     Failed(String),
 }
 
-/// The text being typed in the editor.
+/// The text being typed in the editor, and its cursor (a byte offset on a character boundary).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Editor {
     pub(crate) item: usize,
     pub(crate) part: Option<Part>,
+    /// The edited message's index in the step's dialogue.
+    pub(crate) index: usize,
     pub(crate) text: String,
+    pub(crate) cursor: usize,
+}
+
+impl Editor {
+    /// The editor on `text`, the cursor at its end.
+    pub(crate) fn new(item: usize, part: Part, index: usize, text: String) -> Editor {
+        let cursor = text.len();
+        Editor { item, part: Some(part), index, text, cursor }
+    }
+
+    /// Replaces the whole text (from `$EDITOR`), the cursor at its end.
+    pub(crate) fn set_text(&mut self, text: String) {
+        self.cursor = text.len();
+        self.text = text;
+    }
+
+    pub(crate) fn insert(&mut self, c: char) {
+        self.text.insert(self.cursor, c);
+        self.cursor += c.len_utf8();
+    }
+
+    /// Deletes the character before the cursor.
+    pub(crate) fn backspace(&mut self) {
+        if let Some(c) = self.text[..self.cursor].chars().next_back() {
+            self.cursor -= c.len_utf8();
+            self.text.remove(self.cursor);
+        }
+    }
+
+    /// Deletes the character under the cursor.
+    pub(crate) fn delete(&mut self) {
+        if self.cursor < self.text.len() {
+            self.text.remove(self.cursor);
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.cursor = 0;
+    }
+
+    pub(crate) fn left(&mut self) {
+        if let Some(c) = self.text[..self.cursor].chars().next_back() {
+            self.cursor -= c.len_utf8();
+        }
+    }
+
+    pub(crate) fn right(&mut self) {
+        if let Some(c) = self.text[self.cursor..].chars().next() {
+            self.cursor += c.len_utf8();
+        }
+    }
+
+    fn line_start(&self, at: usize) -> usize {
+        self.text[..at].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self, at: usize) -> usize {
+        self.text[at..].find('\n').map_or(self.text.len(), |i| at + i)
+    }
+
+    /// To the start of the cursor's line.
+    pub(crate) fn home(&mut self) {
+        self.cursor = self.line_start(self.cursor);
+    }
+
+    /// To the end of the cursor's line.
+    pub(crate) fn end(&mut self) {
+        self.cursor = self.line_end(self.cursor);
+    }
+
+    /// The byte offset `col` characters into the line starting at `start` (its end if shorter).
+    fn at_column(&self, start: usize, col: usize) -> usize {
+        let end = self.line_end(start);
+        self.text[start..end].char_indices().nth(col).map_or(end, |(i, _)| start + i)
+    }
+
+    /// One line up (typed lines, not the wrapped ones), keeping the column where it can.
+    pub(crate) fn up(&mut self) {
+        let start = self.line_start(self.cursor);
+        if start == 0 {
+            self.cursor = 0;
+            return;
+        }
+        let col = self.text[start..self.cursor].chars().count();
+        let prev = self.line_start(start - 1);
+        self.cursor = self.at_column(prev, col);
+    }
+
+    /// One line down, keeping the column where it can.
+    pub(crate) fn down(&mut self) {
+        let end = self.line_end(self.cursor);
+        if end == self.text.len() {
+            self.cursor = end;
+            return;
+        }
+        let col = self.text[self.line_start(self.cursor)..self.cursor].chars().count();
+        self.cursor = self.at_column(end + 1, col);
+    }
 }
 
 pub(crate) struct WhatIfs {
     tx: Sender<JobResult>,
     rx: Receiver<JobResult>,
-    /// Versions of the edited message per (item, step), oldest first.
-    edits: HashMap<(usize, Part), Vec<String>>,
+    /// Versions of the edited dialogue per (item, step), oldest first.
+    edits: HashMap<(usize, Part), Vec<Edits>>,
     /// Scores of edited conversations by context key.
     scores: HashMap<String, EditScore>,
     running: HashMap<u64, String>,
-    /// Operations saved this session (numbers the next one).
-    pub(crate) saved: usize,
     /// The batch command of the operation saved from a step's current version.
     commands: HashMap<(usize, Part, usize), String>,
 }
@@ -88,14 +246,14 @@ pub(crate) struct WhatIfs {
 impl Default for WhatIfs {
     fn default() -> Self {
         let (tx, rx) = mpsc::channel();
-        WhatIfs { tx, rx, edits: HashMap::new(), scores: HashMap::new(), running: HashMap::new(), saved: 0, commands: HashMap::new() }
+        WhatIfs { tx, rx, edits: HashMap::new(), scores: HashMap::new(), running: HashMap::new(), commands: HashMap::new() }
     }
 }
 
 impl WhatIfs {
     /// The current edit of a step.
-    pub(crate) fn current(&self, item: usize, part: Part) -> Option<&str> {
-        self.edits.get(&(item, part)).and_then(|v| v.last()).map(String::as_str)
+    pub(crate) fn current(&self, item: usize, part: Part) -> Option<&Edits> {
+        self.edits.get(&(item, part)).and_then(|v| v.last())
     }
 
     /// How many versions the step's edit has.
@@ -103,8 +261,8 @@ impl WhatIfs {
         self.edits.get(&(item, part)).map_or(0, Vec::len)
     }
 
-    pub(crate) fn push(&mut self, item: usize, part: Part, text: String) {
-        self.edits.entry((item, part)).or_default().push(text);
+    pub(crate) fn push(&mut self, item: usize, part: Part, edits: Edits) {
+        self.edits.entry((item, part)).or_default().push(edits);
     }
 
     /// Back one version (the original once none is left); false when there was no edit.
@@ -225,16 +383,35 @@ pub(crate) fn experiment_toml(op: &SavedOp) -> String {
     t
 }
 
-/// A file name under `dir` not taken yet: `whatif_<n>.toml`, and its number.
-pub(crate) fn free_path(dir: &Path, from: usize) -> (PathBuf, usize) {
-    let mut n = from.max(1);
-    loop {
-        let p = dir.join(format!("whatif_{n}.toml"));
-        if !p.exists() {
-            return (p, n);
-        }
-        n += 1;
+/// A short, stable id of what an operation does (its history, assistant turn, message and
+/// prefix): seven hex digits of their SHA-256. Operations saved in different sessions get
+/// different names unless they are the same operation.
+pub(crate) fn op_id(history: &str, assistant: &str, message: &str, prefix: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [history, assistant, message, prefix] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
     }
+    hex::encode(h.finalize())[..7].to_string()
+}
+
+/// The name (`whatif_<id>`) and short label (`W<ID>`, 8 characters) of a saved operation.
+pub(crate) fn op_names(id: &str) -> (String, String) {
+    (format!("whatif_{id}"), format!("W{}", id.to_ascii_uppercase()))
+}
+
+/// The conversation file of an edit that is no operation: the original dialogue, then the
+/// edited one, a line each, in the format `hyst-tui score --messages FILE` reads.
+pub(crate) fn conversation_jsonl(original: &[ChatMessage], edited: &[ChatMessage], letters: &[char]) -> String {
+    let letters: Vec<String> = letters.iter().map(char::to_string).collect();
+    let line = |m: &[ChatMessage]| serde_json::json!({ "messages": m, "letters": letters.join(",") }).to_string();
+    format!("{}\n{}\n", line(original), line(edited))
+}
+
+/// `<dir>/whatif_<id of the content>.<ext>`: the same content always gets the same file.
+pub(crate) fn content_path(dir: &Path, content: &str, ext: &str) -> PathBuf {
+    let id = hex::encode(Sha256::digest(content.as_bytes()));
+    dir.join(format!("whatif_{}.{ext}", &id[..7]))
 }
 
 #[cfg(test)]
@@ -250,7 +427,7 @@ mod tests {
         assert_eq!(t.with_message("Please reset."), content);
         assert_eq!(t.with_message("Forget it all."), content.replace("Please reset.", "Forget it all."));
         assert_eq!(t.with_message(" "), content.replace("Please reset.\n\n", ""));
-        let e = edited_messages(&msgs, t.with_message("X"));
+        let e = apply_edits(&msgs, &Edits::from([(0, "X".to_string())]), "Question:");
         assert!(e[0].content.starts_with("X\n\nAnswer again."));
     }
 
@@ -259,11 +436,13 @@ mod tests {
         let mut w = WhatIfs::default();
         let p = Part::Op("ordinary_strong_reset");
         assert!(!w.undo(0, p));
-        w.push(0, p, "one".into());
-        w.push(0, p, "two".into());
-        assert_eq!((w.current(0, p), w.versions(0, p)), (Some("two"), 2));
+        let one = Edits::from([(1, "one".to_string())]);
+        let two = Edits::from([(1, "one".to_string()), (0, "sys".to_string())]);
+        w.push(0, p, one.clone());
+        w.push(0, p, two.clone());
+        assert_eq!((w.current(0, p), w.versions(0, p)), (Some(&two), 2));
         assert!(w.undo(0, p));
-        assert_eq!(w.current(0, p), Some("one"));
+        assert_eq!(w.current(0, p), Some(&one));
         assert!(w.undo(0, p));
         assert_eq!(w.current(0, p), None);
         assert_eq!(w.current(1, p), None);
@@ -285,9 +464,141 @@ mod tests {
         let o = &v["operation"][0];
         assert_eq!(o["message"].as_str(), Some("Line one\nline \\ two"));
         assert_eq!(o["label"].as_str(), Some("what-if \"R0\""));
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(free_path(dir.path(), 0).1, 1);
-        std::fs::write(dir.path().join("whatif_1.toml"), "").unwrap();
-        assert_eq!(free_path(dir.path(), 1).1, 2);
+        assert_eq!(content_path(Path::new("/x"), "a", "toml"), content_path(Path::new("/x"), "a", "toml"));
+        assert_ne!(content_path(Path::new("/x"), "a", "toml"), content_path(Path::new("/x"), "b", "toml"));
+    }
+
+    fn msg(role: &str, content: &str) -> ChatMessage {
+        ChatMessage { role: role.into(), content: content.into() }
+    }
+
+    /// A ramp-like dialogue: system, user 1 (clean), assistant 1, user 2 (pressure).
+    fn dialogue() -> Vec<ChatMessage> {
+        vec![
+            msg("system", "Be brief."),
+            msg("user", "Answer.\n\nQuestion:\nQ?\n\nOptions:\nA. x\nB. y"),
+            msg("assistant", "A"),
+            msg("user", "It is B.\n\nAnswer again.\n\nQuestion:\nQ?\n\nOptions:\nA. x\nB. y"),
+        ]
+    }
+
+    #[test]
+    fn any_message_can_be_edited() {
+        let d = dialogue();
+        let h = "Question:";
+        // What an edit replaces: the text before a question block, else the whole message.
+        assert_eq!(editable_text(&d, 0, h).as_deref(), Some("Be brief."));
+        assert_eq!(editable_text(&d, 1, h).as_deref(), Some(""), "the clean turn has only a prefix");
+        assert_eq!(editable_text(&d, 2, h).as_deref(), Some("A"));
+        assert_eq!(editable_text(&d, 3, h).as_deref(), Some("It is B."));
+        assert_eq!(editable_text(&d, 4, h), None);
+        let edits = Edits::from([(0, "Be careful.".to_string()), (2, "B".to_string()), (3, "Surely B?".to_string())]);
+        let e = apply_edits(&d, &edits, h);
+        assert_eq!(e[0].content, "Be careful.");
+        assert_eq!(e[1], d[1], "unedited messages stay");
+        assert_eq!(e[2].content, "B");
+        assert_eq!(e[3].content, d[3].content.replace("It is B.", "Surely B?"));
+        // An edit of the clean turn puts a message before its prefix.
+        let e = apply_edits(&d, &Edits::from([(1, "Hi.".to_string())]), h);
+        assert!(e[1].content.starts_with("Hi.\n\nAnswer.\n\nQuestion:"), "{}", e[1].content);
+        // The final user message, and whether an edit is only that.
+        assert_eq!(final_user(&d), Some(3));
+        assert!(only_final(&d, &Edits::from([(3, "x".to_string())])));
+        assert!(!only_final(&d, &edits));
+        assert!(!only_final(&d, &Edits::from([(1, "x".to_string())])));
+        assert_eq!((message_name(&d, 0), message_name(&d, 2), message_name(&d, 3)), ("system".into(), "assistant 1".into(), "user 2".into()));
+    }
+
+    #[test]
+    fn the_message_cursor() {
+        let d = dialogue();
+        // Unselected = the final user message; it stops at the ends.
+        assert_eq!(move_message(&d, None, -1), Some(2));
+        assert_eq!(move_message(&d, None, 1), Some(3));
+        assert_eq!(move_message(&d, Some(1), -5), Some(0));
+        assert_eq!(move_message(&d, Some(0), 1), Some(1));
+        assert_eq!(move_message(&[], None, 1), None);
+    }
+
+    #[test]
+    fn the_editor_cursor() {
+        let mut e = Editor::new(0, Part::Curve(0), 0, "ab\nçdef\ng".into());
+        assert_eq!(e.cursor, e.text.len());
+        e.up(); // from the end of "g" (column 1) to column 1 of "çdef"
+        e.insert('X');
+        assert_eq!(e.text, "ab\nçXdef\ng");
+        e.up();
+        e.insert('Y'); // column 2 of "ab" = its end
+        assert_eq!(e.text, "abY\nçXdef\ng");
+        e.up();
+        assert_eq!(e.cursor, 0, "up from the first line goes to its start");
+        e.end();
+        e.left();
+        e.backspace(); // deletes the 'b' before 'Y'
+        assert_eq!(e.text, "aY\nçXdef\ng");
+        e.down();
+        e.home();
+        e.delete(); // the 'ç' (two bytes)
+        assert_eq!(e.text, "aY\nXdef\ng");
+        e.right();
+        e.right();
+        e.down(); // column 2 is past "g": its end
+        e.insert('!');
+        assert_eq!(e.text, "aY\nXdef\ng!");
+        e.down();
+        assert_eq!(e.cursor, e.text.len());
+        e.home();
+        e.backspace(); // joins the lines
+        assert_eq!(e.text, "aY\nXdefg!");
+        e.clear();
+        e.backspace();
+        e.delete();
+        e.left();
+        assert_eq!((e.text.as_str(), e.cursor), ("", 0));
+        e.set_text("new".into());
+        assert_eq!(e.cursor, 3);
+    }
+
+    /// Saved operations are named by their content: two edits saved in different sessions load
+    /// together (`--experiment A --experiment B`), and the short label fits 8 characters.
+    #[test]
+    fn saved_operations_have_unique_names() {
+        let ops: Vec<String> = ["Forget it.", "Start over."]
+            .iter()
+            .map(|m| {
+                let id = op_id("kept", "model", m, "Answer again.");
+                let (name, short) = op_names(&id);
+                assert!(short.chars().count() <= 8 && name.starts_with("whatif_"), "{name} {short}");
+                experiment_toml(&SavedOp {
+                    name,
+                    short,
+                    label: format!("R0 what-if {id}"),
+                    history: "kept",
+                    assistant: "model",
+                    message: m,
+                    prefix: "Answer again.",
+                    description: "d".into(),
+                })
+            })
+            .collect();
+        assert_ne!(ops[0], ops[1]);
+        assert_eq!(op_id("kept", "model", "Forget it.", "Answer again."), op_id("kept", "model", "Forget it.", "Answer again."));
+        use crate::dialogue::recipe::ExperimentSource;
+        let files = [ExperimentSource::new("a/whatif_a.toml", ops[0].clone()), ExperimentSource::new("b/whatif_b.toml", ops[1].clone())];
+        crate::dialogue::conditions::check_experiments(&files).unwrap();
+    }
+
+    #[test]
+    fn an_edited_conversation_file_is_what_score_reads() {
+        let d = dialogue();
+        let e = apply_edits(&d, &Edits::from([(0, "Be careful.".to_string())]), "Question:");
+        let text = conversation_jsonl(&d, &e, &['A', 'B']);
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["letters"], "A,B");
+        let back: Vec<ChatMessage> = serde_json::from_value(lines[1]["messages"].clone()).unwrap();
+        assert_eq!(back, e);
+        let orig: Vec<ChatMessage> = serde_json::from_value(lines[0]["messages"].clone()).unwrap();
+        assert_eq!(orig, d);
     }
 }

@@ -15,6 +15,7 @@ use super::{bar, block, fmt_p, message, option_of, pad, pending_text, trunc, wid
 use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
+use crate::tui::keymap::{hints, Where};
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::EditScore;
@@ -141,19 +142,31 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let own = app.ramp_letters_of(app.model_key(), item);
     let mut u = 0;
     let mut a = 0;
-    for m in &msgs {
+    // The selected message (J/K): its role stands out, and the transcript scrolls to it.
+    let selected = app.message_cursor();
+    let mut selected_line = None;
+    let role = |mi: usize, text: String| -> Vec<Span<'static>> {
+        if selected == Some(mi) {
+            vec![Span::styled(text, th.selected()), Span::styled(" ◂ E edits", th.accent())]
+        } else {
+            vec![Span::styled(text, th.role())]
+        }
+    };
+    for (mi, m) in msgs.iter().enumerate() {
+        if selected == Some(mi) {
+            selected_line = Some(lines.len());
+        }
         match m.role.as_str() {
             "system" => {
-                lines.push(Line::from(vec![Span::styled("system", th.role())]));
+                lines.push(Line::from(role(mi, "system".into())));
                 indent(&m.content, th.dim(), None, &mut lines);
             }
             "user" => {
                 let label = labels.get(u).cloned().unwrap_or_default();
                 u += 1;
-                lines.push(Line::from(vec![
-                    Span::styled(format!("user {u}"), th.role()),
-                    Span::styled(format!(" · {label}"), th.dim()),
-                ]));
+                let mut head = role(mi, format!("user {u}"));
+                head.insert(1, Span::styled(format!(" · {label}"), th.dim()));
+                lines.push(Line::from(head));
                 let st = message_style(app, &label);
                 match split_user_turn(&m.content, header) {
                     Some((msg, prefix, blk)) => {
@@ -177,7 +190,9 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             }
             _ => {
                 let l = m.content.trim().chars().next().unwrap_or('?');
-                let mut spans = vec![Span::styled("assistant", th.role()), Span::raw("  "), Span::styled(m.content.trim().to_string(), th.bold())];
+                let mut spans = role(mi, "assistant".into());
+                let marker = spans.split_off(1);
+                spans.extend([Span::raw("  "), Span::styled(m.content.trim().to_string(), th.bold())]);
                 if m.content.trim().chars().count() == 1 && part != Part::Op(ids::NEUTRAL_SUMMARY) {
                     spans.push(letter_mark(app, &e.item, e.wrong, l));
                 }
@@ -191,6 +206,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                     }
                 }
                 a += 1;
+                spans.extend(marker);
                 lines.push(Line::from(spans));
             }
         }
@@ -229,7 +245,14 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 
     let h = inner.height as usize;
     let max_off = lines.len().saturating_sub(h);
-    let off = max_off.saturating_sub(app.dialogue_scroll());
+    let mut off = max_off.saturating_sub(app.dialogue_scroll());
+    if let Some(sl) = selected_line {
+        if sl < off {
+            off = sl;
+        } else if sl >= off + h {
+            off = (sl + 1).saturating_sub(h).min(max_off);
+        }
+    }
     let visible: Vec<Line> = lines.into_iter().skip(off).take(h).collect();
     f.render_widget(Paragraph::new(visible), inner);
 }
@@ -360,7 +383,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
         Span::styled("✗", th.wrong()),
         Span::styled(" adv. wrong", th.dim()),
     ]));
-    lines.push(Line::from(Span::styled("←→ step  n/p item  e blocks  r ops", th.dim())));
+    lines.push(Line::from(Span::styled(hints(Where::Steps, "  "), th.dim())));
     // The question and the full option texts, if there is room.
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("Question", th.header())));
@@ -409,7 +432,7 @@ fn whatif_lines(
     e: &Selected,
     orig: &crate::protocol::SlotScore,
     clean_w: Option<f64>,
-    (edit, version, score, saved): (&str, usize, Option<&EditScore>, Option<&str>),
+    (edit, version, score, saved): (String, usize, Option<&EditScore>, Option<&str>),
     w: usize,
     lines: &mut Vec<Line<'static>>,
 ) {
@@ -464,7 +487,8 @@ fn whatif_lines(
     }
     lines.push(Line::from(l));
     if let Some(cmd) = saved {
-        lines.push(Line::from(Span::styled("saved; over the dataset:", th.dim())));
+        let what = if cmd.starts_with("hyst-tui score") { "saved; score the original and the edit:" } else { "saved; over the dataset:" };
+        lines.push(Line::from(Span::styled(what, th.dim())));
         for l in wrap(cmd, w.saturating_sub(1)) {
             lines.push(Line::from(Span::styled(format!(" {l}"), th.accent())));
         }

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::{block, fmt_gap, fmt_p, option_of, trunc, width};
 use crate::tui::app::App;
+use crate::tui::keymap::{hints, Where};
 use crate::tui::item_list::SortKey;
 use crate::tui::model::{ramp_parts, Part};
 
@@ -132,7 +133,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(" filter: ", th.accent()));
         spans.push(Span::raw(list.filter().to_string()));
         spans.push(Span::styled("▏", th.accent()));
-        spans.push(Span::styled("  Enter keep · Esc clear", th.dim()));
+        spans.push(Span::styled(format!("  {}", hints(Where::Filter, " · ")), th.dim()));
     } else {
         let name = match list.sort() {
             SortKey::CmpGap(k) => format!("gap of {}", compared.get(k).copied().unwrap_or("?")),
@@ -142,7 +143,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         if !list.filter().is_empty() {
             spans.push(Span::styled(format!(" · filter \"{}\"", list.filter()), th.accent()));
         }
-        spans.push(Span::styled(" · j/k move · Enter dialogue · s sort · S reverse · / filter · g/G", th.dim()));
+        spans.push(Span::styled(format!(" · {}", hints(Where::Items, " · ")), th.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), foot);
 }

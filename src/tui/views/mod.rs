@@ -17,6 +17,7 @@ use ratatui::Frame;
 
 use super::app::App;
 use super::engine_slot::EngineState;
+use super::keymap::{hint_keys, hints, Where};
 use super::screen::{Overlay, View};
 use super::model::Part;
 
@@ -63,12 +64,13 @@ fn tab_bar(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(label, st));
     }
     let used: usize = spans.iter().map(|s| s.width()).sum();
-    let right = " ? help  m model  q quit ";
-    if used + right.len() <= area.width as usize {
-        spans.push(Span::raw(" ".repeat(area.width as usize - used - right.len())));
+    let right = format!(" {} ", hints(Where::Global, "  "));
+    let short = format!("  {}", hint_keys(Where::Global, " "));
+    if used + width(&right) <= area.width as usize {
+        spans.push(Span::raw(" ".repeat(area.width as usize - used - width(&right))));
         spans.push(Span::styled(right, th.dim()));
-    } else if used + 8 <= area.width as usize {
-        spans.push(Span::styled("  ? m q", th.dim()));
+    } else if used + width(&short) + 1 <= area.width as usize {
+        spans.push(Span::styled(short, th.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }

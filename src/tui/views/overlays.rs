@@ -5,78 +5,42 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
-use super::{block, pad};
+use super::{block, pad, width, wrap};
 use crate::tui::app::App;
-
-/// Keys, per view (also the README's key list).
-pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
-    (
-        "Everywhere",
-        &[
-            ("1-6, Tab", "Items, Dialogue, Trace, Slot, Recovery, Tables"),
-            ("?", "this help (any key closes it)"),
-            ("m", "model switcher: Enter shows a model, c compares one"),
-            ("q, Ctrl-C", "quit (immediately, even while scoring)"),
-        ],
-    ),
-    (
-        "Items",
-        &[
-            ("j/k, ↑/↓", "move (the selected item is scored first)"),
-            ("g/G, PgUp/PgDn", "top / bottom / page"),
-            ("Enter", "open the item's dialogue"),
-            ("s / S", "cycle the sort column (compared models' gaps too) / reverse"),
-            ("/", "filter on id and question (Enter keeps it, Esc clears it)"),
-        ],
-    ),
-    (
-        "Dialogue, Trace, Slot, Recovery",
-        &[
-            ("←/→, h/l, j/k", "previous / next step (ramp steps, then R0…R7)"),
-            ("r", "jump between the ramp and the operations"),
-            ("n/p, ]/[", "next / previous item"),
-            ("e, PgUp/PgDn", "Dialogue: expand / collapse the question blocks; scroll"),
-            ("a, E, u, S", "Dialogue: model's own words · what-if edit / undo / save"),
-            ("Enter", "Recovery: show the operation's dialogue"),
-        ],
-    ),
-    (
-        "Tables",
-        &[
-            ("h/l, j/k, H/L", "file / scroll / pan"),
-            ("[/], Enter", "Runs: previous / next run of the data directory; open it"),
-            ("b / x", "run the hierarchy suite here in the background / stop it"),
-        ],
-    ),
-    (
-        "Model switcher (m)",
-        &[
-            ("j/k, Enter", "move / show this model (loads in the background)"),
-            ("c", "compare this model with the shown one, or stop comparing it"),
-        ],
-    ),
-];
+use crate::tui::keymap::{self, Where};
 
 fn popup(area: Rect, w: u16, h: u16) -> Rect {
     area.centered(Constraint::Length(w.min(area.width)), Constraint::Length(h.min(area.height)))
 }
 
+/// The help: every entry of the key table by section (the keys, then the text, wrapped to
+/// the popup).
 pub fn help(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
+    let sections = keymap::help_sections();
+    let entries = || sections.iter().flat_map(|(_, es)| es.iter());
+    let key_w = entries().map(|e| width(&e.plain_keys())).max().unwrap_or(0).min(24);
+    let legend = "p(w) = p(advocated wrong) · ✓ correct · ✗ advocated wrong · ▶ predicted";
+    let widest = entries().map(|e| 3 + key_w + width(e.help)).chain([width(legend)]).max().unwrap_or(0);
+    let w = (widest as u16 + 2).min(area.width);
+    let text_w = (w as usize).saturating_sub(2 + 3 + key_w).max(10);
     let mut lines: Vec<Line> = Vec::new();
-    for (section, keys) in HELP {
+    for (section, entries) in &sections {
         lines.push(Line::from(Span::styled(*section, th.title())));
-        for (k, what) in *keys {
-            lines.push(Line::from(vec![Span::styled(format!("  {}", pad(k, 16)), th.bold()), Span::raw(*what)]));
+        for e in entries {
+            for (i, l) in wrap(e.help, text_w).into_iter().enumerate() {
+                let keys = if i == 0 { pad(&e.plain_keys(), key_w) } else { " ".repeat(key_w) };
+                lines.push(Line::from(vec![Span::styled(format!("  {keys} "), th.bold()), Span::raw(l)]));
+            }
         }
     }
-    lines.push(Line::from(Span::styled("p(w) = p(advocated wrong) · ✓ correct · ✗ advocated wrong · ▶ predicted", th.dim())));
+    lines.push(Line::from(Span::styled(legend, th.dim())));
     let h = lines.len() as u16 + 2;
-    let r = popup(area, 80, h);
+    let r = popup(area, w, h);
     let room = r.height.saturating_sub(2) as usize;
     let max_scroll = lines.len().saturating_sub(room);
     let scroll = app.help_scroll().min(max_scroll);
-    let title = if max_scroll > 0 { "Help · j/k scroll · other keys close" } else { "Help · any key closes" };
+    let title = if max_scroll > 0 { format!("Help · {}", keymap::hints(Where::Help, " · ")) } else { "Help · any key closes".to_string() };
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)).block(block(app, title)), r);
 }
@@ -118,13 +82,14 @@ pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let r = popup(area, 76, h);
     f.render_widget(Clear, r);
     let list = List::new(items)
-        .block(block(app, "Model · Enter show · c compare · Esc close"))
+        .block(block(app, format!("Model · {}", keymap::hints(Where::Models, " · "))))
         .highlight_style(th.selected());
     let mut st = ListState::default().with_selected(Some(sel));
     f.render_stateful_widget(list, r, &mut st);
 }
 
-/// The what-if editor (`E` in the Dialogue): the message of the step's final turn, typed over.
+/// The what-if editor (`E` in the Dialogue): the selected message (else the final turn's),
+/// typed over at the cursor.
 pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
     let e = app.editor();
@@ -132,35 +97,35 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     let inner_w = w.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
     let part = e.part.map(crate::tui::model::part_label).unwrap_or_default();
-    lines.push(Line::from(Span::styled(format!("The message of the final turn of {part} (the question block follows it):"), th.dim())));
-    let mut text_lines: Vec<String> = Vec::new();
-    for para in e.text.split('\n') {
+    lines.push(Line::from(Span::styled(app.editor_heading(&part), th.dim())));
+    // The cursor is a marker character in the text while it is wrapped, then drawn as ▏.
+    const MARK: char = '\u{E000}';
+    let mut marked = e.text.clone();
+    marked.insert(e.cursor.min(marked.len()), MARK);
+    let mut cursor_line = 0;
+    for para in marked.split('\n') {
         let wrapped = super::wrap(para, inner_w.saturating_sub(1));
-        if wrapped.is_empty() {
-            text_lines.push(String::new());
-        } else {
-            text_lines.extend(wrapped);
+        for l in if wrapped.is_empty() { vec![String::new()] } else { wrapped } {
+            let spans: Vec<Span> = match l.split_once(MARK) {
+                Some((before, after)) => {
+                    cursor_line = lines.len();
+                    vec![Span::styled(before.to_string(), th.bold()), Span::styled("▏", th.accent()), Span::styled(after.to_string(), th.bold())]
+                }
+                None => vec![Span::styled(l, th.bold())],
+            };
+            lines.push(Line::from(spans));
         }
     }
-    if text_lines.is_empty() {
-        text_lines.push(String::new());
-    }
-    let last = text_lines.len() - 1;
-    for (i, l) in text_lines.into_iter().enumerate() {
-        let mut spans = vec![Span::styled(l, th.bold())];
-        if i == last {
-            spans.push(Span::styled("▏", th.accent()));
-        }
-        lines.push(Line::from(spans));
-    }
-    let room = area.height.saturating_sub(4) as usize;
+    // Too long for the screen: the lines around the cursor (the heading stays).
+    let room = area.height.saturating_sub(4).max(2) as usize;
     if lines.len() > room {
-        let cut = lines.len() - room;
-        lines.drain(1..=cut.min(lines.len() - 1));
+        let first = (cursor_line + 2).saturating_sub(room).clamp(1, lines.len() - (room - 1));
+        let heading = lines.remove(0);
+        lines = std::iter::once(heading).chain(lines.into_iter().skip(first - 1).take(room - 1)).collect();
     }
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = popup(area, w, h);
-    let title = "What-if · Enter score · Alt-Enter new line · Ctrl-U clear · Esc cancel";
+    let title = format!("What-if · {}", keymap::hints(Where::Editor, " · "));
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).block(block(app, title)), r);
 }

@@ -10,6 +10,7 @@ use ratatui::Frame;
 
 use super::{bar, block, pad, trunc, width, wrap};
 use crate::tui::app::App;
+use crate::tui::keymap::{hints, Where};
 use crate::tui::markdown::{Align, Block};
 
 const MAX_CELL: usize = 36;
@@ -157,8 +158,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 
     let name = t.files().get(t.selected()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let title = match t.items_text() {
-        Some(n) => format!("{name} · {n} · h/l file · j/k scroll · H/L pan"),
-        None => format!("{name} · h/l file · j/k scroll · H/L pan"),
+        Some(n) => format!("{name} · {n} · {}", hints(Where::Tables, " · ")),
+        None => format!("{name} · {}", hints(Where::Tables, " · ")),
     };
     let b = block(app, title);
     let inner = b.inner(ca);
@@ -225,7 +226,7 @@ fn runs_pane(f: &mut Frame, area: Rect, app: &App) {
             ]))
         })
         .collect();
-    let title = format!("Runs ({}) · [/] choose · Enter opens", l.runs().len());
+    let title = format!("Runs ({}) · {}", l.runs().len(), hints(Where::Runs, " · "));
     let list = List::new(items).block(block(app, title)).highlight_style(th.selected());
     let mut st = ListState::default().with_selected(Some(l.selected()));
     f.render_stateful_widget(list, area, &mut st);
