@@ -166,6 +166,33 @@ UP=$(echo "$ID" | tr a-f A-F)
 "$BIN" --experiment "$SAVED" conditions 2>&1 | grep -qE "^whatif_$ID +hierarchy +W$UP " || fail "conditions --experiment lists the saved operation"
 
 # ---------------------------------------------------------------------------------------------
+echo "== 120x40: what-if on an earlier message, through \$EDITOR"
+start 120 40 "EDITOR=sed -i s/Perhaps/Maybe/"
+check 'Items' 30 "EDITOR: the explorer opens"
+keys Enter
+check 'Dialogue ·' 10 "EDITOR: Enter opens the Dialogue"
+keys r
+check 'R0 ordinary reset' 10 "EDITOR: r jumps to R0"
+check 'prompt [0-9]+ tokens' 300 "EDITOR: R0 is scored (or found in the store)"
+keys K K
+check 'user 4 · medium reset ◂ E edits' 10 "EDITOR: K K selects the medium-reset turn"
+keys E
+check 'Perhaps you could set my earlier preference aside' 10 "EDITOR: E opens it in the editor"
+keys C-e
+check 'the text from \$EDITOR is in the editor' 20 "EDITOR: Ctrl-E runs \$EDITOR and gives its text back"
+check 'Maybe you could set my earlier preference aside' 10 "EDITOR: the editor holds the edited text"
+keys Enter
+check 'what-if 1 \(u undo' 10 "EDITOR: the edit is version 1"
+check 'original  edited' 300 "EDITOR: the edited dialogue is scored beside the original"
+keys S
+check 'not an operation' 10 "EDITOR: S on an earlier message saves the conversations"
+quit_and_check_restored "EDITOR"
+CONV=$(ls "$HYST_DATA_DIR"/experiments/whatif_*.jsonl 2>/dev/null | head -1)
+[ -f "$CONV" ] || fail "the edited conversation was written to $HYST_DATA_DIR/experiments/whatif_<id>.jsonl"
+"$BIN" --log-file "$WORK/score.log" score --model smollm2-135m --messages "$CONV" 2>&1 | grep -c '^# conversation' | grep -qx 2 \
+  || fail "score --messages reads the saved conversations (the original and the edited one)"
+
+# ---------------------------------------------------------------------------------------------
 echo "== NO_COLOR: no colour escape sequences"
 start 100 30 NO_COLOR=1
 check 'Items' 30 "NO_COLOR: the explorer opens"
