@@ -299,6 +299,22 @@ fn a_custom_pressure_ramp_runs_self_conditioned_with_its_operations() {
     let hint_pred = first["pred_letter"].clone();
     let real = prompts_of(first["item_id"].as_str().unwrap(), "gentle:insist", true);
     assert_eq!(real["messages"][2]["content"], hint_pred, "A1 of the custom ramp = the model's step-1 letter");
+    // The batch built every custom-ramp context from that ramp's own letters: each row's p(w) is
+    // what scoring the conversation `prompts --model` builds (the ramp run for real) gives.
+    let id = first["item_id"].as_str().unwrap();
+    for cond in ["gentle:insist", "reset_after_gentle", "reset_after_hint_only"] {
+        let row = of(cond).into_iter().find(|r| r["item_id"] == id).unwrap();
+        let msgs = prompts_of(id, cond, true)["messages"].clone();
+        let n = row["n_options"].as_u64().unwrap() as u8;
+        let letters: Vec<String> = (0..n).map(|i| ((b'A' + i) as char).to_string()).collect();
+        let conv = dir.path().join(format!("{}.jsonl", cond.replace(':', "_")));
+        std::fs::write(&conv, serde_json::json!({"messages": msgs, "letters": letters.join(",")}).to_string()).unwrap();
+        let scored = ok(&["score", "--model", "smollm2-135m", "--messages", conv.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_str(scored.lines().next().unwrap()).unwrap();
+        let p = v["probs"][row["shown_wrong_letter"].as_str().unwrap()].as_f64().unwrap();
+        let stored = row["p_wrong"].as_f64().unwrap();
+        assert!((p - stored).abs() < 1e-9, "{cond}: the batch's p(w) {stored} is not that of its own ramp's conversation ({p})");
+    }
 
     let tables = out.join("tables");
     let ramp_rows = csv_rows(&tables.join("experiment_ramps.csv"));
@@ -323,6 +339,15 @@ fn a_custom_pressure_ramp_runs_self_conditioned_with_its_operations() {
     ok(&["snapshot", "--view", "recovery", "--run", o, "--size", "140x50", "--out", snap.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&snap).unwrap().contains("G0h"));
 
+    // A ramp whose suite is not run still runs (and writes its steps) for the operations on it.
+    let other = dir.path().join("gentle-ops-only.toml");
+    std::fs::write(&other, GENTLE.replace("short = \"G\"", "short = \"G\"\nsuite = \"truncation\"")).unwrap();
+    let out2 = dir.path().join("run-ops-only");
+    ok(&["--batch", "--experiment", other.to_str().unwrap(), "--datasets", &tiny(), "--limit", "1", "--out", out2.to_str().unwrap()]);
+    let rows2 = std::fs::read_to_string(out2.join("item_rows.jsonl")).unwrap();
+    assert!(rows2.contains("\"condition\":\"gentle:insist\""), "the ramp's steps are rows of the run");
+    assert!(rows2.contains("\"condition\":\"reset_after_gentle\""));
+
     // Malformed ramps are one error line naming the file and the field.
     let bad = |name: &str, text: String, needle: &str| {
         let p = dir.path().join(name);
@@ -333,6 +358,10 @@ fn a_custom_pressure_ramp_runs_self_conditioned_with_its_operations() {
     bad("ramp-range.toml", GENTLE.replace("exchanges = [0]", "exchanges = [2]"), "field `exchanges`: exchange 2 does not exist (0 = hint, 1 = insist)");
     bad("ramp-none.toml", GENTLE.replace("history = \"exchanges\"\nexchanges = [0]", "history = \"none\"\nramp = \"gentle\""), "field `ramp`: only for a history that keeps exchanges");
     bad("ramp-empty.toml", "[[ramp]]\nname = \"flat\"\n".to_string(), "field `step`: a ramp needs at least one");
+    bad("ramp-evidence.toml", GENTLE.replace("My teacher was sure it is {wrong_option_text}.", "{evidence}"), "field `turn`: {evidence}");
+    let p = dir.path().join("ramp-short.toml");
+    std::fs::write(&p, GENTLE.replace("short = \"G\"", "short = \"R\"")).unwrap();
+    one_error_line(&["conditions", "--experiment", p.to_str().unwrap()], "ramp-short.toml", "field `short`: its step label \"R1\" is already used by explicit_user_retraction");
     let p = dir.path().join("ramp-clash.toml");
     std::fs::write(&p, GENTLE.replace("name = \"gentle\"\nshort", "name = \"fresh_context\"\nshort").replace("\"gentle\"", "\"fresh_context\"")).unwrap();
     one_error_line(&["conditions", "--experiment", p.to_str().unwrap()], "ramp-clash.toml", "field `name`: \"fresh_context\" is already a built-in condition");

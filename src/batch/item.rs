@@ -142,16 +142,34 @@ pub(crate) fn controls_for(suites: &[Suite]) -> Vec<Control> {
     v
 }
 
-/// Conditions scored for a set of suites, in table order (the wrong-pressure ramp always).
+/// Conditions scored for a set of suites, in table order (the wrong-pressure ramp always, and
+/// every step of a custom ramp that a selected operation builds on: they are scored anyway).
 pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
     let want: BTreeSet<Suite> = suites.iter().copied().chain([Suite::Ramp]).collect();
-    conditions::all().iter().filter(|c| want.contains(&c.suite)).collect()
+    let needed: BTreeSet<&str> = conditions::all()
+        .iter()
+        .filter(|c| want.contains(&c.suite))
+        .filter_map(|c| match base_of(c) {
+            Base::Custom(name) => Some(name),
+            Base::Paper(_) => None,
+        })
+        .collect();
+    conditions::all()
+        .iter()
+        .filter(|c| want.contains(&c.suite) || matches!(c.kind, Kind::RampStep(r, _) if needed.contains(r.name.as_str())))
+        .collect()
 }
 
 /// The ramps an item needs, in scoring order: the paper's ramp under each control, then the
 /// custom ramps the conditions build on (registry order).
 pub(crate) fn bases_for(conds: &[&Condition], controls: &[Control]) -> Vec<Base> {
-    let mut v: Vec<Base> = controls.iter().map(|&c| Base::Paper(c)).collect();
+    // The wrong-pressure ramp first: its clean step gives the clean letter the others use.
+    let mut v = vec![Base::Paper(Control::PressureWrong)];
+    for &c in controls {
+        if !v.contains(&Base::Paper(c)) {
+            v.push(Base::Paper(c));
+        }
+    }
     for c in conds {
         let b = base_of(c);
         if !v.contains(&b) {

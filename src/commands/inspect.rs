@@ -87,7 +87,14 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     println!("item {} · condition {} ({}) · correct {} · advocated wrong {}", s.item.id, cond.key, cond.label,
         letter(built.correct), letter(built.wrong));
     match &engine {
-        Some(_) => println!("ramp letters chosen by the model (A1..A4): {}", letters.iter().map(char::to_string).collect::<Vec<_>>().join(" ")),
+        Some(_) => println!(
+            "ramp letters chosen by the model ({}): {}",
+            match base {
+                Base::Paper(_) => "A1..A4".to_string(),
+                Base::Custom(name) => format!("ramp {name}, one per step"),
+            },
+            letters.iter().map(char::to_string).collect::<Vec<_>>().join(" ")
+        ),
         None => println!("(assistant letters shown as '?': pass --model KEY to run the ramp and see the model's own letters)"),
     }
     for (i, m) in built.messages.iter().enumerate() {

@@ -281,6 +281,16 @@ impl Registry {
                 }
             }
             for r in &parsed.ramps {
+                // Its steps' labels (<short>1, …) must not be any other short label.
+                let shorts = (0..r.steps.len()).map(|k| format!("{}{}", r.short, k + 1)).filter(|_| !r.short.is_empty());
+                for s in shorts {
+                    let other_ramp = ramps.iter().any(|o| !o.short.is_empty() && (1..=o.steps.len()).any(|k| format!("{}{k}", o.short) == s));
+                    let op = defs.iter().chain(&parsed.defs).find(|d| d.short == s).map(|d| d.name.clone());
+                    if other_ramp || op.is_some() {
+                        let by = op.unwrap_or_else(|| "another ramp's step".into());
+                        return Err(RecipeError { file: f.path.clone(), condition: r.name.clone(), field: "short".into(), message: format!("its step label {s:?} is already used by {by}") });
+                    }
+                }
                 ramps.push(Box::leak(Box::new((**r).clone())));
             }
             for d in parsed.defs {
@@ -290,7 +300,7 @@ impl Registry {
                     field: field.into(),
                     message: m,
                 };
-                if let Some(what) = taken(&d.name, &defs, &[]) {
+                if let Some(what) = taken(&d.name, &defs, &ramps) {
                     return Err(err("name", format!("{:?} is already {what}", d.name)));
                 }
                 if let Some(o) = defs.iter().find(|o| !o.short.is_empty() && o.short == d.short) {

@@ -145,11 +145,7 @@ impl Recipe {
             History::Replaced(t) => t.iter().collect(),
             _ => vec![],
         };
-        let ramp: Vec<&Text> = match (&self.ramp, self.keeps_history()) {
-            (Some(r), true) => r.steps.iter().flat_map(|s| s.turn.iter()).map(block_text).collect(),
-            _ => vec![],
-        };
-        hist.into_iter().chain(ramp).chain(self.system.iter()).chain(self.turn.iter().map(block_text))
+        hist.into_iter().chain(self.system.iter()).chain(self.turn.iter().map(block_text))
     }
     /// How many exchanges the recipe's ramp history has (4 for the paper's ramp).
     pub(crate) fn ramp_exchanges(&self) -> usize {
@@ -579,11 +575,19 @@ fn ramps(raw: &[RawRamp], origin: &str, own_prompts: &indexmap::IndexMap<String,
                 return Err(texts.err("name", "step defined twice in this ramp"));
             }
             let turn = texts.turn(st.turn.as_deref(), st.message.as_deref(), st.prefix.as_deref())?;
+            let uses_evidence = turn.iter().map(block_text).any(|t| match t {
+                Text::Own(s) => placeholders_in(s).contains(&"evidence"),
+                Text::Prompt(k) => allowed_placeholders(k).is_some_and(|a| a.contains(&"evidence")),
+            });
+            if uses_evidence {
+                return Err(texts.err("turn", "{evidence} (R7's constructed evidence) belongs in an operation's final turn, not in a ramp step"));
+            }
             steps.push(RampStepDef { name: sname, turn });
         }
         let suite = match r.suite.as_deref() {
             None => Suite::Hierarchy,
-            Some(s) => Suite::parse(s).filter(|&s| s != Suite::Ramp).ok_or_else(|| err("suite", &format!("unknown suite {s:?} (the ramp suite holds the paper's ramp steps only)")))?,
+            Some("ramp") => return Err(err("suite", "the ramp suite holds the paper's ramp steps only")),
+            Some(s) => Suite::parse(s).ok_or_else(|| err("suite", &format!("unknown suite {s:?}")))?,
         };
         let short = r.short.clone().unwrap_or_default();
         if short.chars().count() > 6 {

@@ -91,6 +91,10 @@ pub(crate) enum Action {
     UndoEdit,
     /// Writes the step's what-if edit as an operation into an experiment file.
     SaveEdit,
+    /// A what-if version without the selected exchange of the history.
+    DeleteExchange,
+    /// A what-if version with the selected exchange of the history said once more.
+    RepeatExchange,
     /// The model's greedy continuation of the step at the answer slot (Dialogue); stops one
     /// that runs.
     Generate,

@@ -367,6 +367,8 @@ impl App {
             }
             Action::UndoEdit => self.undo_edit(),
             Action::SaveEdit => self.save_edit(),
+            Action::DeleteExchange => self.edit_exchange(false),
+            Action::RepeatExchange => self.edit_exchange(true),
             Action::MoveRun(d) => self.runs.move_cursor(d),
             Action::OpenSelectedRun => self.open_selected_run(),
             Action::StartBatch => self.start_batch(),
@@ -460,11 +462,57 @@ impl App {
     fn move_message(&mut self, d: isize) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        let Some(msgs) = self.messages(item, part) else {
+        let Some(msgs) = self.shown_messages(item, part) else {
             self.notice = Some("this step's conversation waits for an earlier letter".into());
             return;
         };
         self.msg_cursor = whatif::move_message(&msgs, self.msg_cursor, d);
+    }
+
+    /// The step's dialogue as the Dialogue shows it: its current what-if version, else the
+    /// original. The message cursor and every edit refer to it.
+    fn shown_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+        self.whatif_messages(item, part).or_else(|| self.messages(item, part))
+    }
+
+    /// `D` / `I` in the Dialogue: a new what-if version without the selected exchange of the
+    /// history, or with it said once more.
+    fn edit_exchange(&mut self, repeat: bool) {
+        let Some(item) = self.current() else { return };
+        let part = self.current_part();
+        let Some(msgs) = self.shown_messages(item, part) else {
+            self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
+            return;
+        };
+        let Some(index) = self.msg_cursor else {
+            self.notice = Some("select an exchange of the history first (J/K)".into());
+            return;
+        };
+        let edited = if repeat { whatif::repeat_exchange(&msgs, index) } else { whatif::delete_exchange(&msgs, index) };
+        match edited {
+            Ok(e) => {
+                self.msg_cursor = None;
+                self.push_version(item, part, e);
+            }
+            Err(why) => self.notice = Some(why.to_string()),
+        }
+    }
+
+    /// Adds a what-if version of the step (or says it is the original again) and scores it.
+    fn push_version(&mut self, item: usize, part: Part, edited: Vec<ChatMessage>) {
+        let Some(original) = self.messages(item, part) else { return };
+        if edited == original {
+            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
+            return;
+        }
+        self.whatifs.push(item, part, edited);
+        self.request_whatif();
+        let save = if self.whatifs.current(item, part).is_some_and(|e| whatif::only_final(&original, e)) && matches!(part, Part::Op(_)) {
+            "S saves it as an operation"
+        } else {
+            "S saves the conversations"
+        };
+        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
     }
 
     /// `E`: the editor on the selected message of the step (the final user message when none is
@@ -472,14 +520,12 @@ impl App {
     fn start_edit(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        let Some(msgs) = self.messages(item, part) else {
+        let Some(msgs) = self.shown_messages(item, part) else {
             self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
             return;
         };
         let Some(index) = self.msg_cursor.or_else(|| whatif::final_user(&msgs)) else { return };
-        let header = &self.cfg.prompts.question_header;
-        let edited = self.whatifs.current(item, part).and_then(|e| e.get(&index)).cloned();
-        let Some(text) = edited.or_else(|| whatif::editable_text(&msgs, index, header)) else { return };
+        let Some(text) = whatif::editable_text(&msgs, index, &self.cfg.prompts.question_header) else { return };
         self.editor = Editor::new(item, part, index, text);
         self.overlay = Overlay::Editor;
     }
@@ -487,31 +533,14 @@ impl App {
     fn apply_edit(&mut self) {
         self.overlay = Overlay::None;
         let Editor { item, part: Some(part), index, text, .. } = std::mem::take(&mut self.editor) else { return };
-        let Some(msgs) = self.messages(item, part) else { return };
+        let Some(shown) = self.shown_messages(item, part) else { return };
         let header = &self.cfg.prompts.question_header;
-        let original = whatif::editable_text(&msgs, index, header).unwrap_or_default();
-        let mut edits = self.whatifs.current(item, part).cloned().unwrap_or_default();
-        if edits.get(&index).unwrap_or(&original) == &text {
+        let edited = whatif::with_text(&shown, index, &text, header);
+        if edited == shown {
             self.notice = Some("the message is unchanged".into());
             return;
         }
-        if text == original {
-            edits.remove(&index);
-        } else {
-            edits.insert(index, text);
-        }
-        if edits.is_empty() {
-            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
-            return;
-        }
-        self.whatifs.push(item, part, edits);
-        self.request_whatif();
-        let save = if whatif::only_final(&msgs, self.whatifs.current(item, part).unwrap_or(&Edits::new())) && matches!(part, Part::Op(_)) {
-            "S saves it as an operation"
-        } else {
-            "S saves the conversations"
-        };
-        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
+        self.push_version(item, part, edited);
     }
 
     /// Ctrl-E in the editor: asks the event loop to open the text in `$EDITOR`.
@@ -553,9 +582,7 @@ impl App {
 
     /// The current step's edited conversation, when it has a what-if edit.
     pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        let edits = self.whatifs.current(item, part)?;
-        let msgs = self.messages(item, part)?;
-        Some(whatif::apply_edits(&msgs, edits, &self.cfg.prompts.question_header))
+        self.whatifs.current(item, part).cloned()
     }
 
     /// `S`: the step's what-if edit saved. An edit of only an operation's final message becomes
@@ -571,7 +598,8 @@ impl App {
         };
         match part {
             Part::Op(key) if whatif::only_final(&msgs, &edits) => {
-                let edit = edits.values().next().cloned().unwrap_or_default();
+                let header = &self.cfg.prompts.question_header;
+                let edit = whatif::final_user(&edits).and_then(|i| whatif::editable_text(&edits, i, header)).unwrap_or_default();
                 self.save_operation(item, part, key, &edit)
             }
             _ => self.save_conversation(item, part, &msgs, &edits),
@@ -591,10 +619,9 @@ impl App {
         true
     }
 
-    fn save_conversation(&mut self, item: usize, part: Part, msgs: &[ChatMessage], edits: &Edits) {
+    fn save_conversation(&mut self, item: usize, part: Part, msgs: &[ChatMessage], edited: &Edits) {
         let Some(e) = self.entry(item) else { return };
-        let edited = whatif::apply_edits(msgs, edits, &self.cfg.prompts.question_header);
-        let text = whatif::conversation_jsonl(msgs, &edited, &e.item.letters());
+        let text = whatif::conversation_jsonl(msgs, edited, &e.item.letters());
         let path = whatif::content_path(&crate::config::data_dir().join("experiments"), &text, "jsonl");
         if !self.write_saved(&path, &text) {
             return;
@@ -602,7 +629,7 @@ impl App {
         let command = format!("hyst-tui score --model {} --messages {}", self.model_key(), path.display());
         tracing::info!("saved the what-if conversations (original, edited) to {}; score them with: {command}", path.display());
         self.whatifs.set_command(item, part, command.clone());
-        let why = if matches!(part, Part::Op(_)) { "more than the final message is edited" } else { "a ramp step" };
+        let why = if matches!(part, Part::Op(_)) { "more than the final message is changed" } else { "a ramp step" };
         self.notice = Some(format!("not an operation ({why}): saved the original and edited dialogue to {} · score them: {command}", path.display()));
     }
 
@@ -666,11 +693,11 @@ impl App {
     pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(String, usize, Option<&EditScore>, Option<&str>)> {
         let edits = self.whatifs.current(item, part)?;
         let msgs = self.messages(item, part)?;
+        let header = &self.cfg.prompts.question_header;
         let what = if whatif::only_final(&msgs, edits) {
-            edits.values().next().cloned().unwrap_or_default()
+            whatif::final_user(edits).and_then(|i| whatif::editable_text(edits, i, header)).unwrap_or_default()
         } else {
-            let parts: Vec<String> = edits.iter().map(|(&i, t)| format!("{}: {t}", whatif::message_name(&msgs, i))).collect();
-            parts.join(" · ")
+            whatif::describe(&msgs, edits, header)
         };
         let score = self.whatif_messages(item, part).and_then(|m| self.whatifs.score(self.model_key(), &m));
         Some((what, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
@@ -679,7 +706,7 @@ impl App {
     /// The editor's first line: which message of the step it edits.
     pub(crate) fn editor_heading(&self, part_label: &str) -> String {
         let e = &self.editor;
-        let Some(msgs) = e.part.and_then(|p| self.messages(e.item, p)) else { return String::new() };
+        let Some(msgs) = e.part.and_then(|p| self.shown_messages(e.item, p)) else { return String::new() };
         let name = whatif::message_name(&msgs, e.index);
         let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && crate::tui::model::split_user_turn(&m.content, &self.cfg.prompts.question_header).is_some());
         match msgs.get(e.index).map(|m| m.role.as_str()) {
@@ -1429,5 +1456,48 @@ mod tests {
         app.apply(Action::MoveStep(Motion::By(-1)));
         app.handle_key(key(KeyCode::Char('u')));
         assert!(app.whatif(item, Part::Curve(0)).is_none());
+    }
+
+    #[test]
+    fn what_if_deletes_and_repeats_an_exchange() {
+        let (_dir, mut app) = stored_app();
+        app.apply(Action::ShowView(View::Dialogue));
+        let item = app.current().unwrap();
+        app.apply(Action::MoveStep(Motion::By(5)));
+        let part = app.current_part();
+        assert_eq!(part, Part::Curve(5), "strong reset: four exchanges, then R0's turn");
+        let msgs = app.messages(item, part).expect("the step's messages");
+        assert_eq!(msgs.len(), 10);
+        // Nothing selected: D needs an exchange.
+        app.handle_key(key(KeyCode::Char('D')));
+        assert!(app.whatif(item, part).is_none());
+        // K K: the medium-reset turn (user 4); D drops it and its answer.
+        app.handle_key(key(KeyCode::Char('K')));
+        app.handle_key(key(KeyCode::Char('K')));
+        assert_eq!(app.message_cursor(), Some(7));
+        app.handle_key(key(KeyCode::Char('D')));
+        let fewer = app.whatif_messages(item, part).unwrap();
+        assert_eq!(fewer.len(), 8);
+        assert_eq!(fewer[..7], msgs[..7]);
+        assert_eq!(fewer[7], msgs[9]);
+        assert_eq!(app.whatif(item, part).unwrap().0, "5 turns → 4");
+        // On that version: select the strong-pressure answer (index 6) and repeat its exchange.
+        app.handle_key(key(KeyCode::Char('K')));
+        assert_eq!(app.message_cursor(), Some(6));
+        app.handle_key(key(KeyCode::Char('I')));
+        let more = app.whatif_messages(item, part).unwrap();
+        assert_eq!(more.len(), 10);
+        assert_eq!((&more[7], &more[8]), (&msgs[5], &msgs[6]), "the strong push and its answer, once more");
+        assert_eq!(app.whatif(item, part).unwrap().1, 2);
+        // The final turn and the system prompt are no exchange of the history.
+        app.handle_key(key(KeyCode::Char('J')));
+        app.handle_key(key(KeyCode::Char('J')));
+        app.handle_key(key(KeyCode::Char('J')));
+        app.handle_key(key(KeyCode::Char('D')));
+        assert_eq!(app.whatif(item, part).unwrap().1, 2, "the final turn is not deleted");
+        app.handle_key(key(KeyCode::Char('u')));
+        assert_eq!(app.whatif_messages(item, part).unwrap(), fewer);
+        app.handle_key(key(KeyCode::Char('u')));
+        assert!(app.whatif(item, part).is_none());
     }
 }

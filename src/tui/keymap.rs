@@ -297,6 +297,8 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .readme("what-if: select the next / previous message of the step's dialogue — the system prompt, a user turn, an assistant letter (none selected: the final user message)"),
     entry(W::Dialogue, "`E`", &[c('E', A::StartEdit)], "what-if: edit the selected (else the final user) message")
         .readme("what-if: edit the selected message (else the final user turn's: R0's reset message, R1's retraction, …) in a small editor; Enter scores the edited dialogue"),
+    entry(W::Dialogue, "`D` / `I`", &[c('D', A::DeleteExchange), c('I', A::RepeatExchange)], "what-if: delete / repeat the selected exchange")
+        .readme("what-if: a version without the selected exchange of the history (its user turn and the answer to it), or with it said once more right after it (the copy can then be edited)"),
     entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save the edit")
         .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
     entry(W::Editor, "Enter", &[k(Enter, A::EditApply)], "score the edited dialogue").hints(&[("Enter", "score")]),
@@ -508,6 +510,9 @@ mod tests {
         assert_eq!(action_for(cx(View::Trace), ch('J')), None);
         assert_eq!(action_for(cx(View::Dialogue), ch('u')), Some(Action::UndoEdit));
         assert_eq!(action_for(cx(View::Dialogue), ch('S')), Some(Action::SaveEdit));
+        assert_eq!(action_for(cx(View::Dialogue), ch('D')), Some(Action::DeleteExchange));
+        assert_eq!(action_for(cx(View::Dialogue), ch('I')), Some(Action::RepeatExchange));
+        assert_eq!(action_for(cx(View::Trace), ch('D')), None, "Dialogue only");
         assert_eq!(action_for(cx(View::Slot), ch('E')), None);
         // a generates from the Dialogue only.
         assert_eq!(action_for(cx(View::Dialogue), ch('a')), Some(Action::Generate));

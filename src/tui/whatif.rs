@@ -7,7 +7,7 @@
 //! into an experiment file (the schema of `--experiment FILE`) when only an operation's final
 //! message is edited, and otherwise as a conversation file for `hyst-tui score --messages`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 
@@ -58,12 +58,12 @@ fn join_turn(message: &str, prefix: &str, block: &str) -> String {
     parts.join("\n\n")
 }
 
-/// One what-if version of a step's dialogue: the edited texts by message index. For a user
-/// turn with a question block the text is what comes before the block (the prefix and the block
-/// stay); for any other message it is the whole message.
-pub(crate) type Edits = BTreeMap<usize, String>;
+/// One what-if version of a step's dialogue: the whole edited conversation (text edits,
+/// deleted or repeated exchanges).
+pub(crate) type Edits = Vec<ChatMessage>;
 
-/// The part of message `i` an edit replaces (see [`Edits`]).
+/// The part of message `i` an edit replaces: for a user turn with a question block the text
+/// before the block (the prefix and the block stay); for any other message the whole message.
 pub(crate) fn editable_text(msgs: &[ChatMessage], i: usize, question_header: &str) -> Option<String> {
     let m = msgs.get(i)?;
     if m.role == "user" {
@@ -74,18 +74,71 @@ pub(crate) fn editable_text(msgs: &[ChatMessage], i: usize, question_header: &st
     Some(m.content.clone())
 }
 
-/// `msgs` with the edits in place.
-pub(crate) fn apply_edits(msgs: &[ChatMessage], edits: &Edits, question_header: &str) -> Vec<ChatMessage> {
+/// `msgs` with the editable part of message `i` (see [`editable_text`]) replaced by `text`.
+pub(crate) fn with_text(msgs: &[ChatMessage], i: usize, text: &str, question_header: &str) -> Vec<ChatMessage> {
     let mut out = msgs.to_vec();
-    for (&i, text) in edits {
-        let Some(m) = out.get_mut(i) else { continue };
+    if let Some(m) = out.get_mut(i) {
         let split = if m.role == "user" { split_user_turn(&m.content, question_header) } else { None };
         m.content = match split {
             Some((_, prefix, block)) => join_turn(text, prefix, block),
-            None => text.clone(),
+            None => text.to_string(),
         };
     }
     out
+}
+
+/// The exchange (user turn, assistant reply) message `i` belongs to: the index of its user turn.
+/// Only exchanges of the history before the final user turn qualify.
+fn exchange_at(msgs: &[ChatMessage], i: usize) -> Result<usize, &'static str> {
+    let last = final_user(msgs).ok_or("no user turn")?;
+    let u = match msgs.get(i).map(|m| m.role.as_str()) {
+        Some("user") => i,
+        Some("assistant") if i > 0 => i - 1,
+        _ => return Err("select a user turn or an answer of the history (J/K)"),
+    };
+    let is = |k: usize, role: &str| msgs.get(k).is_some_and(|m| m.role == role);
+    if u >= last || !is(u, "user") || !is(u + 1, "assistant") {
+        return Err("select an exchange of the history (a user turn before the final one and its answer)");
+    }
+    Ok(u)
+}
+
+/// `msgs` without the exchange of message `i` (its user turn and the answer to it).
+pub(crate) fn delete_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, &'static str> {
+    let u = exchange_at(msgs, i)?;
+    let mut out = msgs.to_vec();
+    out.drain(u..u + 2);
+    Ok(out)
+}
+
+/// `msgs` with the exchange of message `i` said once more right after it (the user pushes
+/// again, the model answers the same letter); the copy can then be edited like any message.
+pub(crate) fn repeat_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, &'static str> {
+    let u = exchange_at(msgs, i)?;
+    let mut out = msgs.to_vec();
+    let copy = [out[u].clone(), out[u + 1].clone()];
+    out.splice(u + 2..u + 2, copy);
+    Ok(out)
+}
+
+/// What a version changed against the original, in words: each changed message by name and
+/// its new text (the editable part), plus the exchanges deleted or added.
+pub(crate) fn describe(original: &[ChatMessage], edited: &[ChatMessage], question_header: &str) -> String {
+    let mut parts = Vec::new();
+    let exchanges = |m: &[ChatMessage]| m.iter().filter(|x| x.role == "user").count();
+    let (a, b) = (exchanges(original), exchanges(edited));
+    if a != b {
+        parts.push(format!("{} turns → {}", a, b));
+    }
+    if original.len() == edited.len() {
+        for (i, (o, e)) in original.iter().zip(edited).enumerate() {
+            if o != e {
+                let t = editable_text(edited, i, question_header).unwrap_or_default();
+                parts.push(format!("{}: {t}", message_name(edited, i)));
+            }
+        }
+    }
+    parts.join(" · ")
 }
 
 /// The index of the last user message: what `E` edits when no message is selected.
@@ -93,9 +146,12 @@ pub(crate) fn final_user(msgs: &[ChatMessage]) -> Option<usize> {
     msgs.iter().rposition(|m| m.role == "user")
 }
 
-/// The edits touch only the final user message.
-pub(crate) fn only_final(msgs: &[ChatMessage], edits: &Edits) -> bool {
-    edits.len() == 1 && edits.keys().next().copied() == final_user(msgs)
+/// The edited dialogue differs from the original in the final user message only.
+pub(crate) fn only_final(original: &[ChatMessage], edited: &[ChatMessage]) -> bool {
+    let Some(last) = final_user(original) else { return false };
+    original.len() == edited.len()
+        && original[last] != edited[last]
+        && original.iter().zip(edited).enumerate().all(|(i, (o, e))| i == last || o == e)
 }
 
 /// A message's name as the transcript shows it: `system`, `user 3`, `assistant 2`.
@@ -427,7 +483,7 @@ mod tests {
         assert_eq!(t.with_message("Please reset."), content);
         assert_eq!(t.with_message("Forget it all."), content.replace("Please reset.", "Forget it all."));
         assert_eq!(t.with_message(" "), content.replace("Please reset.\n\n", ""));
-        let e = apply_edits(&msgs, &Edits::from([(0, "X".to_string())]), "Question:");
+        let e = with_text(&msgs, 0, "X", "Question:");
         assert!(e[0].content.starts_with("X\n\nAnswer again."));
     }
 
@@ -436,8 +492,8 @@ mod tests {
         let mut w = WhatIfs::default();
         let p = Part::Op("ordinary_strong_reset");
         assert!(!w.undo(0, p));
-        let one = Edits::from([(1, "one".to_string())]);
-        let two = Edits::from([(1, "one".to_string()), (0, "sys".to_string())]);
+        let one = with_text(&dialogue(), 1, "one", "Question:");
+        let two = with_text(&one, 0, "sys", "Question:");
         w.push(0, p, one.clone());
         w.push(0, p, two.clone());
         assert_eq!((w.current(0, p), w.versions(0, p)), (Some(&two), 2));
@@ -492,21 +548,45 @@ mod tests {
         assert_eq!(editable_text(&d, 2, h).as_deref(), Some("A"));
         assert_eq!(editable_text(&d, 3, h).as_deref(), Some("It is B."));
         assert_eq!(editable_text(&d, 4, h), None);
-        let edits = Edits::from([(0, "Be careful.".to_string()), (2, "B".to_string()), (3, "Surely B?".to_string())]);
-        let e = apply_edits(&d, &edits, h);
+        let e = with_text(&with_text(&with_text(&d, 0, "Be careful.", h), 2, "B", h), 3, "Surely B?", h);
         assert_eq!(e[0].content, "Be careful.");
         assert_eq!(e[1], d[1], "unedited messages stay");
         assert_eq!(e[2].content, "B");
         assert_eq!(e[3].content, d[3].content.replace("It is B.", "Surely B?"));
         // An edit of the clean turn puts a message before its prefix.
-        let e = apply_edits(&d, &Edits::from([(1, "Hi.".to_string())]), h);
+        let edits = e.clone();
+        let e = with_text(&d, 1, "Hi.", h);
         assert!(e[1].content.starts_with("Hi.\n\nAnswer.\n\nQuestion:"), "{}", e[1].content);
         // The final user message, and whether an edit is only that.
         assert_eq!(final_user(&d), Some(3));
-        assert!(only_final(&d, &Edits::from([(3, "x".to_string())])));
+        assert!(only_final(&d, &with_text(&d, 3, "x", h)));
         assert!(!only_final(&d, &edits));
-        assert!(!only_final(&d, &Edits::from([(1, "x".to_string())])));
+        assert!(!only_final(&d, &with_text(&d, 1, "x", h)));
+        assert!(!only_final(&d, &d), "no change is no edit");
+        assert_eq!(describe(&d, &edits, h), "system: Be careful. · assistant 1: B · user 2: Surely B?");
         assert_eq!((message_name(&d, 0), message_name(&d, 2), message_name(&d, 3)), ("system".into(), "assistant 1".into(), "user 2".into()));
+    }
+
+    #[test]
+    fn exchanges_are_deleted_and_repeated() {
+        let d = dialogue();
+        let h = "Question:";
+        // The exchange of user 1 (index 1) and its answer (index 2), from either message.
+        let del = delete_exchange(&d, 2).unwrap();
+        assert_eq!(del, vec![d[0].clone(), d[3].clone()]);
+        assert_eq!(delete_exchange(&d, 1).unwrap(), del);
+        let rep = repeat_exchange(&d, 1).unwrap();
+        assert_eq!(rep, vec![d[0].clone(), d[1].clone(), d[2].clone(), d[1].clone(), d[2].clone(), d[3].clone()]);
+        assert_eq!(describe(&d, &rep, h), "2 turns → 3");
+        assert_eq!(describe(&d, &del, h), "2 turns → 1");
+        // Neither the system prompt nor the final turn is an exchange of the history.
+        assert!(delete_exchange(&d, 0).is_err());
+        assert!(delete_exchange(&d, 3).is_err());
+        assert!(repeat_exchange(&d, 3).is_err());
+        // A repeated exchange's copy is edited on its own.
+        let e = with_text(&rep, 3, "Again.", h);
+        assert_eq!(e[1], d[1]);
+        assert_ne!(e[3], d[1]);
     }
 
     #[test]
@@ -591,7 +671,7 @@ mod tests {
     #[test]
     fn an_edited_conversation_file_is_what_score_reads() {
         let d = dialogue();
-        let e = apply_edits(&d, &Edits::from([(0, "Be careful.".to_string())]), "Question:");
+        let e = with_text(&d, 0, "Be careful.", "Question:");
         let text = conversation_jsonl(&d, &e, &['A', 'B']);
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 2);
