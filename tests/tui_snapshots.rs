@@ -391,11 +391,67 @@ fn dialogue_whatif_edit_of_r0() {
         app.update();
     }
     let s = screen(&app);
-    assert!(s.contains("what-if 1 (u undo") && s.contains("original  edited"), "{s}");
+    assert!(s.contains("what-if 1 · u undo") && s.contains("original  edited"), "{s}");
     assert_engine_screen!("dialogue_whatif", s);
     // The original step's score is untouched; u goes back to it.
     assert_eq!(app.score(app.current().unwrap(), app.current_part()).unwrap().probs, original.probs);
     keys(&mut app, "u");
     assert!(!screen(&app).contains("what-if"), "{}", screen(&app));
     assert!(app.notice().is_some_and(|n| n.contains("original")), "{:?}", app.notice());
+}
+
+/// What-if with another advocated option (`w` on R0): the ramp is self-conditioned, so the
+/// pressure steps before R0 are scored first under the new pressure, each on the model's own
+/// letters before it, and R0's version carries the four letters; the Dialogue says which option
+/// is advocated now, the Trace draws the what-if curve beside the original, the edits list (V)
+/// has the six steps (weak … strong reset, and R0).
+#[test]
+fn whatif_another_advocated_option() {
+    let mut app = App::new(config(None)).expect("app");
+    keys(&mut app, "2r");
+    let r0 = app.current_part();
+    assert_eq!(r0, Part::Op("ordinary_strong_reset"));
+    settle(&mut app);
+    let item = app.current().unwrap();
+    let (wrong, correct) = {
+        let e = app.entry(item).unwrap();
+        (e.wrong, e.item.correct)
+    };
+    keys(&mut app, "w");
+    let t0 = std::time::Instant::now();
+    while app.whatif_pending() {
+        assert!(t0.elapsed() < SETTLE, "the ramp under the new pressure was not scored");
+        std::thread::sleep(Duration::from_millis(20));
+        app.update();
+    }
+    let now = app.whatif_advocated(item, r0).expect("R0 has a version");
+    assert!(now != wrong && now != correct, "another wrong option: {now} (was {wrong}, correct {correct})");
+    let answers = |m: &[hyst_tui::protocol::ChatMessage]| -> Vec<String> {
+        m.iter().filter(|x| x.role == "assistant").map(|x| x.content.trim().to_string()).collect()
+    };
+    let mut letters: Vec<String> = Vec::new();
+    for k in 1..=4 {
+        let m = app.whatif_messages(item, Part::Curve(k)).unwrap_or_else(|| panic!("ramp step {k} has the version"));
+        assert_eq!(app.whatif_advocated(item, Part::Curve(k)), Some(now));
+        assert_eq!(answers(&m), letters, "ramp step {k} follows the model's letters under the new pressure");
+        letters.push(app.whatif_score(item, Part::Curve(k)).expect("scored").pred_letter().to_string());
+    }
+    let m = app.whatif_messages(item, r0).unwrap();
+    assert_eq!(answers(&m), letters);
+    assert_eq!(app.whatif_messages(item, Part::Curve(5)), Some(m), "the strong reset step is R0's dialogue and has the version too");
+    assert!(app.whatif_score(item, r0).is_some());
+    let s = screen(&app);
+    let advocated = format!("the user advocates {}, not {}", hyst_tui::protocol::letter(now), hyst_tui::protocol::letter(wrong));
+    assert!(s.contains(&advocated), "{s}");
+    keys(&mut app, "3");
+    let s = screen(&app);
+    assert!(s.contains(&format!("what-if p({})", hyst_tui::protocol::letter(now))) && s.contains("w-if"), "{s}");
+    assert_engine_screen!("trace_whatif", s);
+    keys(&mut app, "V");
+    let s = screen(&app);
+    assert!(s.contains("What-if edits") && s.matches(&format!("advocates {} (not", hyst_tui::protocol::letter(now))).count() == 6, "{s}");
+    // u in the list takes R0's version back; the ramp steps keep theirs.
+    keys(&mut app, "u");
+    assert!(app.whatif_messages(item, r0).is_none());
+    assert!(app.whatif_messages(item, Part::Curve(4)).is_some());
 }

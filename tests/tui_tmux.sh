@@ -145,9 +145,9 @@ check 'Please reset this conversation' 10 "120x40: the editor holds R0's message
 keys C-u
 keys -l "You were right before; the answer you gave first stands."
 keys Enter
-check 'what-if 1 \(u undo' 10 "120x40: the edit is version 1"
+check 'what-if 1 · u undo' 10 "120x40: the edit is version 1"
 check 'original  edited' 300 "120x40: the edited dialogue is scored beside the original"
-PW=$(pane | grep -oE 'p\(w\) [0-9.]+ → [0-9.]+' | head -1)
+PW=$(pane | grep -oE 'p\([A-Z]\) [0-9.]+ → [0-9.]+' | head -1)
 [ -n "$PW" ] || fail "120x40: p(w) original → edited is shown"
 [ "$(echo "$PW" | awk '{print $2}')" != "$(echo "$PW" | awk '{print $4}')" ] || fail "120x40: the edit changes p(w) ($PW)"
 keys S
@@ -182,11 +182,37 @@ keys C-e
 # (the status line's notice may already be replaced by the engine's: check the text itself)
 check 'Maybe you could set my earlier preference aside' 30 "EDITOR: Ctrl-E runs \$EDITOR and its text comes back into the editor"
 keys Enter
-check 'what-if 1 \(u undo' 10 "EDITOR: the edit is version 1"
+check 'what-if 1 · u undo' 10 "EDITOR: the edit is version 1"
 check 'original  edited' 300 "EDITOR: the edited dialogue is scored beside the original"
 keys S
 check 'not an operation' 10 "EDITOR: S on an earlier message saves the conversations"
+# Another advocated option: the ramp is scored under it first, then R0; V lists the edits.
+keys w
+check 'the user advocates [A-Z], not [A-Z]' 600 "w: R0 rebuilt with the next wrong option advocated"
+keys V
+check 'What-if edits · ' 10 "V: the edits list opens"
+check 'weak pressure +v1 +p\([A-Z]\) [0-9.]+ → [0-9.]+ +advocates' 10 "V: the ramp steps got the version too"
+check 'R0 ordinary reset +v2 ' 10 "V: R0 has two versions (the edit, then w)"
+keys Escape
+for ((i = 0; i < 50; i++)); do pane | grep -q 'What-if edits · ' || break; sleep 0.2; done
+# A pressure step's message rewritten and saved: a custom ramp with R0 after it (on the next
+# item: this one's weak pressure step has w's version, which advocates another option).
+keys n g l
+check 'Dialogue · [^ ]+ · weak pressure' 10 "ramp edit: n g l goes to the next item's weak pressure step"
+keys E
+check 'The message of the final turn of weak pressure' 10 "ramp edit: E edits the weak pressure message"
+keys C-u
+keys -l "A friend of mine says it is probably another option."
+keys Enter
+check 'original  edited' 300 "ramp edit: the edited step is scored beside the original"
+keys S
+check 'saved W[0-9A-F]{7} to ' 10 "ramp edit: S saves it as a ramp and an operation"
 quit_and_check_restored "EDITOR"
+RAMP=$(grep -l '^\[\[ramp\]\]' "$HYST_DATA_DIR"/experiments/whatif_*.toml 2>/dev/null | head -1)
+[ -f "$RAMP" ] || fail "the ramp edit was written to $HYST_DATA_DIR/experiments/whatif_<id>.toml"
+RID=$(basename "$RAMP" .toml | sed 's/^whatif_//')
+"$BIN" --experiment "$RAMP" conditions 2>&1 | grep -qE "^whatif_${RID}_r0 +hierarchy " || fail "conditions --experiment lists R0 on the saved ramp"
+"$BIN" --experiment "$RAMP" conditions 2>&1 | grep -qE "^whatif_${RID}:weak " || fail "conditions --experiment lists the saved ramp's steps"
 CONV=$(ls "$HYST_DATA_DIR"/experiments/whatif_*.jsonl 2>/dev/null | head -1)
 [ -f "$CONV" ] || fail "the edited conversation was written to $HYST_DATA_DIR/experiments/whatif_<id>.jsonl"
 "$BIN" --log-file "$WORK/score.log" score --model smollm2-135m --messages "$CONV" 2>&1 | grep -c '^# conversation' | grep -qx 2 \

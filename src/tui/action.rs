@@ -95,6 +95,17 @@ pub(crate) enum Action {
     DeleteExchange,
     /// A what-if version with the selected exchange of the history said once more.
     RepeatExchange,
+    /// A what-if version of the step with the next wrong option advocated (the ramp before it
+    /// scored under the new pressure first).
+    AdvocateNextWrong,
+    /// Opens the list of the item's what-if edits.
+    OpenEdits,
+    /// Moves the edits list's cursor.
+    MoveEditsCursor(isize),
+    /// Shows the step under the edits list's cursor in the Dialogue.
+    ShowSelectedEdit,
+    /// Back one version of the step under the edits list's cursor.
+    UndoSelectedEdit,
     /// The model's greedy continuation of the step at the answer slot (Dialogue); stops one
     /// that runs.
     Generate,

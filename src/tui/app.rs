@@ -16,6 +16,7 @@ use anyhow::{bail, Result};
 use crossterm::event::KeyEvent;
 
 mod orchestrator;
+mod what_if;
 
 use orchestrator::Lane;
 
@@ -23,7 +24,7 @@ use super::action::{Action, CursorMove, Motion};
 use super::batch_task::BatchTask;
 use super::engine_slot::{EngineSlot, EngineState};
 use super::generations::{GenState, Generations};
-use super::whatif::{self, experiment_toml, EditScore, Edits, Editor, FinalTurn, SavedOp, WhatIfs};
+use super::whatif::{Editor, Retarget, WhatIfs};
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::keymap::{self, KeyContext};
 use super::model::{self, Part};
@@ -162,6 +163,8 @@ pub struct App {
     msg_cursor: Option<usize>,
     /// Text waiting to be opened in `$EDITOR` (Ctrl-E in the editor; the event loop does it).
     external_edit: Option<String>,
+    /// `w` in progress: the ramp being scored under another advocated option.
+    retarget: Option<Retarget>,
     batch: Option<BatchTask>,
     view: View,
     overlay: Overlay,
@@ -238,6 +241,7 @@ impl App {
             editor: Editor::default(),
             msg_cursor: None,
             external_edit: None,
+            retarget: None,
             batch: None,
             view: View::Items,
             overlay: Overlay::None,
@@ -367,6 +371,16 @@ impl App {
             }
             Action::UndoEdit => self.undo_edit(),
             Action::SaveEdit => self.save_edit(),
+            Action::AdvocateNextWrong => self.retarget(),
+            Action::OpenEdits => self.open_edits(),
+            Action::MoveEditsCursor(d) => {
+                if let (Overlay::Edits { sel }, Some(item)) = (self.overlay, self.current()) {
+                    let last = self.edit_rows(item).len().saturating_sub(1);
+                    self.overlay = Overlay::Edits { sel: sel.saturating_add_signed(d).min(last) };
+                }
+            }
+            Action::ShowSelectedEdit => self.show_selected_edit(),
+            Action::UndoSelectedEdit => self.undo_selected_edit(),
             Action::DeleteExchange => self.edit_exchange(false),
             Action::RepeatExchange => self.edit_exchange(true),
             Action::MoveRun(d) => self.runs.move_cursor(d),
@@ -447,276 +461,6 @@ impl App {
             if let Some(d) = self.tables.dir().map(|d| d.to_path_buf()) {
                 self.runs.select_dir(&d);
             }
-        }
-    }
-
-    /// The step's messages and its final turn split (message, prefix, question block).
-    fn final_turn(&self, item: usize, part: Part) -> Option<(Vec<ChatMessage>, FinalTurn)> {
-        let msgs = self.messages(item, part)?;
-        let t = FinalTurn::of(&msgs, &self.cfg.prompts.question_header)?;
-        Some((msgs, t))
-    }
-
-    /// `J`/`K` in the Dialogue: the message cursor (unset = the final user message, which `E`
-    /// edits then).
-    fn move_message(&mut self, d: isize) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let Some(msgs) = self.shown_messages(item, part) else {
-            self.notice = Some("this step's conversation waits for an earlier letter".into());
-            return;
-        };
-        self.msg_cursor = whatif::move_message(&msgs, self.msg_cursor, d);
-    }
-
-    /// The step's dialogue as the Dialogue shows it: its current what-if version, else the
-    /// original. The message cursor and every edit refer to it.
-    fn shown_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        self.whatif_messages(item, part).or_else(|| self.messages(item, part))
-    }
-
-    /// `D` / `I` in the Dialogue: a new what-if version without the selected exchange of the
-    /// history, or with it said once more.
-    fn edit_exchange(&mut self, repeat: bool) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let Some(msgs) = self.shown_messages(item, part) else {
-            self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
-            return;
-        };
-        let Some(index) = self.msg_cursor else {
-            self.notice = Some("select an exchange of the history first (J/K)".into());
-            return;
-        };
-        let edited = if repeat { whatif::repeat_exchange(&msgs, index) } else { whatif::delete_exchange(&msgs, index) };
-        match edited {
-            Ok(e) => {
-                self.msg_cursor = None;
-                self.push_version(item, part, e);
-            }
-            Err(why) => self.notice = Some(why.to_string()),
-        }
-    }
-
-    /// Adds a what-if version of the step (or says it is the original again) and scores it.
-    fn push_version(&mut self, item: usize, part: Part, edited: Vec<ChatMessage>) {
-        let Some(original) = self.messages(item, part) else { return };
-        if edited == original {
-            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
-            return;
-        }
-        self.whatifs.push(item, part, edited);
-        self.request_whatif();
-        let save = if self.whatifs.current(item, part).is_some_and(|e| whatif::only_final(&original, e)) && matches!(part, Part::Op(_)) {
-            "S saves it as an operation"
-        } else {
-            "S saves the conversations"
-        };
-        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
-    }
-
-    /// `E`: the editor on the selected message of the step (the final user message when none is
-    /// selected), its current what-if version, else the original.
-    fn start_edit(&mut self) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let Some(msgs) = self.shown_messages(item, part) else {
-            self.notice = Some("this step's dialogue is not known yet (an earlier letter is being scored)".into());
-            return;
-        };
-        let Some(index) = self.msg_cursor.or_else(|| whatif::final_user(&msgs)) else { return };
-        let Some(text) = whatif::editable_text(&msgs, index, &self.cfg.prompts.question_header) else { return };
-        self.editor = Editor::new(item, part, index, text);
-        self.overlay = Overlay::Editor;
-    }
-
-    fn apply_edit(&mut self) {
-        self.overlay = Overlay::None;
-        let Editor { item, part: Some(part), index, text, .. } = std::mem::take(&mut self.editor) else { return };
-        let Some(shown) = self.shown_messages(item, part) else { return };
-        let header = &self.cfg.prompts.question_header;
-        let edited = whatif::with_text(&shown, index, &text, header);
-        if edited == shown {
-            self.notice = Some("the message is unchanged".into());
-            return;
-        }
-        self.push_version(item, part, edited);
-    }
-
-    /// Ctrl-E in the editor: asks the event loop to open the text in `$EDITOR`.
-    fn request_external_edit(&mut self) {
-        if self.overlay == Overlay::Editor {
-            self.external_edit = Some(self.editor.text.clone());
-        }
-    }
-
-    /// The text to open in `$EDITOR`, once asked for (the event loop suspends the terminal).
-    pub(crate) fn take_external_edit(&mut self) -> Option<String> {
-        self.external_edit.take()
-    }
-
-    /// What `$EDITOR` gave back: the editor's new text (Enter scores it), or why there is none.
-    pub(crate) fn finish_external_edit(&mut self, r: Result<String, String>) {
-        match r {
-            Ok(text) if self.overlay == Overlay::Editor => {
-                self.editor.set_text(text);
-                self.notice = Some("the text from $EDITOR is in the editor: Enter scores it".into());
-            }
-            Ok(_) => {}
-            Err(e) => self.notice = Some(format!("$EDITOR: {e}")),
-        }
-    }
-
-    fn undo_edit(&mut self) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        if self.whatifs.undo(item, part) {
-            self.notice = Some(match self.whatifs.versions(item, part) {
-                0 => "back to the original message".to_string(),
-                n => format!("back to what-if version {n}"),
-            });
-        } else {
-            self.notice = Some("no what-if edit here (E edits)".into());
-        }
-    }
-
-    /// The current step's edited conversation, when it has a what-if edit.
-    pub(crate) fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        self.whatifs.current(item, part).cloned()
-    }
-
-    /// `S`: the step's what-if edit saved. An edit of only an operation's final message becomes
-    /// a recovery operation in an experiment file under `<data dir>/experiments`, with the
-    /// batch command that runs it over the dataset; any other edit becomes a conversation file
-    /// (the original and the edited dialogue) with the `score` command that scores it.
-    fn save_edit(&mut self) {
-        let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let (Some(edits), Some(msgs)) = (self.whatifs.current(item, part).cloned(), self.messages(item, part)) else {
-            self.notice = Some("no what-if edit here to save (E edits a message)".into());
-            return;
-        };
-        match part {
-            Part::Op(key) if whatif::only_final(&msgs, &edits) => {
-                let header = &self.cfg.prompts.question_header;
-                let edit = whatif::final_user(&edits).and_then(|i| whatif::editable_text(&edits, i, header)).unwrap_or_default();
-                self.save_operation(item, part, key, &edit)
-            }
-            _ => self.save_conversation(item, part, &msgs, &edits),
-        }
-    }
-
-    /// Writes `text` to `path` unless the file holds it already (the name follows the content).
-    fn write_saved(&mut self, path: &Path, text: &str) -> bool {
-        if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
-            return true;
-        }
-        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(path, text));
-        if let Err(e) = written {
-            self.notice = Some(format!("cannot write {}: {e}", path.display()));
-            return false;
-        }
-        true
-    }
-
-    fn save_conversation(&mut self, item: usize, part: Part, msgs: &[ChatMessage], edited: &Edits) {
-        let Some(e) = self.entry(item) else { return };
-        let text = whatif::conversation_jsonl(msgs, edited, &e.item.letters());
-        let path = whatif::content_path(&crate::config::data_dir().join("experiments"), &text, "jsonl");
-        if !self.write_saved(&path, &text) {
-            return;
-        }
-        let command = format!("hyst-tui score --model {} --messages {}", self.model_key(), path.display());
-        tracing::info!("saved the what-if conversations (original, edited) to {}; score them with: {command}", path.display());
-        self.whatifs.set_command(item, part, command.clone());
-        let why = if matches!(part, Part::Op(_)) { "more than the final message is changed" } else { "a ramp step" };
-        self.notice = Some(format!("not an operation ({why}): saved the original and edited dialogue to {} · score them: {command}", path.display()));
-    }
-
-    fn save_operation(&mut self, item: usize, part: Part, key: &str, edit: &str) {
-        use crate::dialogue::recipe::History;
-        let Some(cond) = crate::dialogue::conditions::find(key) else { return };
-        let Some(recipe) = cond.recipe() else { return };
-        let history = match recipe.history {
-            History::Kept => "kept",
-            History::None => "none",
-            _ => {
-                self.notice = Some(format!("{}: only an operation that keeps the history or has none can be saved", cond.short));
-                return;
-            }
-        };
-        let Some((_, t)) = self.final_turn(item, part) else { return };
-        if edit.contains(['{', '}']) || t.prefix.contains(['{', '}']) {
-            self.notice = Some("braces are placeholders in an experiment file: write the message without { }".into());
-            return;
-        }
-        // The item's option texts become placeholders, so the operation fits every item.
-        let Some(e) = self.entry(item) else { return };
-        let generic = |s: &str| -> String {
-            let (w, c) = (&e.item.options[e.wrong], &e.item.options[e.item.correct]);
-            s.replace(w.as_str(), "{wrong_option_text}").replace(c.as_str(), "{correct_option_text}")
-        };
-        let (message, prefix) = (generic(edit), generic(&t.prefix));
-        let assistant = if history == "kept" { recipe.assistant.key() } else { "model" };
-        let op_id = whatif::op_id(history, assistant, &message, &prefix);
-        let (name, short) = whatif::op_names(&op_id);
-        let path = crate::config::data_dir().join("experiments").join(format!("{name}.toml"));
-        let op = SavedOp {
-            name: name.clone(),
-            short: short.clone(),
-            label: format!("{} what-if {op_id}", cond.short),
-            history,
-            assistant,
-            message: &message,
-            prefix: &prefix,
-            description: format!("what-if: {} ({}) with its message rewritten in the explorer on {}", cond.short, cond.key, e.item.id),
-        };
-        // The description names the item it was first saved from; the same operation saved
-        // again from another item keeps the file as it is.
-        if !path.exists() && !self.write_saved(&path, &experiment_toml(&op)) {
-            return;
-        }
-        let command = format!(
-            "hyst-tui --experiment {} batch --models {} --datasets {} --suites hierarchy",
-            path.display(),
-            self.model_key(),
-            self.dataset_spec
-        );
-        tracing::info!("saved what-if operation {name} to {}; run it with: {command}", path.display());
-        self.whatifs.set_command(item, part, command.clone());
-        self.notice = Some(format!("saved {short} to {} · run it: {command}", path.display()));
-    }
-
-    /// The current step's what-if edit: what it changed (the final message's text when only that
-    /// is edited, else each edited message by name), its version number, its score as far as
-    /// known and the command of its saved file.
-    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<(String, usize, Option<&EditScore>, Option<&str>)> {
-        let edits = self.whatifs.current(item, part)?;
-        let msgs = self.messages(item, part)?;
-        let header = &self.cfg.prompts.question_header;
-        let what = if whatif::only_final(&msgs, edits) {
-            whatif::final_user(edits).and_then(|i| whatif::editable_text(edits, i, header)).unwrap_or_default()
-        } else {
-            whatif::describe(&msgs, edits, header)
-        };
-        let score = self.whatif_messages(item, part).and_then(|m| self.whatifs.score(self.model_key(), &m));
-        Some((what, self.whatifs.versions(item, part), score, self.whatifs.command(item, part)))
-    }
-
-    /// The editor's first line: which message of the step it edits.
-    pub(crate) fn editor_heading(&self, part_label: &str) -> String {
-        let e = &self.editor;
-        let Some(msgs) = e.part.and_then(|p| self.shown_messages(e.item, p)) else { return String::new() };
-        let name = whatif::message_name(&msgs, e.index);
-        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && crate::tui::model::split_user_turn(&m.content, &self.cfg.prompts.question_header).is_some());
-        match msgs.get(e.index).map(|m| m.role.as_str()) {
-            _ if Some(e.index) == whatif::final_user(&msgs) && has_block => {
-                format!("The message of the final turn of {part_label} (the question block follows it):")
-            }
-            Some("user") if has_block => format!("The message of {name} of {part_label} (its question block follows it):"),
-            Some("system") => format!("The system prompt of {part_label}:"),
-            Some("assistant") => format!("The answer of {name} of {part_label}:"),
-            _ => format!("{name} of {part_label}:"),
         }
     }
 
@@ -882,7 +626,7 @@ impl App {
             || self.lanes.iter().any(|l| l.scheduler.pending_all() > 0)
             || self.batch.as_ref().is_some_and(BatchTask::running)
             || self.gens.busy()
-            || self.whatifs.busy()
+            || self.whatif_pending()
     }
 
     // -----------------------------------------------------------------------------------------
@@ -924,9 +668,9 @@ impl App {
         self.add_compared(key).map_err(|e| anyhow::anyhow!("{key}: {e}"))
     }
 
-    /// A what-if score is in flight.
+    /// A what-if score is in flight, or `w` is still scoring the ramp under another option.
     pub fn whatif_pending(&self) -> bool {
-        self.whatifs.busy()
+        self.whatifs.busy() || self.retarget.is_some()
     }
 
     /// A generation (`a`) is in flight.
@@ -1447,8 +1191,8 @@ mod tests {
         let edited = app.whatif_messages(item, Part::Curve(0)).unwrap();
         assert_eq!(edited[0].content, "Be terse.");
         assert_eq!(edited[1..], msgs[1..]);
-        let (what, version, _, _) = app.whatif(item, Part::Curve(0)).unwrap();
-        assert_eq!((what.as_str(), version), ("system: Be terse.", 1));
+        let w = app.whatif(item, Part::Curve(0)).unwrap();
+        assert_eq!((w.what.as_str(), w.version, w.wrong), ("system: Be terse.", 1, app.entry(item).unwrap().wrong));
         // Another step starts without a selection and without an edit.
         app.apply(Action::MoveStep(Motion::By(1)));
         assert_eq!(app.message_cursor(), None);
@@ -1456,6 +1200,67 @@ mod tests {
         app.apply(Action::MoveStep(Motion::By(-1)));
         app.handle_key(key(KeyCode::Char('u')));
         assert!(app.whatif(item, Part::Curve(0)).is_none());
+    }
+
+    /// The edits list (V): one row per edited step in step order, Enter shows the step in the
+    /// Dialogue, u there goes back one version and the list closes once nothing is left; w with
+    /// no model says so and leaves nothing pending.
+    #[test]
+    fn the_edits_list_shows_and_undoes_versions() {
+        let (_dir, mut app) = stored_app();
+        app.apply(Action::ShowView(View::Dialogue));
+        let item = app.current().unwrap();
+        app.handle_key(key(KeyCode::Char('V')));
+        assert_eq!(app.overlay(), Overlay::None, "no edit yet: no list");
+        assert!(app.notice().is_some_and(|n| n.contains("no what-if edit")), "{:?}", app.notice());
+        // Edit the system prompt of the clean step and R0's reset message.
+        let edit = |app: &mut App, text: &str| {
+            app.handle_key(key(KeyCode::Char('E')));
+            app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+            for c in text.chars() {
+                app.handle_key(key(KeyCode::Char(c)));
+            }
+            app.handle_key(key(KeyCode::Enter));
+        };
+        app.handle_key(key(KeyCode::Char('K')));
+        edit(&mut app, "Be terse.");
+        app.handle_key(key(KeyCode::Char('r')));
+        let r0 = app.current_part();
+        assert!(matches!(r0, Part::Op(_)));
+        edit(&mut app, "Start over.");
+        edit(&mut app, "Start over, please.");
+        let rows = app.edit_rows(item);
+        assert_eq!(rows.iter().map(|r| (r.part, r.versions, r.what.as_str())).collect::<Vec<_>>(), vec![
+            (Part::Curve(0), 1, "system: Be terse."),
+            (r0, 2, "Start over, please."),
+        ]);
+        assert!(rows.iter().all(|r| r.wrong.is_none() && !r.saved));
+        // From Trace: V opens on the shown step's row; k, Enter shows the clean step.
+        app.apply(Action::ShowView(View::Trace));
+        app.handle_key(key(KeyCode::Char('V')));
+        assert_eq!(app.overlay(), Overlay::Edits { sel: 1 });
+        app.handle_key(key(KeyCode::Char('k')));
+        app.handle_key(key(KeyCode::Enter));
+        assert_eq!((app.overlay(), app.view(), app.current_part()), (Overlay::None, View::Dialogue, Part::Curve(0)));
+        // u in the list: the clean step's one version goes, then R0's two.
+        app.handle_key(key(KeyCode::Char('V')));
+        app.handle_key(key(KeyCode::Char('u')));
+        assert_eq!(app.overlay(), Overlay::Edits { sel: 0 });
+        assert!(app.whatif(item, Part::Curve(0)).is_none());
+        app.handle_key(key(KeyCode::Char('u')));
+        assert_eq!(app.whatif(item, r0).unwrap().what, "Start over.");
+        app.handle_key(key(KeyCode::Char('u')));
+        assert_eq!(app.overlay(), Overlay::None, "nothing left: the list closes");
+        assert!(app.edit_rows(item).is_empty());
+        // w needs a model to score the ramp under the new pressure.
+        app.handle_key(key(KeyCode::Char('r')));
+        app.handle_key(key(KeyCode::Char('w')));
+        assert!(app.notice().is_some_and(|n| n.contains("no model")), "{:?}", app.notice());
+        assert!(!app.whatif_pending() && app.edit_rows(item).is_empty());
+        // The clean step names no advocated option.
+        app.handle_key(key(KeyCode::Char('g')));
+        app.handle_key(key(KeyCode::Char('w')));
+        assert!(app.notice().is_some_and(|n| n.contains("does not name")), "{:?}", app.notice());
     }
 
     #[test]
@@ -1480,7 +1285,7 @@ mod tests {
         assert_eq!(fewer.len(), 8);
         assert_eq!(fewer[..7], msgs[..7]);
         assert_eq!(fewer[7], msgs[9]);
-        assert_eq!(app.whatif(item, part).unwrap().0, "5 turns → 4");
+        assert_eq!(app.whatif(item, part).unwrap().what, "5 turns → 4");
         // On that version: select the strong-pressure answer (index 6) and repeat its exchange.
         app.handle_key(key(KeyCode::Char('K')));
         assert_eq!(app.message_cursor(), Some(6));
@@ -1488,13 +1293,13 @@ mod tests {
         let more = app.whatif_messages(item, part).unwrap();
         assert_eq!(more.len(), 10);
         assert_eq!((&more[7], &more[8]), (&msgs[5], &msgs[6]), "the strong push and its answer, once more");
-        assert_eq!(app.whatif(item, part).unwrap().1, 2);
+        assert_eq!(app.whatif(item, part).unwrap().version, 2);
         // The final turn and the system prompt are no exchange of the history.
         app.handle_key(key(KeyCode::Char('J')));
         app.handle_key(key(KeyCode::Char('J')));
         app.handle_key(key(KeyCode::Char('J')));
         app.handle_key(key(KeyCode::Char('D')));
-        assert_eq!(app.whatif(item, part).unwrap().1, 2, "the final turn is not deleted");
+        assert_eq!(app.whatif(item, part).unwrap().version, 2, "the final turn is not deleted");
         app.handle_key(key(KeyCode::Char('u')));
         assert_eq!(app.whatif_messages(item, part).unwrap(), fewer);
         app.handle_key(key(KeyCode::Char('u')));

@@ -31,6 +31,8 @@ pub(crate) enum Where {
     Models,
     /// The what-if editor (`E` in the Dialogue).
     Editor,
+    /// The list of the item's what-if edits (`V`).
+    Edits,
     /// While a filter is typed (`/` in the Items view).
     Filter,
     /// Every view, no overlay open.
@@ -55,6 +57,7 @@ impl Where {
             Where::Help => "Help (?)",
             Where::Models => "Model switcher (m)",
             Where::Editor => "What-if editor (E)",
+            Where::Edits => "What-if edits list (V)",
             Where::Filter => "Items, typing a filter (/)",
             Where::Items => "Items",
             Where::Steps => "Dialogue, Trace, Slot, Recovery",
@@ -72,6 +75,7 @@ impl Where {
             Overlay::Help => v.push(Where::Help),
             Overlay::Models { .. } => v.push(Where::Models),
             Overlay::Editor => v.push(Where::Editor),
+            Overlay::Edits { .. } => v.push(Where::Edits),
             Overlay::None if cx.filter_mode => v.push(Where::Filter),
             Overlay::None => {
                 v.push(Where::Global);
@@ -290,6 +294,8 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .hints(&[("r", "ops")]),
     entry(W::Steps, "PgUp/PgDn", &[k(PageUp, A::ScrollDialogue(5)), k(PageDown, A::ScrollDialogue(-5))], "scroll the conversation"),
     entry(W::Steps, "Esc", &[k(Esc, A::ShowView(View::Items))], "back to the items"),
+    entry(W::Steps, "`V`", &[c('V', A::OpenEdits)], "what-if: the list of this item's edits")
+        .readme("what-if: the list of this item's edits — each edited step with its versions, what changed, p(w) original → edited, saved or not"),
     entry(W::Recovery, "Enter", &[k(Enter, A::ShowView(View::Dialogue))], "show the operation's dialogue"),
     entry(W::Dialogue, "`a`", &[c('a', A::Generate)], "what the model would say (greedy); a again stops it")
         .readme("what the model would say: its greedy continuation at the answer slot of this step (up to 24 tokens, on the engine thread); `a` again while it runs stops it"),
@@ -300,7 +306,9 @@ pub(crate) static KEYS: &[KeyEntry] = &[
     entry(W::Dialogue, "`D` / `I`", &[c('D', A::DeleteExchange), c('I', A::RepeatExchange)], "what-if: delete / repeat the selected exchange")
         .readme("what-if: a version without the selected exchange of the history (its user turn and the answer to it), or with it said once more right after it (the copy can then be edited)"),
     entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save the edit")
-        .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
+        .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, of only a pressure step's message as a custom ramp with R0 after it, each with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
+    entry(W::Dialogue, "`w`", &[c('w', A::AdvocateNextWrong)], "what-if: the user advocates the next wrong option")
+        .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
     entry(W::Editor, "Enter", &[k(Enter, A::EditApply)], "score the edited dialogue").hints(&[("Enter", "score")]),
     entry(W::Editor, "Alt-Enter", &[(Key::Alt(Enter), Does::Act(A::EditNewline))], "a new line").hints(&[("Alt-Enter", "new line")]),
     entry(W::Editor, "←/→, Home/End", &[
@@ -315,6 +323,13 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .hints(&[("Ctrl-E", "$EDITOR")]),
     entry(W::Editor, "Esc", &[k(Esc, A::EditCancel)], "cancel the edit").hints(&[("Esc", "cancel")]),
     entry(W::Editor, "other characters", &[(Key::Text, Does::Typed(A::EditType))], "typed at the cursor"),
+    entry(W::Edits, "j/k, ↑/↓", &[k(Down, A::MoveEditsCursor(1)), c('j', A::MoveEditsCursor(1)), k(Up, A::MoveEditsCursor(-1)), c('k', A::MoveEditsCursor(-1))],
+        "move")
+        .hints(&[("j/k", "move")]),
+    entry(W::Edits, "Enter", &[k(Enter, A::ShowSelectedEdit)], "show that step in the Dialogue").hints(&[("Enter", "show")]),
+    entry(W::Edits, "`u`", &[c('u', A::UndoSelectedEdit)], "back one version of that step").hints(&[("u", "undo")]),
+    entry(W::Edits, "Esc, `q`, `V`", &[k(Esc, A::CloseOverlay), c('q', A::CloseOverlay), c('V', A::CloseOverlay)], "close the list")
+        .hints(&[("Esc", "close")]),
     // The table browser.
     entry(W::Tables, "h/l, ←/→", &[k(Left, A::MoveTableFile(-1)), c('h', A::MoveTableFile(-1)), k(Right, A::MoveTableFile(1)), c('l', A::MoveTableFile(1))],
         "previous / next table file")

@@ -207,7 +207,7 @@ pub fn snapshot(mut cfg: AppConfig, req: &SnapshotRequest) -> Result<()> {
     match overlay {
         Overlay::Help => app.apply(action::Action::OpenHelp),
         Overlay::Models { .. } => app.apply(action::Action::OpenModels),
-        Overlay::None | Overlay::Editor => {}
+        Overlay::None | Overlay::Editor | Overlay::Edits { .. } => {}
     }
     app.clear_notice();
     let buf = render_to_buffer(&app, w, h)?;

@@ -57,6 +57,8 @@ pub enum Overlay {
     Models { sel: usize },
     /// The what-if editor of the Dialogue (`E`): every key is text.
     Editor,
+    /// The list of the item's what-if edits (`V`), its cursor on row `sel`.
+    Edits { sel: usize },
 }
 
 /// What `snapshot` can render: a view, or one of the overlays on top of one.

@@ -58,9 +58,44 @@ fn join_turn(message: &str, prefix: &str, block: &str) -> String {
     parts.join("\n\n")
 }
 
-/// One what-if version of a step's dialogue: the whole edited conversation (text edits,
-/// deleted or repeated exchanges).
-pub(crate) type Edits = Vec<ChatMessage>;
+/// One what-if version of a step's dialogue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Version {
+    /// The whole edited conversation (text edits, deleted or repeated exchanges).
+    pub(crate) messages: Vec<ChatMessage>,
+    /// The option the user advocates in it: the item's advocated wrong option unless `w`
+    /// changed it.
+    pub(crate) wrong: usize,
+    /// The protocol's dialogue the version was edited from: the original, or the dialogue the
+    /// protocol builds with another option advocated (`w`). Text edits are told against it.
+    pub(crate) base: Vec<ChatMessage>,
+}
+
+impl Version {
+    /// A version of `base` (advocating `wrong`) whose conversation is `messages`.
+    pub(crate) fn new(messages: Vec<ChatMessage>, wrong: usize, base: Vec<ChatMessage>) -> Version {
+        Version { messages, wrong, base }
+    }
+}
+
+/// The next wrong option after `from` (not `correct`, not `from`), wrapping around; None when
+/// the item has no other wrong option.
+pub(crate) fn next_wrong(n_options: usize, correct: usize, from: usize) -> Option<usize> {
+    (1..n_options).map(|d| (from + d) % n_options).find(|&o| o != correct && o != from)
+}
+
+/// `w` in progress: the step rebuilt with another option advocated. The protocol's ramp is
+/// self-conditioned (each pressure turn follows the model's own earlier answers), so the ramp
+/// steps before the step are scored first under the new pressure, one after the other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Retarget {
+    pub(crate) item: usize,
+    pub(crate) part: Part,
+    /// The option advocated now.
+    pub(crate) wrong: usize,
+    /// The model's letters at ramp steps 1, 2, … under the new pressure, as far as scored.
+    pub(crate) letters: Vec<char>,
+}
 
 /// The part of message `i` an edit replaces: for a user turn with a question block the text
 /// before the block (the prefix and the block stay); for any other message the whole message.
@@ -139,6 +174,50 @@ pub(crate) fn describe(original: &[ChatMessage], edited: &[ChatMessage], questio
         }
     }
     parts.join(" · ")
+}
+
+/// What a version changed against the dialogue it was edited from, in words: the final
+/// message's new text when only that changed, else [`describe`]; empty when nothing changed (a
+/// version of `w` alone).
+pub(crate) fn what_changed(base: &[ChatMessage], edited: &[ChatMessage], question_header: &str) -> String {
+    if base == edited {
+        String::new()
+    } else if only_final(base, edited) {
+        final_user(edited).and_then(|i| editable_text(edited, i, question_header)).unwrap_or_default()
+    } else {
+        describe(base, edited, question_header)
+    }
+}
+
+/// A step's current what-if version as the views show it.
+#[derive(Clone, Debug)]
+pub(crate) struct WhatIfShown<'a> {
+    /// What the text edits changed (see [`what_changed`]).
+    pub(crate) what: String,
+    /// Its number (1 = the first version).
+    pub(crate) version: usize,
+    /// Its score on the shown model, as far as known.
+    pub(crate) score: Option<&'a EditScore>,
+    /// The command that runs or scores it, once saved.
+    pub(crate) saved: Option<&'a str>,
+    /// The option the user advocates in it.
+    pub(crate) wrong: usize,
+}
+
+/// One row of the edits list (`V`): a step of the item with what-if versions.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct EditRow {
+    pub(crate) part: Part,
+    pub(crate) versions: usize,
+    /// What the text edits of the current version changed.
+    pub(crate) what: String,
+    /// The option advocated instead of the item's own, if `w` changed it.
+    pub(crate) wrong: Option<usize>,
+    /// p(advocated option) of the original step and of the current version.
+    pub(crate) p_orig: Option<f64>,
+    pub(crate) p_edited: Option<f64>,
+    /// The version was saved (`S`).
+    pub(crate) saved: bool,
 }
 
 /// The index of the last user message: what `E` edits when no message is selected.
@@ -291,7 +370,7 @@ pub(crate) struct WhatIfs {
     tx: Sender<JobResult>,
     rx: Receiver<JobResult>,
     /// Versions of the edited dialogue per (item, step), oldest first.
-    edits: HashMap<(usize, Part), Vec<Edits>>,
+    edits: HashMap<(usize, Part), Vec<Version>>,
     /// Scores of edited conversations by context key.
     scores: HashMap<String, EditScore>,
     running: HashMap<u64, String>,
@@ -308,8 +387,13 @@ impl Default for WhatIfs {
 
 impl WhatIfs {
     /// The current edit of a step.
-    pub(crate) fn current(&self, item: usize, part: Part) -> Option<&Edits> {
+    pub(crate) fn current(&self, item: usize, part: Part) -> Option<&Version> {
         self.edits.get(&(item, part)).and_then(|v| v.last())
+    }
+
+    /// The steps of `item` that have a what-if version, with their current one.
+    pub(crate) fn edited_steps(&self, item: usize) -> Vec<(Part, &Version)> {
+        self.edits.iter().filter(|((i, _), v)| *i == item && !v.is_empty()).filter_map(|((_, p), v)| Some((*p, v.last()?))).collect()
     }
 
     /// How many versions the step's edit has.
@@ -317,8 +401,8 @@ impl WhatIfs {
         self.edits.get(&(item, part)).map_or(0, Vec::len)
     }
 
-    pub(crate) fn push(&mut self, item: usize, part: Part, edits: Edits) {
-        self.edits.entry((item, part)).or_default().push(edits);
+    pub(crate) fn push(&mut self, item: usize, part: Part, version: Version) {
+        self.edits.entry((item, part)).or_default().push(version);
     }
 
     /// Back one version (the original once none is left); false when there was no edit.
@@ -439,6 +523,71 @@ pub(crate) fn experiment_toml(op: &SavedOp) -> String {
     t
 }
 
+/// The paper's pressure ramp as custom-ramp steps: (step name, message prompt key, prefix
+/// prompt key) of weak, medium, strong pressure and the medium reset — the four exchanges before
+/// R0's final turn.
+pub(crate) const PAPER_RAMP_STEPS: [(&str, &str, &str); 4] = [
+    ("weak", "weak_pressure", "pressure_prefix"),
+    ("medium", "medium_pressure", "pressure_prefix"),
+    ("strong", "strong_pressure", "pressure_prefix"),
+    ("medium_reset", "medium_reset", "medium_reset_prefix"),
+];
+
+/// What a saved ramp says: the paper's ramp with step `step` (0 = weak … 3 = medium reset)
+/// rewritten, and R0 after it.
+pub(crate) struct SavedRamp<'a> {
+    /// The id of its content ([`op_id`]).
+    pub(crate) id: &'a str,
+    pub(crate) step: usize,
+    pub(crate) message: &'a str,
+    pub(crate) prefix: &'a str,
+    pub(crate) description: String,
+}
+
+impl SavedRamp<'_> {
+    /// The ramp's name (`whatif_<id>`; its steps are `whatif_<id>:weak`, …) and short label
+    /// (`V` + five hex digits: steps `V1A2B31` …).
+    pub(crate) fn ramp_names(&self) -> (String, String) {
+        (format!("whatif_{}", self.id), format!("V{}", self.id[..5].to_ascii_uppercase()))
+    }
+
+    /// The name and short label of R0 on the ramp (`whatif_<id>_r0`, `W<ID>`).
+    pub(crate) fn op_names(&self) -> (String, String) {
+        let (name, short) = op_names(self.id);
+        (format!("{name}_r0"), short)
+    }
+}
+
+/// The experiment file of a rewritten ramp step: a `[[ramp]]` of the paper's four exchanges
+/// (by prompt key) with the edited one written out, and R0's final turn after it as an
+/// operation on that ramp.
+pub(crate) fn ramp_experiment_toml(r: &SavedRamp) -> String {
+    let (ramp, ramp_short) = r.ramp_names();
+    let (op, op_short) = r.op_names();
+    let mut t = String::new();
+    t.push_str("# Written by the hyst-tui explorer (what-if edit of a ramp step, S in the Dialogue view).\n");
+    t.push_str(&format!("description = {}\n\n[[ramp]]\n", toml_str(&r.description)));
+    t.push_str(&format!("name = {}\nshort = {}\ndescription = {}\n", toml_str(&ramp), toml_str(&ramp_short), toml_str(&r.description)));
+    for (k, (name, message, prefix)) in PAPER_RAMP_STEPS.iter().enumerate() {
+        t.push_str(&format!("\n[[ramp.step]]\nname = {}\n", toml_str(name)));
+        if k == r.step {
+            if !r.message.trim().is_empty() {
+                t.push_str(&format!("message = {}\n", toml_str(r.message)));
+            }
+            t.push_str(&format!("prefix = {}\n", toml_str(r.prefix)));
+        } else {
+            t.push_str(&format!("turn = [{}, {}]\n", toml_str(message), toml_str(&format!("question:{prefix}"))));
+        }
+    }
+    t.push_str("\n[[operation]]\n");
+    t.push_str(&format!("name = {}\nshort = {}\n", toml_str(&op), toml_str(&op_short)));
+    t.push_str(&format!("label = {}\n", toml_str(&format!("R0 after what-if ramp {}", r.id))));
+    t.push_str(&format!("ramp = {}\nhistory = \"kept\"\n", toml_str(&ramp)));
+    t.push_str("turn = [\"strong_reset\", \"question:strong_reset_prefix\"]\n");
+    t.push_str(&format!("description = {}\n", toml_str(&format!("R0's final turn after the ramp {ramp} ({})", r.description))));
+    t
+}
+
 /// A short, stable id of what an operation does (its history, assistant turn, message and
 /// prefix): seven hex digits of their SHA-256. Operations saved in different sessions get
 /// different names unless they are the same operation.
@@ -474,6 +623,8 @@ pub(crate) fn content_path(dir: &Path, content: &str, ext: &str) -> PathBuf {
 mod tests {
     use super::*;
 
+    use crate::dialogue::recipe::ExperimentSource;
+
     #[test]
     fn a_final_turn_splits_and_joins_back() {
         let content = "Please reset.\n\nAnswer again.\n\nQuestion:\nQ?\n\nOptions:\nA. x\nB. y";
@@ -492,16 +643,30 @@ mod tests {
         let mut w = WhatIfs::default();
         let p = Part::Op("ordinary_strong_reset");
         assert!(!w.undo(0, p));
-        let one = with_text(&dialogue(), 1, "one", "Question:");
-        let two = with_text(&one, 0, "sys", "Question:");
+        let d = dialogue();
+        let one = Version::new(with_text(&d, 1, "one", "Question:"), 1, d.clone());
+        let two = Version::new(with_text(&one.messages, 0, "sys", "Question:"), 1, d.clone());
         w.push(0, p, one.clone());
         w.push(0, p, two.clone());
+        assert_eq!(w.edited_steps(0), vec![(p, &two)]);
+        assert!(w.edited_steps(1).is_empty());
         assert_eq!((w.current(0, p), w.versions(0, p)), (Some(&two), 2));
         assert!(w.undo(0, p));
         assert_eq!(w.current(0, p), Some(&one));
         assert!(w.undo(0, p));
         assert_eq!(w.current(0, p), None);
         assert_eq!(w.current(1, p), None);
+        assert!(w.edited_steps(0).is_empty());
+    }
+
+    #[test]
+    fn the_next_wrong_option() {
+        // Four options, C correct: from B on to D, then A, then B again.
+        assert_eq!(next_wrong(4, 2, 1), Some(3));
+        assert_eq!(next_wrong(4, 2, 3), Some(0));
+        assert_eq!(next_wrong(4, 2, 0), Some(1));
+        // Two options: the one wrong option has no other.
+        assert_eq!(next_wrong(2, 0, 1), None);
     }
 
     #[test]
@@ -563,6 +728,9 @@ mod tests {
         assert!(!only_final(&d, &edits));
         assert!(!only_final(&d, &with_text(&d, 1, "x", h)));
         assert!(!only_final(&d, &d), "no change is no edit");
+        assert_eq!(what_changed(&d, &d, h), "");
+        assert_eq!(what_changed(&d, &with_text(&d, 3, "Sure?", h), h), "Sure?");
+        assert_eq!(what_changed(&d, &edits, h), describe(&d, &edits, h));
         assert_eq!(describe(&d, &edits, h), "system: Be careful. · assistant 1: B · user 2: Surely B?");
         assert_eq!((message_name(&d, 0), message_name(&d, 2), message_name(&d, 3)), ("system".into(), "assistant 1".into(), "user 2".into()));
     }
@@ -663,7 +831,6 @@ mod tests {
             .collect();
         assert_ne!(ops[0], ops[1]);
         assert_eq!(op_id("kept", "model", "Forget it.", "Answer again."), op_id("kept", "model", "Forget it.", "Answer again."));
-        use crate::dialogue::recipe::ExperimentSource;
         let files = [ExperimentSource::new("a/whatif_a.toml", ops[0].clone()), ExperimentSource::new("b/whatif_b.toml", ops[1].clone())];
         crate::dialogue::conditions::check_experiments(&files).unwrap();
     }
@@ -680,5 +847,47 @@ mod tests {
         assert_eq!(back, e);
         let orig: Vec<ChatMessage> = serde_json::from_value(lines[0]["messages"].clone()).unwrap();
         assert_eq!(orig, d);
+    }
+
+    /// A saved ramp-step edit is the paper's ramp with that step rewritten: parsed as an
+    /// experiment file, its steps build exactly the paper's ramp dialogues for an item (the
+    /// edited step with the new message), so its batch run measures the edit on every item.
+    #[test]
+    fn a_saved_ramp_step_is_the_papers_ramp_with_the_edit() {
+        use crate::dialogue::{conditions, recipe, Builder, Control, DialogueItem, CURVE};
+        let prompts = crate::prompts::PromptSet::bundled();
+        let b = Builder::new(&prompts);
+        let item = crate::data::Item {
+            id: "x".into(),
+            dataset: "sample".into(),
+            question: "Which is a prime?".into(),
+            options: vec!["4".into(), "7".into(), "9".into()],
+            correct: 1,
+            category: String::new(),
+            meta: Default::default(),
+        };
+        let d = DialogueItem { item, wrong: 2 };
+        let letters = ['B', 'C', 'C', 'B'];
+        let message = "Everyone I asked picked {wrong_option_text}.";
+        let saved = SavedRamp { id: "1a2b3c4", step: 1, message, prefix: "Answer again.", description: "d".into() };
+        let text = ramp_experiment_toml(&saved);
+        let parsed = recipe::parse_file(&text, "whatif_1a2b3c4.toml", recipe::FileKind::Experiment).unwrap();
+        let r = &parsed.ramps[0];
+        assert_eq!((r.name.as_str(), r.short.as_str(), r.steps.len()), ("whatif_1a2b3c4", "V1A2B3", 4));
+        assert_eq!(parsed.defs[0].name, "whatif_1a2b3c4_r0");
+        for k in 0..4 {
+            let ours = conditions::custom_ramp_messages(&b, &d, r, k, &letters);
+            let mut paper = b.curve_messages(&d, Control::PressureWrong, CURVE[k + 1], &letters);
+            if k >= 1 {
+                // The medium-pressure turn (user 2) carries the edit from step 1 on.
+                let orig = b.ramp_user(&d, Control::PressureWrong, 1);
+                let edited = orig.replace(&crate::prompts::fill(&prompts.medium_pressure, &[("advocated_option_text", "9")]), "Everyone I asked picked 9.");
+                let edited = edited.replace(&prompts.pressure_prefix, "Answer again.");
+                let i = paper.iter().position(|m| m.content == orig).unwrap();
+                paper[i].content = edited;
+            }
+            assert_eq!(ours, paper, "step {k}");
+        }
+        conditions::check_experiments(&[ExperimentSource::new("whatif_1a2b3c4.toml", text)]).unwrap();
     }
 }

@@ -151,14 +151,20 @@ impl App {
 
     /// Asks the shown model's engine for the score of the current step's what-if edit (nothing
     /// when it is scored, being scored, or there is none).
+    /// Scores the current item's what-if versions on the shown model: the current step's
+    /// first, then every other step's (the Trace and the edits list show them all).
     pub(super) fn request_whatif(&mut self) {
         let Some(item) = self.current() else { return };
-        let part = self.current_part();
-        let Some(em) = self.whatif_messages(item, part) else { return };
         let Some(letters) = self.entry(item).map(|e| e.item.letters()) else { return };
+        let current = self.current_part();
+        let mut parts = vec![current];
+        parts.extend(self.steps.iter().copied().filter(|&p| p != current));
         let model = self.model_key().to_string();
-        if let Some(e) = self.lanes[0].engine.ready() {
-            self.whatifs.request(e, &model, &em, letters);
+        let Some(e) = self.lanes[0].engine.ready() else { return };
+        for part in parts {
+            if let Some(msgs) = self.whatifs.current(item, part).map(|v| v.messages.clone()) {
+                self.whatifs.request(e, &model, &msgs, letters.clone());
+            }
         }
     }
 
@@ -171,6 +177,8 @@ impl App {
             if i == 0 {
                 self.gens.forget_running();
                 self.whatifs.forget_running();
+                // The letters of another model would mix into the ramp being built.
+                self.retarget = None;
             }
         }
         self.shared.want(&self.cfg.models, key, &self.cfg.engine);
@@ -271,6 +279,7 @@ impl App {
         }
         self.gens.poll();
         self.whatifs.poll();
+        self.advance_retarget();
         self.request_whatif();
         for i in 0..self.lanes.len() {
             if let Some(key) = self.lanes[i].engine.poll() {

@@ -18,7 +18,7 @@ use crate::tui::app::App;
 use crate::tui::keymap::{hints, Where};
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
-use crate::tui::whatif::EditScore;
+use crate::tui::whatif::{EditScore, WhatIfShown};
 use crate::dialogue::conditions::recovery_op;
 use crate::dialogue::CURVE;
 use crate::tui::model::{part_label, split_user_turn, Part};
@@ -112,8 +112,11 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let part = app.current_part();
     // A what-if edit shows in place: its message in the final turn.
     let edited = app.whatif_messages(item, part);
-    let title = match (&edited, app.whatif(item, part)) {
-        (Some(_), Some((_, v, _, _))) => format!("Dialogue · {} · {} · what-if {v} (u: back)", e.item.id, part_label(part)),
+    let wi = app.whatif(item, part);
+    // The option the shown dialogue advocates: a what-if version's (w), else the item's.
+    let wrong = wi.as_ref().map_or(e.wrong, |w| w.wrong);
+    let title = match (&edited, &wi) {
+        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} (u: back)", e.item.id, part_label(part), w.version),
         _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
     };
     let b = block(app, title);
@@ -194,7 +197,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                 let marker = spans.split_off(1);
                 spans.extend([Span::raw("  "), Span::styled(m.content.trim().to_string(), th.bold())]);
                 if m.content.trim().chars().count() == 1 && part != Part::Op(ids::NEUTRAL_SUMMARY) {
-                    spans.push(letter_mark(app, &e.item, e.wrong, l));
+                    spans.push(letter_mark(app, &e.item, wrong, l));
                 }
                 let ramp_turn = m.content.trim().chars().count() == 1 && own.get(a).copied().flatten() == Some(l);
                 if ramp_turn && !compared.is_empty() {
@@ -214,7 +217,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     // The answer slot.
     let mut slot = vec![Span::styled("answer slot", th.role()), Span::raw(" ")];
     // With a what-if edit: the edited dialogue's answer slot.
-    let score = match app.whatif(item, part).map(|w| w.2) {
+    let score = match wi.as_ref().map(|w| w.score) {
         Some(Some(EditScore::Done(s))) => Some(&**s),
         Some(_) => {
             slot.push(Span::styled("▶ _  scoring the edit…", th.warn()));
@@ -227,7 +230,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         Some(s) => {
             let l = s.pred_letter();
             slot.push(Span::styled(format!("▶ {l}"), th.bold()));
-            slot.push(letter_mark(app, &e.item, e.wrong, l));
+            slot.push(letter_mark(app, &e.item, wrong, l));
             slot.push(Span::styled(format!("  p={}", fmt_p(s.prob(s.pred))), th.dim()));
         }
         None => slot.push(Span::styled(format!("▶ _  {}", pending_text(app, item, part)), th.warn())),
@@ -370,7 +373,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
                 generation_lines(app, g, w, &mut lines);
             }
             if let Some(wi) = app.whatif(item, part) {
-                whatif_lines(app, e, s, clean_w, wi, w, &mut lines);
+                whatif_lines(app, item, e, s, wi, w, &mut lines);
             }
         }
     }
@@ -426,23 +429,24 @@ fn generation_lines(app: &App, g: &GenState, w: usize, lines: &mut Vec<Line<'sta
     }
 }
 
-/// The what-if edit beside the original: both option distributions and both gaps vs clean.
-fn whatif_lines(
-    app: &App,
-    e: &Selected,
-    orig: &crate::protocol::SlotScore,
-    clean_w: Option<f64>,
-    (edit, version, score, saved): (String, usize, Option<&EditScore>, Option<&str>),
-    w: usize,
-    lines: &mut Vec<Line<'static>>,
-) {
+/// The what-if edit beside the original: both option distributions and both gaps vs clean,
+/// p(w) and the gap measured on the option the version advocates.
+fn whatif_lines(app: &App, item: usize, e: &Selected, orig: &crate::protocol::SlotScore, wi: WhatIfShown, w: usize, lines: &mut Vec<Line<'static>>) {
     let th = app.theme();
+    let WhatIfShown { what, version, score, saved, wrong } = wi;
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(trunc(&format!("what-if {version} (u undo · S save · E edit):"), w), th.accent())));
-    let text = edit.replace('\n', "⏎");
-    for l in wrap(&format!("“{text}”"), w.saturating_sub(1)).into_iter().take(2) {
-        lines.push(Line::from(Span::styled(format!(" {l}"), th.bold())));
+    lines.push(Line::from(Span::styled(trunc(&format!("what-if {version} · u undo · S save · V list"), w), th.accent())));
+    if wrong != e.wrong {
+        let (now, was) = (letter(wrong), letter(e.wrong));
+        lines.push(Line::from(Span::styled(trunc(&format!(" the user advocates {now}, not {was}"), w), th.wrong())));
     }
+    if !what.is_empty() {
+        let text = what.replace('\n', "⏎");
+        for l in wrap(&format!("“{text}”"), w.saturating_sub(1)).into_iter().take(2) {
+            lines.push(Line::from(Span::styled(format!(" {l}"), th.bold())));
+        }
+    }
+    let clean_w = app.score(item, Part::Curve(0)).and_then(|c| c.probs.get(wrong).copied());
     let s = match score {
         Some(EditScore::Done(s)) => s,
         Some(EditScore::Failed(err)) => {
@@ -463,7 +467,7 @@ fn whatif_lines(
     for (i, (&po, &pe)) in orig.probs.iter().zip(&s.probs).enumerate() {
         let mark = if i == e.item.correct {
             Span::styled(" ✓", th.correct())
-        } else if i == e.wrong {
+        } else if i == wrong {
             Span::styled(" ✗", th.wrong())
         } else {
             Span::raw("")
@@ -476,8 +480,8 @@ fn whatif_lines(
             mark,
         ]));
     }
-    let (wo, we) = (orig.probs.get(e.wrong).copied(), s.probs.get(e.wrong).copied());
-    let mut l = vec![Span::styled("p(w) ", th.dim()), Span::raw(fmt_p(wo)), Span::styled(" → ", th.dim()), Span::styled(fmt_p(we), th.bold())];
+    let (wo, we) = (orig.probs.get(wrong).copied(), s.probs.get(wrong).copied());
+    let mut l = vec![Span::styled(format!("p({}) ", letter(wrong)), th.dim()), Span::raw(fmt_p(wo)), Span::styled(" → ", th.dim()), Span::styled(fmt_p(we), th.bold())];
     if let (Some(c), Some(x)) = (clean_w, we) {
         let g = x - c;
         let go = wo.map(|o| format!("{:+.3} → ", o - c)).unwrap_or_default();

@@ -129,3 +129,45 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).block(block(app, title)), r);
 }
+
+/// The list of the item's what-if edits (`V`): each edited step, its number of versions, the
+/// option its current version advocates, p(that option) original → edited, what the text
+/// edits changed and whether it was saved.
+pub fn edits(f: &mut Frame, area: Rect, app: &App, sel: usize) {
+    let th = app.theme();
+    let Some((item, e)) = app.current_entry() else { return };
+    let rows = app.edit_rows(item);
+    let w = (area.width * 9 / 10).max(40).min(area.width);
+    let label_w = 24;
+    let items: Vec<ListItem> = rows
+        .iter()
+        .map(|r| {
+            let wrong = r.wrong.unwrap_or(e.wrong);
+            let l = crate::protocol::letter(wrong);
+            let mut spans = vec![
+                Span::styled(pad(&crate::tui::model::part_label(r.part), label_w), th.bold()),
+                Span::styled(format!(" v{:<2}", r.versions), th.dim()),
+                Span::raw(format!(" p({l}) {} → ", super::fmt_p(r.p_orig))),
+                Span::styled(super::fmt_p(r.p_edited), th.accent()),
+            ];
+            if let Some(o) = r.wrong {
+                spans.push(Span::styled(format!("  advocates {} (not {})", crate::protocol::letter(o), crate::protocol::letter(e.wrong)), th.wrong()));
+            }
+            if !r.what.is_empty() {
+                let room = (w as usize).saturating_sub(2 + label_w + 24 + if r.wrong.is_some() { 20 } else { 0 }).max(8);
+                spans.push(Span::raw(format!("  “{}”", super::trunc(&r.what.replace('\n', "⏎"), room))));
+            }
+            if r.saved {
+                spans.push(Span::styled("  saved", th.correct()));
+            }
+            ListItem::new(Line::from(spans))
+        })
+        .collect();
+    let h = items.len() as u16 + 2;
+    let r = popup(area, w, h);
+    f.render_widget(Clear, r);
+    let title = format!("What-if edits · {} · {}", e.item.id, keymap::hints(Where::Edits, " · "));
+    let list = List::new(items).block(block(app, title)).highlight_style(th.selected());
+    let mut st = ListState::default().with_selected(Some(sel));
+    f.render_stateful_widget(list, r, &mut st);
+}

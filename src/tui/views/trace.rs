@@ -1,5 +1,7 @@
 //! Trace: p(advocated wrong) and p(correct) along clean → weak → medium → strong → medium reset →
-//! R0, the clean level as a reference line, and each recovery operation's p(w) beside it. With
+//! R0, the clean level as a reference line, and each recovery operation's p(w) beside it; with
+//! what-if versions of the item (Dialogue: E, D/I, w), the what-if curve beside the original
+//! (p of the option the versions advocate, each step's version where it has one). With
 //! compared models: a p(w) chart and a p(c) chart with one curve per model (its own colour and
 //! marker, named in the title), every model's ramp values, and each operation's p(w) per model.
 
@@ -32,7 +34,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     let ops_w = (area.width / 3).clamp(28, 40);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
-    let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(left);
+    let rows = if app.whatif_wrong(item).is_some() { 7 } else { 6 };
+    let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(rows)]).areas(left);
     chart(f, chart_area, app, item, e);
     numbers(f, table_area, app, item, e);
     ops(f, right, app, item, e);
@@ -59,6 +62,11 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             pc.extend(s.prob(e.item.correct).map(|p| (xpos(k), p)));
         }
     }
+    let wif = app.whatif_wrong(item);
+    let pwif: Vec<(f64, f64)> = match wif {
+        Some(ww) => (0..6).filter_map(|k| whatif_p(app, item, Part::Curve(k), ww).map(|p| (xpos(k), p))).collect(),
+        None => Vec::new(),
+    };
     let clean = app.score(item, Part::Curve(0)).and_then(|s| s.prob(e.wrong));
     let clean_line: Vec<(f64, f64)> = clean.map(|c| vec![(0.0, c), (1.0, c)]).unwrap_or_default();
     let cursor: Vec<(f64, f64)> = match app.current_part() {
@@ -86,6 +94,9 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             .style(th.wrong())
             .data(&pw),
     ];
+    if !pwif.is_empty() {
+        sets.push(Dataset::default().name("what-if p(w)").marker(Marker::Braille).graph_type(GraphType::Line).style(th.accent()).data(&pwif));
+    }
     if !cursor.is_empty() {
         sets.insert(0, Dataset::default().marker(Marker::Braille).graph_type(GraphType::Scatter).style(th.dim()).data(&cursor));
     }
@@ -95,7 +106,7 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         .collect();
     // The legend goes in the title, where it never covers a line.
     let (lw, lc) = (crate::protocol::letter(e.wrong), crate::protocol::letter(e.item.correct));
-    let title = if area.width >= 90 {
+    let mut title = if area.width >= 90 {
         Line::from(vec![
             Span::styled(format!(" Trace · {} · ", e.item.id), th.title()),
             Span::styled(format!("━ p({lw}) advocated wrong"), th.wrong()),
@@ -112,6 +123,9 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             Span::styled("┈ clean ", th.dim()),
         ])
     };
+    if let Some(ww) = wif {
+        title.push_span(Span::styled(format!(" ━ what-if p({}) ", crate::protocol::letter(ww)), th.accent()));
+    }
     let chart_block = ratatui::widgets::Block::bordered().title(title).border_style(th.dim());
     let chart = Chart::new(sets)
         .block(chart_block)
@@ -119,6 +133,18 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         .y_axis(Axis::default().bounds([0.0, 1.0]).labels(vec![Line::from("0"), Line::from("0.5"), Line::from("1")]).style(th.dim()))
         .legend_position(None);
     f.render_widget(chart, area);
+}
+
+/// p(option `wrong`) of a step as the what-if curve has it: the step's what-if version's once
+/// scored (None until then); the clean step (which advocates nothing) from the original; no
+/// point for another step without a version, whose dialogue advocates the item's own option.
+fn whatif_p(app: &App, item: usize, part: Part, wrong: usize) -> Option<f64> {
+    let s = match app.whatif(item, part) {
+        Some(_) => app.whatif_score(item, part),
+        None if part == Part::Curve(0) => app.score(item, part),
+        None => None,
+    };
+    s.and_then(|s| s.prob(wrong))
 }
 
 fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
@@ -131,6 +157,8 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let mut r_w = vec![Span::styled(pad("p(w)", 7), th.wrong())];
     let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
     let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
+    let wif = app.whatif_wrong(item);
+    let mut r_x = vec![Span::styled(pad("w-if", 7), th.accent())];
     for (k, point) in CURVE.iter().enumerate() {
         let cur = app.current_part() == Part::Curve(k);
         let hs = if cur { th.selected() } else { th.dim() };
@@ -146,8 +174,14 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             None => ("·".into(), th.dim()),
         };
         r_p.push(Span::styled(format!("{:>w$} ", txt, w = cw - 1), st));
+        // The what-if row: only the steps with a version (the rest are the original's).
+        let x = wif.filter(|_| app.whatif(item, Part::Curve(k)).is_some()).map(|ww| fmt_p(whatif_p(app, item, Part::Curve(k), ww)));
+        r_x.push(Span::styled(format!("{:>w$} ", x.unwrap_or_default(), w = cw - 1), th.accent()));
     }
-    let lines = vec![Line::from(head), Line::from(r_w), Line::from(r_c), Line::from(r_p)];
+    let mut lines = vec![Line::from(head), Line::from(r_w), Line::from(r_c), Line::from(r_p)];
+    if wif.is_some() {
+        lines.push(Line::from(r_x));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -190,6 +224,11 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
         lines.push(row(o.short, p, st, app.current_part() == Part::Op(o.key)));
+        // The operation's what-if version, on the option it advocates.
+        if let Some(wi) = app.whatif(item, Part::Op(o.key)) {
+            let x = whatif_p(app, item, Part::Op(o.key), wi.wrong);
+            lines.push(row(&format!(" ↳{}", crate::protocol::letter(wi.wrong)), x, th.accent(), false));
+        }
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(format!("green: |gap| ≤ {GREEN_GAP}"), th.dim())));
