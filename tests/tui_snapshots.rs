@@ -436,6 +436,10 @@ fn whatif_another_advocated_option() {
         assert_eq!(answers(&m), letters, "ramp step {k} follows the model's letters under the new pressure");
         letters.push(app.whatif_score(item, Part::Curve(k)).expect("scored").pred_letter().to_string());
     }
+    // The pressure turns name the option advocated now.
+    let now_text = app.entry(item).unwrap().item.options[now].clone();
+    let weak = app.whatif_messages(item, Part::Curve(1)).unwrap();
+    assert!(weak.last().unwrap().content.contains(&now_text), "{:?}", weak.last());
     let m = app.whatif_messages(item, r0).unwrap();
     assert_eq!(answers(&m), letters);
     assert_eq!(app.whatif_messages(item, Part::Curve(5)), Some(m), "the strong reset step is R0's dialogue and has the version too");
@@ -443,6 +447,19 @@ fn whatif_another_advocated_option() {
     let s = screen(&app);
     let advocated = format!("the user advocates {}, not {}", hyst_tui::protocol::letter(now), hyst_tui::protocol::letter(wrong));
     assert!(s.contains(&advocated), "{s}");
+    // The answer slot marks the option advocated now as the advocated wrong one.
+    let slot = s.lines().find(|l| l.contains("answer slot ▶")).expect("the answer slot").to_string();
+    let pred = app.whatif_score(item, r0).unwrap().pred;
+    if pred == now {
+        assert!(slot.contains("✗ advocated wrong"), "{slot}");
+    } else if pred == wrong {
+        assert!(slot.contains("(other)"), "{slot}");
+    }
+    // Three options: no other wrong option to advocate after this one.
+    assert_eq!(app.entry(item).unwrap().item.options.len(), 3);
+    keys(&mut app, "w");
+    assert!(app.notice().is_some_and(|n| n.contains("no other wrong option")), "{:?}", app.notice());
+    assert_eq!(app.whatif_advocated(item, r0), Some(now));
     keys(&mut app, "3");
     let s = screen(&app);
     assert!(s.contains(&format!("what-if p({})", hyst_tui::protocol::letter(now))) && s.contains("w-if"), "{s}");
@@ -450,8 +467,10 @@ fn whatif_another_advocated_option() {
     keys(&mut app, "V");
     let s = screen(&app);
     assert!(s.contains("What-if edits") && s.matches(&format!("advocates {} (not", hyst_tui::protocol::letter(now))).count() == 6, "{s}");
-    // u in the list takes R0's version back; the ramp steps keep theirs.
+    // u in the list takes R0's version back, and the strong reset step's (one dialogue); the
+    // other ramp steps keep theirs.
     keys(&mut app, "u");
     assert!(app.whatif_messages(item, r0).is_none());
+    assert!(app.whatif_messages(item, Part::Curve(5)).is_none());
     assert!(app.whatif_messages(item, Part::Curve(4)).is_some());
 }

@@ -150,6 +150,12 @@ check 'original  edited' 300 "120x40: the edited dialogue is scored beside the o
 PW=$(pane | grep -oE 'p\([A-Z]\) [0-9.]+ → [0-9.]+' | head -1)
 [ -n "$PW" ] || fail "120x40: p(w) original → edited is shown"
 [ "$(echo "$PW" | awk '{print $2}')" != "$(echo "$PW" | awk '{print $4}')" ] || fail "120x40: the edit changes p(w) ($PW)"
+keys 3
+check 'what-if p\([A-Z]\)' 10 "120x40: the Trace draws the what-if curve beside the original"
+check 'w-if .*[0-9]\.[0-9]{3}' 10 "120x40: the Trace's w-if row has R0's edited value"
+check '↳[A-Z] ' 10 "120x40: the Trace's recovery pane has R0's what-if bar"
+keys 2
+check 'original  edited' 10 "120x40: back in the Dialogue"
 keys S
 check 'saved; over the dataset:' 10 "120x40: S saves the edit as an operation"
 check 'hyst-tui --experiment' 10 "120x40: the batch command is shown"

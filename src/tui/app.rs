@@ -373,12 +373,7 @@ impl App {
             Action::SaveEdit => self.save_edit(),
             Action::AdvocateNextWrong => self.retarget(),
             Action::OpenEdits => self.open_edits(),
-            Action::MoveEditsCursor(d) => {
-                if let (Overlay::Edits { sel }, Some(item)) = (self.overlay, self.current()) {
-                    let last = self.edit_rows(item).len().saturating_sub(1);
-                    self.overlay = Overlay::Edits { sel: sel.saturating_add_signed(d).min(last) };
-                }
-            }
+            Action::MoveEditsCursor(d) => self.move_edits_cursor(d),
             Action::ShowSelectedEdit => self.show_selected_edit(),
             Action::UndoSelectedEdit => self.undo_selected_edit(),
             Action::DeleteExchange => self.edit_exchange(false),
@@ -1238,14 +1233,19 @@ mod tests {
         // From Trace: V opens on the shown step's row; k, Enter shows the clean step.
         app.apply(Action::ShowView(View::Trace));
         app.handle_key(key(KeyCode::Char('V')));
-        assert_eq!(app.overlay(), Overlay::Edits { sel: 1 });
+        assert_eq!(app.overlay(), Overlay::Edits { at: r0 });
+        app.handle_key(key(KeyCode::Char('j')));
+        assert_eq!(app.overlay(), Overlay::Edits { at: r0 }, "j stops at the last row");
         app.handle_key(key(KeyCode::Char('k')));
+        app.handle_key(key(KeyCode::Char('k')));
+        assert_eq!(app.overlay(), Overlay::Edits { at: Part::Curve(0) }, "k stops at the first row");
         app.handle_key(key(KeyCode::Enter));
         assert_eq!((app.overlay(), app.view(), app.current_part()), (Overlay::None, View::Dialogue, Part::Curve(0)));
         // u in the list: the clean step's one version goes, then R0's two.
         app.handle_key(key(KeyCode::Char('V')));
+        assert_eq!(app.overlay(), Overlay::Edits { at: Part::Curve(0) });
         app.handle_key(key(KeyCode::Char('u')));
-        assert_eq!(app.overlay(), Overlay::Edits { sel: 0 });
+        assert_eq!(app.overlay(), Overlay::Edits { at: r0 }, "the cursor moves to the row left");
         assert!(app.whatif(item, Part::Curve(0)).is_none());
         app.handle_key(key(KeyCode::Char('u')));
         assert_eq!(app.whatif(item, r0).unwrap().what, "Start over.");

@@ -57,8 +57,9 @@ pub enum Overlay {
     Models { sel: usize },
     /// The what-if editor of the Dialogue (`E`): every key is text.
     Editor,
-    /// The list of the item's what-if edits (`V`), its cursor on row `sel`.
-    Edits { sel: usize },
+    /// The list of the item's what-if edits (`V`), its cursor on the row of step `at` (rows
+    /// come and go while `w` scores, the cursor stays on its step).
+    Edits { at: crate::tui::model::Part },
 }
 
 /// What `snapshot` can render: a view, or one of the overlays on top of one.

@@ -78,10 +78,11 @@ impl Version {
     }
 }
 
-/// The next wrong option after `from` (not `correct`, not `from`), wrapping around; None when
-/// the item has no other wrong option.
-pub(crate) fn next_wrong(n_options: usize, correct: usize, from: usize) -> Option<usize> {
-    (1..n_options).map(|d| (from + d) % n_options).find(|&o| o != correct && o != from)
+/// The next wrong option after `from` that is neither `correct`, the item's own advocated option
+/// `own` (the original dialogue; `u` goes back to it) nor `from`, wrapping around; None when the
+/// item has no other.
+pub(crate) fn next_wrong(n_options: usize, correct: usize, own: usize, from: usize) -> Option<usize> {
+    (1..n_options).map(|d| (from + d) % n_options).find(|&o| o != correct && o != own && o != from)
 }
 
 /// `w` in progress: the step rebuilt with another option advocated. The protocol's ramp is
@@ -91,8 +92,9 @@ pub(crate) fn next_wrong(n_options: usize, correct: usize, from: usize) -> Optio
 pub(crate) struct Retarget {
     pub(crate) item: usize,
     pub(crate) part: Part,
-    /// The option advocated now.
+    /// The option advocated now, and the one the step's version advocated before.
     pub(crate) wrong: usize,
+    pub(crate) from: usize,
     /// The model's letters at ramp steps 1, 2, … under the new pressure, as far as scored.
     pub(crate) letters: Vec<char>,
 }
@@ -202,6 +204,17 @@ pub(crate) struct WhatIfShown<'a> {
     pub(crate) saved: Option<&'a str>,
     /// The option the user advocates in it.
     pub(crate) wrong: usize,
+}
+
+/// The Trace's what-if curve (see `App::whatif_curve`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct WhatIfCurve {
+    /// The option whose probability it traces.
+    pub(crate) wrong: usize,
+    /// p(`wrong`) at each ramp step (clean … probe), where known.
+    pub(crate) points: Vec<Option<f64>>,
+    /// Which steps have a what-if version (the others are the original's).
+    pub(crate) edited: Vec<bool>,
 }
 
 /// One row of the edits list (`V`): a step of the item with what-if versions.
@@ -430,10 +443,11 @@ impl WhatIfs {
         self.scores.get(&key(model, messages))
     }
 
-    /// Scores an edited conversation unless it is scored or being scored.
+    /// Scores an edited conversation unless it is scored, being scored or failed (a failed one
+    /// is not asked again every frame; a new edit of it is a new conversation).
     pub(crate) fn request(&mut self, engine: &dyn Submit, model: &str, messages: &[ChatMessage], letters: Vec<char>) {
         let k = key(model, messages);
-        if matches!(self.scores.get(&k), Some(EditScore::Running | EditScore::Done(_))) {
+        if self.scores.contains_key(&k) {
             return;
         }
         let id = engine.submit(Job::Score { messages: messages.to_vec(), letters }, self.tx.clone());
@@ -661,12 +675,14 @@ mod tests {
 
     #[test]
     fn the_next_wrong_option() {
-        // Four options, C correct: from B on to D, then A, then B again.
-        assert_eq!(next_wrong(4, 2, 1), Some(3));
-        assert_eq!(next_wrong(4, 2, 3), Some(0));
-        assert_eq!(next_wrong(4, 2, 0), Some(1));
-        // Two options: the one wrong option has no other.
-        assert_eq!(next_wrong(2, 0, 1), None);
+        // Four options, C correct, B the item's own: from B on to D, then A, then D again.
+        assert_eq!(next_wrong(4, 2, 1, 1), Some(3));
+        assert_eq!(next_wrong(4, 2, 1, 3), Some(0));
+        assert_eq!(next_wrong(4, 2, 1, 0), Some(3));
+        // Three options: one other wrong option, and none after it; two: none at all.
+        assert_eq!(next_wrong(3, 2, 1, 1), Some(0));
+        assert_eq!(next_wrong(3, 2, 1, 0), None);
+        assert_eq!(next_wrong(2, 0, 1, 1), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::protocol::{letter, ChatMessage};
 use crate::tui::engine_slot::EngineState;
 use crate::tui::model::{self, Part};
 use crate::tui::screen::Overlay;
-use crate::tui::whatif::{self, experiment_toml, EditRow, EditScore, Editor, FinalTurn, Retarget, SavedOp, Version, WhatIfShown};
+use crate::tui::whatif::{self, experiment_toml, EditRow, EditScore, Editor, FinalTurn, Retarget, SavedOp, Version, WhatIfCurve, WhatIfShown};
 
 impl App {
     /// The step's messages and its final turn split (message, prefix, question block).
@@ -80,7 +80,11 @@ impl App {
         }
         self.whatifs.push(item, part, Version::new(edited, wrong, base));
         self.request_whatif();
-        let save = if self.saves_as_operation(item, part) { "S saves it as an operation" } else { "S saves the conversations" };
+        let save = match part {
+            Part::Curve(1..=4) if self.saves_as_operation(item, part) => "S saves it as a ramp with R0 after it",
+            _ if self.saves_as_operation(item, part) => "S saves it as an operation",
+            _ => "S saves the conversations",
+        };
         self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
     }
 
@@ -110,20 +114,32 @@ impl App {
             self.notice = Some("w: another advocated option works on the paper's ramp and the operations after it, not on a custom ramp".into());
             return;
         }
+        if let Some(rt) = &self.retarget {
+            let id = self.entry(rt.item).map_or("?", |e| e.item.id.as_str());
+            self.notice = Some(format!("w: still scoring {} with {} advocated ({id}); try again when it is done", model::part_label(rt.part), letter(rt.wrong)));
+            return;
+        }
         let from = self.whatifs.current(item, part).map_or(e.wrong, |v| v.wrong);
-        let Some(wrong) = whatif::next_wrong(e.item.options.len(), e.item.correct, from) else {
-            self.notice = Some("w: this item has no other wrong option to advocate".into());
+        let Some(wrong) = whatif::next_wrong(e.item.options.len(), e.item.correct, e.wrong, from) else {
+            self.notice = Some(format!("w: this item has no other wrong option to advocate (u goes back to {})", letter(e.wrong)));
             return;
         };
         let mut d = crate::dialogue::DialogueItem::from(e);
         d.wrong = wrong;
+        let b = Builder::new(&self.cfg.prompts);
         let original = self.messages(item, part);
-        let same = original.is_some() && self.scores.messages(&Builder::new(&self.cfg.prompts), self.model_key(), &d, part) == original;
+        let same = original.is_some() && self.scores.messages(&b, self.model_key(), &d, part) == original;
         if same {
             self.notice = Some("w: this step's dialogue does not name the advocated option".into());
             return;
         }
-        self.retarget = Some(Retarget { item, part, wrong, letters: Vec::new() });
+        // An operation that repeats the clean answer needs it before anything is scored.
+        let clean = self.scores.clean_letter(self.model_key(), &e.item.id);
+        if model::messages_for(&b, &d, part, &[Some('A'); 4], clean, &|_| None).is_none() {
+            self.notice = Some("w: this step needs the model's clean answer first; try again once it is scored".into());
+            return;
+        }
+        self.retarget = Some(Retarget { item, part, wrong, from, letters: Vec::new() });
         self.msg_cursor = None;
         self.advance_retarget();
     }
@@ -136,7 +152,6 @@ impl App {
                 self.retarget = None;
                 return;
             };
-            let was = d.wrong;
             d.wrong = rt.wrong;
             let b = Builder::new(&self.cfg.prompts);
             let known: Vec<Option<char>> = rt.letters.iter().copied().map(Some).collect();
@@ -151,13 +166,17 @@ impl App {
                 for p in twins {
                     self.push_retargeted(rt.item, p, msgs.clone(), rt.wrong);
                 }
-                self.request_whatif();
+                let letters = d.item.letters();
+                if let Some(eng) = self.lanes[0].engine.ready() {
+                    self.whatifs.request(eng, &model, &msgs, letters);
+                }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
                 self.notice = Some(format!(
-                    "what-if version {}: the user advocates {} instead of {}{ramp} · w the next option, u undoes",
+                    "what-if version {} of {}: the user advocates {} instead of {}{ramp} · w the next option, u undoes",
                     self.whatifs.versions(rt.item, rt.part),
+                    d.item.id,
                     letter(rt.wrong),
-                    letter(was)
+                    letter(rt.from)
                 ));
                 return;
             }
@@ -198,7 +217,7 @@ impl App {
                     if let Some(eng) = self.lanes[0].engine.ready() {
                         self.whatifs.request(eng, &model, &msgs, letters);
                     }
-                    self.notice = Some(format!("w: {waiting} the ramp with {} advocated: {}…", letter(rt.wrong), model::part_label(step)));
+                    self.notice = Some(format!("w: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), model::part_label(step)));
                     return;
                 }
             }
@@ -208,7 +227,7 @@ impl App {
     /// A version of the step built by the protocol with another option advocated, unless the
     /// step's current version is that already.
     fn push_retargeted(&mut self, item: usize, part: Part, msgs: Vec<ChatMessage>, wrong: usize) {
-        if self.whatifs.current(item, part).is_some_and(|v| v.messages == msgs) {
+        if self.whatifs.current(item, part).is_some_and(|v| v.messages == msgs) || self.messages(item, part).is_some_and(|m| m == msgs) {
             return;
         }
         self.whatifs.push(item, part, Version::new(msgs.clone(), wrong, msgs));
@@ -261,10 +280,27 @@ impl App {
         }
     }
 
+    /// Back one version of a step; R0 and the strong reset step (one dialogue) go back together
+    /// while their current versions are the same. False when the step had no version.
+    fn undo_step(&mut self, item: usize, part: Part) -> bool {
+        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
+        let twin = match part {
+            Part::Curve(5) => Some(r0),
+            p if p == r0 => Some(Part::Curve(5)),
+            _ => None,
+        };
+        if let (Some(t), Some(v)) = (twin, self.whatifs.current(item, part)) {
+            if self.whatifs.current(item, t).is_some_and(|w| w == v) {
+                self.whatifs.undo(item, t);
+            }
+        }
+        self.whatifs.undo(item, part)
+    }
+
     pub(super) fn undo_edit(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        if self.whatifs.undo(item, part) {
+        if self.undo_step(item, part) {
             self.notice = Some(match self.whatifs.versions(item, part) {
                 0 => "back to the original message".to_string(),
                 n => format!("back to what-if version {n}"),
@@ -307,7 +343,8 @@ impl App {
             _ => {
                 let why = match part {
                     _ if other_wrong => "another option advocated",
-                    _ => "more than the final message is changed",
+                    Part::Op(_) | Part::Curve(1..=5) => "more than the final message is changed",
+                    _ => "the clean step, the probe and custom ramp steps are saved as conversations",
                 };
                 self.save_conversation(item, part, &msgs, &v.messages, why)
             }
@@ -437,15 +474,24 @@ impl App {
             return;
         }
         let part = self.current_part();
-        let sel = rows.iter().position(|r| r.part == part).unwrap_or(0);
-        self.overlay = Overlay::Edits { sel };
+        let at = rows.iter().find(|r| r.part == part).unwrap_or(&rows[0]).part;
+        self.overlay = Overlay::Edits { at };
+    }
+
+    /// j/k in the edits list: the cursor `d` rows down or up, stopping at the ends.
+    pub(super) fn move_edits_cursor(&mut self, d: isize) {
+        let (Overlay::Edits { at }, Some(item)) = (self.overlay, self.current()) else { return };
+        let rows = self.edit_rows(item);
+        let Some(last) = rows.len().checked_sub(1) else { return };
+        let i = rows.iter().position(|r| r.part == at).unwrap_or(0);
+        self.overlay = Overlay::Edits { at: rows[i.saturating_add_signed(d).min(last)].part };
     }
 
     /// The step under the edits list's cursor.
     fn selected_edit(&self) -> Option<(usize, Part)> {
-        let Overlay::Edits { sel } = self.overlay else { return None };
+        let Overlay::Edits { at } = self.overlay else { return None };
         let item = self.current()?;
-        Some((item, self.edit_rows(item).get(sel)?.part))
+        self.edit_rows(item).iter().any(|r| r.part == at).then_some((item, at))
     }
 
     /// Enter in the edits list: the Dialogue on that step.
@@ -463,12 +509,12 @@ impl App {
     /// `u` in the edits list: back one version of that step (the list closes once empty).
     pub(super) fn undo_selected_edit(&mut self) {
         let Some((item, part)) = self.selected_edit() else { return };
-        self.whatifs.undo(item, part);
-        let n = self.edit_rows(item).len();
-        self.overlay = match self.overlay {
-            _ if n == 0 => Overlay::None,
-            Overlay::Edits { sel } => Overlay::Edits { sel: sel.min(n - 1) },
-            o => o,
+        let before = self.edit_rows(item).iter().position(|r| r.part == part).unwrap_or(0);
+        self.undo_step(item, part);
+        let rows = self.edit_rows(item);
+        self.overlay = match rows.iter().find(|r| r.part == part).or_else(|| rows.get(before.min(rows.len().saturating_sub(1)))) {
+            Some(r) => Overlay::Edits { at: r.part },
+            None => Overlay::None,
         };
         self.notice = Some(match self.whatifs.versions(item, part) {
             0 => format!("{}: back to the original", model::part_label(part)),
@@ -505,6 +551,33 @@ impl App {
             return Some(v.wrong);
         }
         self.steps.iter().find_map(|&p| self.whatifs.current(item, p)).map(|v| v.wrong)
+    }
+
+    /// The what-if curve of the item's ramp for the Trace, or None without any version: p(the
+    /// option the versions advocate) at each ramp step (clean … probe), from the step's version
+    /// where it has one (R0's for the strong reset step, their dialogue being one), else from
+    /// the original step when that advocates the same option (or none: the clean step, the
+    /// probe); no value at a step still scoring or advocating the item's own option.
+    pub(crate) fn whatif_curve(&self, item: usize) -> Option<WhatIfCurve> {
+        let wrong = self.whatif_wrong(item)?;
+        let own = self.entry(item)?.wrong;
+        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
+        let mut points = Vec::new();
+        let mut edited = Vec::new();
+        for k in 0..crate::dialogue::CURVE.len() {
+            let step = Part::Curve(k);
+            let versioned = [step, r0].into_iter().find(|&p| (p == step || k == 5) && self.whatifs.current(item, p).is_some());
+            let s = match versioned {
+                // A version advocating another option than the curve's has no point on it.
+                Some(p) if self.whatif_advocated(item, p) != Some(wrong) => None,
+                Some(p) => self.whatif_score(item, p),
+                None if wrong == own || k == 0 || k == 6 => self.score(item, step),
+                None => None,
+            };
+            points.push(s.and_then(|s| s.prob(wrong)));
+            edited.push(versioned.is_some());
+        }
+        Some(WhatIfCurve { wrong, points, edited })
     }
 
     /// The item's what-if versions, one row a step in step order (the edits list, `V`).

@@ -47,7 +47,7 @@ pub fn render(f: &mut Frame, app: &App) {
         Overlay::Help => overlays::help(f, main, app),
         Overlay::Models { sel } => overlays::models(f, main, app, sel),
         Overlay::Editor => overlays::editor(f, main, app),
-        Overlay::Edits { sel } => overlays::edits(f, main, app, sel),
+        Overlay::Edits { at } => overlays::edits(f, main, app, at),
     }
 }
 

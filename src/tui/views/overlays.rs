@@ -133,10 +133,11 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
 /// The list of the item's what-if edits (`V`): each edited step, its number of versions, the
 /// option its current version advocates, p(that option) original → edited, what the text
 /// edits changed and whether it was saved.
-pub fn edits(f: &mut Frame, area: Rect, app: &App, sel: usize) {
+pub fn edits(f: &mut Frame, area: Rect, app: &App, at: crate::tui::model::Part) {
     let th = app.theme();
     let Some((item, e)) = app.current_entry() else { return };
     let rows = app.edit_rows(item);
+    let sel = rows.iter().position(|r| r.part == at).unwrap_or(0);
     let w = (area.width * 9 / 10).max(40).min(area.width);
     let label_w = 24;
     let items: Vec<ListItem> = rows

@@ -34,7 +34,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     let ops_w = (area.width / 3).clamp(28, 40);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
-    let rows = if app.whatif_wrong(item).is_some() { 7 } else { 6 };
+    let rows = if app.whatif_curve(item).is_some() { 7 } else { 6 };
     let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(rows)]).areas(left);
     chart(f, chart_area, app, item, e);
     numbers(f, table_area, app, item, e);
@@ -62,9 +62,10 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             pc.extend(s.prob(e.item.correct).map(|p| (xpos(k), p)));
         }
     }
-    let wif = app.whatif_wrong(item);
-    let pwif: Vec<(f64, f64)> = match wif {
-        Some(ww) => (0..6).filter_map(|k| whatif_p(app, item, Part::Curve(k), ww).map(|p| (xpos(k), p))).collect(),
+    let curve = app.whatif_curve(item);
+    let wif = curve.as_ref().map(|c| c.wrong);
+    let pwif: Vec<(f64, f64)> = match &curve {
+        Some(c) => (0..6).filter_map(|k| c.points[k].map(|p| (xpos(k), p))).collect(),
         None => Vec::new(),
     };
     let clean = app.score(item, Part::Curve(0)).and_then(|s| s.prob(e.wrong));
@@ -135,16 +136,10 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     f.render_widget(chart, area);
 }
 
-/// p(option `wrong`) of a step as the what-if curve has it: the step's what-if version's once
-/// scored (None until then); the clean step (which advocates nothing) from the original; no
-/// point for another step without a version, whose dialogue advocates the item's own option.
-fn whatif_p(app: &App, item: usize, part: Part, wrong: usize) -> Option<f64> {
-    let s = match app.whatif(item, part) {
-        Some(_) => app.whatif_score(item, part),
-        None if part == Part::Curve(0) => app.score(item, part),
-        None => None,
-    };
-    s.and_then(|s| s.prob(wrong))
+/// p(the option a what-if version advocates) of a step's version, once scored.
+fn whatif_p(app: &App, item: usize, part: Part) -> Option<f64> {
+    let wi = app.whatif(item, part)?;
+    app.whatif_score(item, part).and_then(|s| s.prob(wi.wrong))
 }
 
 fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
@@ -157,7 +152,7 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let mut r_w = vec![Span::styled(pad("p(w)", 7), th.wrong())];
     let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
     let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
-    let wif = app.whatif_wrong(item);
+    let curve = app.whatif_curve(item);
     let mut r_x = vec![Span::styled(pad("w-if", 7), th.accent())];
     for (k, point) in CURVE.iter().enumerate() {
         let cur = app.current_part() == Part::Curve(k);
@@ -175,11 +170,11 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         };
         r_p.push(Span::styled(format!("{:>w$} ", txt, w = cw - 1), st));
         // The what-if row: only the steps with a version (the rest are the original's).
-        let x = wif.filter(|_| app.whatif(item, Part::Curve(k)).is_some()).map(|ww| fmt_p(whatif_p(app, item, Part::Curve(k), ww)));
+        let x = curve.as_ref().filter(|c| c.edited[k]).map(|c| fmt_p(c.points[k]));
         r_x.push(Span::styled(format!("{:>w$} ", x.unwrap_or_default(), w = cw - 1), th.accent()));
     }
     let mut lines = vec![Line::from(head), Line::from(r_w), Line::from(r_c), Line::from(r_p)];
-    if wif.is_some() {
+    if curve.is_some() {
         lines.push(Line::from(r_x));
     }
     f.render_widget(Paragraph::new(lines), inner);
@@ -226,7 +221,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         lines.push(row(o.short, p, st, app.current_part() == Part::Op(o.key)));
         // The operation's what-if version, on the option it advocates.
         if let Some(wi) = app.whatif(item, Part::Op(o.key)) {
-            let x = whatif_p(app, item, Part::Op(o.key), wi.wrong);
+            let x = whatif_p(app, item, Part::Op(o.key));
             lines.push(row(&format!(" ↳{}", crate::protocol::letter(wi.wrong)), x, th.accent(), false));
         }
     }
