@@ -404,7 +404,7 @@ fn dialogue_whatif_edit_of_r0() {
 /// pressure steps before R0 are scored first under the new pressure, each on the model's own
 /// letters before it, and R0's version carries the four letters; the Dialogue says which option
 /// is advocated now, the Trace draws the what-if curve beside the original, the edits list (V)
-/// has the six steps (weak … strong reset, and R0).
+/// has five rows (weak … medium reset, and R0 for R0 and the strong reset step).
 #[test]
 fn whatif_another_advocated_option() {
     let mut app = App::new(config(None)).expect("app");
@@ -466,7 +466,7 @@ fn whatif_another_advocated_option() {
     assert_engine_screen!("trace_whatif", s);
     keys(&mut app, "V");
     let s = screen(&app);
-    assert!(s.contains("What-if edits") && s.matches(&format!("advocates {} (not", hyst_tui::protocol::letter(now))).count() == 6, "{s}");
+    assert!(s.contains("What-if edits") && s.matches(&format!("advocates {} (not", hyst_tui::protocol::letter(now))).count() == 5, "{s}");
     // u in the list takes R0's version back, and the strong reset step's (one dialogue); the
     // other ramp steps keep theirs.
     keys(&mut app, "u");

@@ -165,6 +165,9 @@ pub struct App {
     external_edit: Option<String>,
     /// `w` in progress: the ramp being scored under another advocated option.
     retarget: Option<Retarget>,
+    /// The step whose new what-if version the status line says is scoring: once it is scored
+    /// the line says so.
+    whatif_notice: Option<(usize, Part)>,
     batch: Option<BatchTask>,
     view: View,
     overlay: Overlay,
@@ -242,6 +245,7 @@ impl App {
             msg_cursor: None,
             external_edit: None,
             retarget: None,
+            whatif_notice: None,
             batch: None,
             view: View::Items,
             overlay: Overlay::None,
@@ -286,6 +290,7 @@ impl App {
         let action = keymap::action_for(self.key_context(), k);
         if !self.cfg.options.frozen && action != Some(Action::Quit) {
             self.notice = None;
+            self.whatif_notice = None;
         }
         if let Some(a) = action {
             self.apply(a);
@@ -470,7 +475,7 @@ impl App {
 
     /// The shown model's greedy continuation of a step, asked for or done.
     pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
-        let msgs = self.messages(item, part)?;
+        let msgs = self.whatif_messages(item, part).or_else(|| self.messages(item, part))?;
         self.gens.get(self.model_key(), &msgs)
     }
 

@@ -295,20 +295,24 @@ pub(crate) static KEYS: &[KeyEntry] = &[
     entry(W::Steps, "PgUp/PgDn", &[k(PageUp, A::ScrollDialogue(5)), k(PageDown, A::ScrollDialogue(-5))], "scroll the conversation"),
     entry(W::Steps, "Esc", &[k(Esc, A::ShowView(View::Items))], "back to the items"),
     entry(W::Steps, "`V`", &[c('V', A::OpenEdits)], "what-if: the list of this item's edits")
-        .readme("what-if: the list of this item's edits — each edited step with its versions, what changed, p(w) original → edited, saved or not"),
+        .readme("what-if: the list of this item's edits — each edited step with its number of versions and, of its current version, the option advocated, p(that option) original → edited, what the text edits changed, saved or not"),
     entry(W::Recovery, "Enter", &[k(Enter, A::ShowView(View::Dialogue))], "show the operation's dialogue"),
     entry(W::Dialogue, "`a`", &[c('a', A::Generate)], "what the model would say (greedy); a again stops it")
-        .readme("what the model would say: its greedy continuation at the answer slot of this step (up to 24 tokens, on the engine thread); `a` again while it runs stops it"),
+        .readme("what the model would say: its greedy continuation at the answer slot of this step as shown — its what-if version when it has one (up to 24 tokens, on the engine thread); `a` again while it runs stops it")
+        .hints(&[("a", "reply")]),
     entry(W::Dialogue, "J/K", &[c('J', A::MoveMessage(1)), c('K', A::MoveMessage(-1))], "what-if: select the next / previous message (E edits it)")
+        .hints(&[("J/K", "pick")])
         .readme("what-if: select the next / previous message of the step's dialogue — the system prompt, a user turn, an assistant letter (none selected: the final user message)"),
     entry(W::Dialogue, "`E`", &[c('E', A::StartEdit)], "what-if: edit the selected (else the final user) message")
+        .hints(&[("E", "edit")])
         .readme("what-if: edit the selected message (else the final user turn's: R0's reset message, R1's retraction, …) in a small editor; Enter scores the edited dialogue"),
     entry(W::Dialogue, "`D` / `I`", &[c('D', A::DeleteExchange), c('I', A::RepeatExchange)], "what-if: delete / repeat the selected exchange")
         .readme("what-if: a version without the selected exchange of the history (its user turn and the answer to it), or with it said once more right after it (the copy can then be edited)"),
     entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save the edit")
         .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, of only a pressure step's message as a custom ramp with R0 after it, each with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
     entry(W::Dialogue, "`w`", &[c('w', A::AdvocateNextWrong)], "what-if: the user advocates the next wrong option")
-        .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
+        .hints(&[("w", "wrong")])
+        .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew, so earlier text edits of the step stay in the versions before it; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
     entry(W::Editor, "Enter", &[k(Enter, A::EditApply)], "score the edited dialogue").hints(&[("Enter", "score")]),
     entry(W::Editor, "Alt-Enter", &[(Key::Alt(Enter), Does::Act(A::EditNewline))], "a new line").hints(&[("Alt-Enter", "new line")]),
     entry(W::Editor, "←/→, Home/End", &[
@@ -622,6 +626,7 @@ mod tests {
         assert_eq!(hints(Where::Global, "  "), "? help  m model  q quit");
         assert_eq!(hint_keys(Where::Global, " "), "? m q");
         assert_eq!(hints(Where::Steps, "  "), "←→ step  n/p item  e blocks  r ops");
+        assert_eq!(hints(Where::Dialogue, "  "), "a reply  J/K pick  E edit  w wrong");
         assert_eq!(hints(Where::Items, " · "), "j/k move · Enter dialogue · s sort · S reverse · / filter · g/G");
         assert_eq!(hints(Where::Filter, " · "), "Enter keep · Esc clear");
         assert_eq!(hints(Where::Models, " · "), "Enter show · c compare · Esc close");

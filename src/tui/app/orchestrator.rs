@@ -127,7 +127,8 @@ impl App {
     pub(super) fn toggle_generation(&mut self) {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
-        let Some(msgs) = self.messages(item, part) else {
+        // The dialogue as shown: the step's what-if version when it has one.
+        let Some(msgs) = self.whatif_messages(item, part).or_else(|| self.messages(item, part)) else {
             self.notice = Some("this step's conversation waits for an earlier letter".into());
             return;
         };
@@ -279,6 +280,7 @@ impl App {
         }
         self.gens.poll();
         self.whatifs.poll();
+        self.update_whatif_notice();
         self.advance_retarget();
         self.request_whatif();
         for i in 0..self.lanes.len() {

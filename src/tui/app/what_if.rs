@@ -85,7 +85,38 @@ impl App {
             _ if self.saves_as_operation(item, part) => "S saves it as an operation",
             _ => "S saves the conversations",
         };
-        self.notice = Some(format!("what-if version {}: scoring… (u undoes, {save})", self.whatifs.versions(item, part)));
+        let waiting = match self.engine_state() {
+            EngineState::Ready(_) => "scoring…",
+            EngineState::Loading { .. } => "scored once the model has loaded…",
+            _ => "no model to score it: m loads one",
+        };
+        self.notice = Some(format!("what-if version {}: {waiting} (u undoes, {save})", self.whatifs.versions(item, part)));
+        self.whatif_notice = Some((item, part));
+    }
+
+    /// Once the version the status line says is scoring is scored, the line says what it gave.
+    pub(super) fn update_whatif_notice(&mut self) {
+        let Some((item, part)) = self.whatif_notice else { return };
+        let Some(wi) = self.whatif(item, part) else {
+            self.whatif_notice = None;
+            return;
+        };
+        let text = match wi.score {
+            Some(EditScore::Done(s)) => {
+                let orig = self.score(item, part).and_then(|o| o.prob(wi.wrong));
+                format!(
+                    "what-if version {} scored: p({}) {} → {} (u undoes, S saves)",
+                    wi.version,
+                    letter(wi.wrong),
+                    orig.map_or("?".into(), |p| format!("{p:.3}")),
+                    s.prob(wi.wrong).map_or("?".into(), |p| format!("{p:.3}"))
+                )
+            }
+            Some(EditScore::Failed(e)) => format!("what-if version {}: scoring failed: {e}", wi.version),
+            _ => return,
+        };
+        self.notice = Some(text);
+        self.whatif_notice = None;
     }
 
     /// The step's current version is an edit of only an operation's final message, with the
@@ -172,7 +203,7 @@ impl App {
                 }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
                 self.notice = Some(format!(
-                    "what-if version {} of {}: the user advocates {} instead of {}{ramp} · w the next option, u undoes",
+                    "what-if version {} of {}: the user advocates {} instead of {}{ramp}, built anew from the protocol · u undoes",
                     self.whatifs.versions(rt.item, rt.part),
                     d.item.id,
                     letter(rt.wrong),
@@ -302,7 +333,7 @@ impl App {
         let part = self.current_part();
         if self.undo_step(item, part) {
             self.notice = Some(match self.whatifs.versions(item, part) {
-                0 => "back to the original message".to_string(),
+                0 => "back to the original dialogue".to_string(),
                 n => format!("back to what-if version {n}"),
             });
         } else {
@@ -374,7 +405,7 @@ impl App {
         let command = format!("hyst-tui score --model {} --messages {}", self.model_key(), path.display());
         tracing::info!("saved the what-if conversations (original, edited) to {}; score them with: {command}", path.display());
         self.whatifs.set_command(item, part, command.clone());
-        self.notice = Some(format!("not an operation ({why}): saved the original and edited dialogue to {} · score them: {command}", path.display()));
+        self.notice = Some(format!("not an operation ({why}): saved to {} · the score command is under the distribution", path.display()));
     }
 
     fn save_operation(&mut self, item: usize, part: Part, key: &str, edit: &str) {
@@ -462,7 +493,7 @@ impl App {
         );
         tracing::info!("saved what-if operation {name} to {}; run it with: {command}", path.display());
         self.whatifs.set_command(item, part, command.clone());
-        self.notice = Some(format!("saved {short} to {} · run it: {command}", path.display()));
+        self.notice = Some(format!("saved {short} to {} · the batch command is under the distribution", path.display()));
     }
 
     /// `V`: the list of the item's edits (or a notice that there is none).
@@ -601,6 +632,12 @@ impl App {
                 }
             })
             .collect();
+        // The strong reset step and R0 are one dialogue: listed once while their versions agree.
+        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
+        let twin = |p: Part| self.whatifs.current(item, p);
+        if twin(Part::Curve(5)).is_some() && twin(Part::Curve(5)) == twin(r0) {
+            rows.retain(|r| r.part != Part::Curve(5));
+        }
         rows.sort_by_key(|r| self.steps.iter().position(|&p| p == r.part).unwrap_or(usize::MAX));
         rows
     }

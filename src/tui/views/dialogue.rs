@@ -200,7 +200,8 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                     spans.push(letter_mark(app, &e.item, wrong, l));
                 }
                 let ramp_turn = m.content.trim().chars().count() == 1 && own.get(a).copied().flatten() == Some(l);
-                if ramp_turn && !compared.is_empty() {
+                // The compared models' letters belong to the original dialogue, not to an edit.
+                if ramp_turn && !compared.is_empty() && wi.is_none() {
                     spans.push(Span::styled("  │", th.dim()));
                     for (i, cm) in compared.iter().enumerate() {
                         let theirs = app.ramp_letters_of(cm, item).get(a).copied().flatten();
@@ -220,7 +221,12 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let score = match wi.as_ref().map(|w| w.score) {
         Some(Some(EditScore::Done(s))) => Some(&**s),
         Some(_) => {
-            slot.push(Span::styled("▶ _  scoring the edit…", th.warn()));
+            let waiting = match app.engine_state() {
+                EngineState::Ready(_) => "scoring the edit…",
+                EngineState::Loading { .. } => "scoring the edit once the model has loaded…",
+                _ => "no model to score the edit (m loads one)",
+            };
+            slot.push(Span::styled(format!("▶ _  {waiting}"), th.warn()));
             None
         }
         None => app.score(item, part),
@@ -387,16 +393,19 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
         Span::styled(" adv. wrong", th.dim()),
     ]));
     lines.push(Line::from(Span::styled(hints(Where::Steps, "  "), th.dim())));
+    lines.push(Line::from(Span::styled(hints(Where::Dialogue, "  "), th.dim())));
     // The question and the full option texts, if there is room.
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("Question", th.header())));
     for l in wrap(&e.item.question, w) {
         lines.push(Line::from(l));
     }
+    // The option the shown dialogue advocates (a what-if version's, else the item's).
+    let advocated = app.whatif(item, part).map_or(e.wrong, |wi| wi.wrong);
     for (i, o) in e.item.options.iter().enumerate() {
         let (mark, st) = if i == e.item.correct {
             ("✓", th.correct())
-        } else if i == e.wrong {
+        } else if i == advocated {
             ("✗", th.wrong())
         } else {
             (" ", th.plain())

@@ -153,7 +153,8 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
     let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
     let curve = app.whatif_curve(item);
-    let mut r_x = vec![Span::styled(pad("w-if", 7), th.accent())];
+    // "w-if A": the what-if p of option A (the option the versions advocate).
+    let mut r_x = vec![Span::styled(pad(&format!("w-if {}", curve.as_ref().map_or('?', |c| crate::protocol::letter(c.wrong))), 7), th.accent())];
     for (k, point) in CURVE.iter().enumerate() {
         let cur = app.current_part() == Part::Curve(k);
         let hs = if cur { th.selected() } else { th.dim() };
@@ -190,7 +191,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     // "R6' ▕bar┊  ▏0.123"
     let bar_w = w.saturating_sub(6 + 6).max(4);
     let mut lines = vec![Line::from(Span::styled(format!("{:<6}{}", "", "┊ = clean level"), th.dim()))];
-    let row = |label: &str, p: Option<f64>, st: Style, cur: bool| -> Line<'static> {
+    let row = |label: &str, p: Option<f64>, clean: Option<f64>, st: Style, cur: bool| -> Line<'static> {
         let mut cells: Vec<char> = bar(p.unwrap_or(f64::NAN), bar_w).chars().collect();
         if let Some(c) = clean {
             let pos = ((c.clamp(0.0, 1.0) * bar_w as f64).round() as usize).min(bar_w.saturating_sub(1));
@@ -206,7 +207,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             Span::raw(format!(" {}", fmt_p(p))),
         ])
     };
-    lines.push(row("clean", clean, th.dim(), app.current_part() == Part::Curve(0)));
+    lines.push(row("clean", clean, clean, th.dim(), app.current_part() == Part::Curve(0)));
     for o in explorer_ops() {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
@@ -218,11 +219,13 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         if o.short == "R6'" {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
-        lines.push(row(o.short, p, st, app.current_part() == Part::Op(o.key)));
-        // The operation's what-if version, on the option it advocates.
+        lines.push(row(o.short, p, clean, st, app.current_part() == Part::Op(o.key)));
+        // The operation's what-if version, on the option it advocates (against that option's
+        // clean level).
         if let Some(wi) = app.whatif(item, Part::Op(o.key)) {
             let x = whatif_p(app, item, Part::Op(o.key));
-            lines.push(row(&format!(" ↳{}", crate::protocol::letter(wi.wrong)), x, th.accent(), false));
+            let c = app.score(item, Part::Curve(0)).and_then(|s| s.prob(wi.wrong));
+            lines.push(row(&format!(" ↳{}", crate::protocol::letter(wi.wrong)), x, c, th.accent(), false));
         }
     }
     lines.push(Line::from(""));
