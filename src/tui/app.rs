@@ -475,7 +475,7 @@ impl App {
 
     /// The shown model's greedy continuation of a step, asked for or done.
     pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
-        let msgs = self.whatif_messages(item, part).or_else(|| self.messages(item, part))?;
+        let msgs = self.shown_messages(item, part)?;
         self.gens.get(self.model_key(), &msgs)
     }
 

@@ -78,6 +78,17 @@ impl Version {
     }
 }
 
+/// The step whose dialogue is the same as `part`'s: R0 (the ordinary strong reset) and the
+/// ramp's strong reset step (`Curve(5)`); None for every other step.
+pub(crate) fn r0_twin(part: Part) -> Option<Part> {
+    let r0 = Part::Op(crate::dialogue::conditions::ids::ORDINARY_RESET);
+    match part {
+        Part::Curve(5) => Some(r0),
+        p if p == r0 => Some(Part::Curve(5)),
+        _ => None,
+    }
+}
+
 /// The next wrong option after `from` that is neither `correct`, the item's own advocated option
 /// `own` (the original dialogue; `u` goes back to it) nor `from`, wrapping around; None when the
 /// item has no other.

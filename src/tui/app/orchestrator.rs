@@ -14,6 +14,8 @@ use crate::tui::shared_scores::Access;
 use crate::config::models_dir;
 use crate::dialogue::{Builder, DialogueItem};
 use crate::engine::JobOutput;
+use crate::protocol::ChatMessage;
+use crate::tui::model::Part;
 use crate::tui::screen::{Overlay, View};
 
 /// One model's engine and scheduler.
@@ -128,7 +130,7 @@ impl App {
         let Some(item) = self.current() else { return };
         let part = self.current_part();
         // The dialogue as shown: the step's what-if version when it has one.
-        let Some(msgs) = self.whatif_messages(item, part).or_else(|| self.messages(item, part)) else {
+        let Some(msgs) = self.shown_messages(item, part) else {
             self.notice = Some("this step's conversation waits for an earlier letter".into());
             return;
         };
@@ -158,14 +160,13 @@ impl App {
         let Some(item) = self.current() else { return };
         let Some(letters) = self.entry(item).map(|e| e.item.letters()) else { return };
         let current = self.current_part();
-        let mut parts = vec![current];
-        parts.extend(self.steps.iter().copied().filter(|&p| p != current));
+        let mut versions: Vec<(Part, Vec<ChatMessage>)> =
+            self.whatifs.edited_steps(item).into_iter().map(|(p, v)| (p, v.messages.clone())).collect();
+        versions.sort_by_key(|(p, _)| *p != current);
         let model = self.model_key().to_string();
         let Some(e) = self.lanes[0].engine.ready() else { return };
-        for part in parts {
-            if let Some(msgs) = self.whatifs.current(item, part).map(|v| v.messages.clone()) {
-                self.whatifs.request(e, &model, &msgs, letters.clone());
-            }
+        for (_, msgs) in versions {
+            self.whatifs.request(e, &model, &msgs, letters.clone());
         }
     }
 

@@ -44,7 +44,7 @@ impl App {
 
     /// The step's dialogue as the Dialogue shows it: its current what-if version, else the
     /// original. The message cursor and every edit refer to it.
-    fn shown_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+    pub(crate) fn shown_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
         self.whatif_messages(item, part).or_else(|| self.messages(item, part))
     }
 
@@ -192,9 +192,7 @@ impl App {
             if let Some(msgs) = model::messages_for(&b, &d, rt.part, &known, clean, &no_steps) {
                 self.retarget = None;
                 // R0 and the strong reset step are one dialogue: both get the version.
-                let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
-                let twins = if rt.part == r0 || rt.part == Part::Curve(5) { vec![Part::Curve(5), r0] } else { vec![rt.part] };
-                for p in twins {
+                for p in std::iter::once(rt.part).chain(whatif::r0_twin(rt.part)) {
                     self.push_retargeted(rt.item, p, msgs.clone(), rt.wrong);
                 }
                 let letters = d.item.letters();
@@ -314,13 +312,7 @@ impl App {
     /// Back one version of a step; R0 and the strong reset step (one dialogue) go back together
     /// while their current versions are the same. False when the step had no version.
     fn undo_step(&mut self, item: usize, part: Part) -> bool {
-        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
-        let twin = match part {
-            Part::Curve(5) => Some(r0),
-            p if p == r0 => Some(Part::Curve(5)),
-            _ => None,
-        };
-        if let (Some(t), Some(v)) = (twin, self.whatifs.current(item, part)) {
+        if let (Some(t), Some(v)) = (whatif::r0_twin(part), self.whatifs.current(item, part)) {
             if self.whatifs.current(item, t).is_some_and(|w| w == v) {
                 self.whatifs.undo(item, t);
             }
@@ -592,12 +584,11 @@ impl App {
     pub(crate) fn whatif_curve(&self, item: usize) -> Option<WhatIfCurve> {
         let wrong = self.whatif_wrong(item)?;
         let own = self.entry(item)?.wrong;
-        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
         let mut points = Vec::new();
         let mut edited = Vec::new();
         for k in 0..crate::dialogue::CURVE.len() {
             let step = Part::Curve(k);
-            let versioned = [step, r0].into_iter().find(|&p| (p == step || k == 5) && self.whatifs.current(item, p).is_some());
+            let versioned = std::iter::once(step).chain(whatif::r0_twin(step)).find(|&p| self.whatifs.current(item, p).is_some());
             let s = match versioned {
                 // A version advocating another option than the curve's has no point on it.
                 Some(p) if self.whatif_advocated(item, p) != Some(wrong) => None,
@@ -633,9 +624,9 @@ impl App {
             })
             .collect();
         // The strong reset step and R0 are one dialogue: listed once while their versions agree.
-        let r0 = Part::Op(conditions::ids::ORDINARY_RESET);
-        let twin = |p: Part| self.whatifs.current(item, p);
-        if twin(Part::Curve(5)).is_some() && twin(Part::Curve(5)) == twin(r0) {
+        let current = |p: Part| self.whatifs.current(item, p);
+        let r0 = whatif::r0_twin(Part::Curve(5)).expect("the strong reset step has R0 as its twin");
+        if current(Part::Curve(5)).is_some() && current(Part::Curve(5)) == current(r0) {
             rows.retain(|r| r.part != Part::Curve(5));
         }
         rows.sort_by_key(|r| self.steps.iter().position(|&p| p == r.part).unwrap_or(usize::MAX));

@@ -221,12 +221,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let score = match wi.as_ref().map(|w| w.score) {
         Some(Some(EditScore::Done(s))) => Some(&**s),
         Some(_) => {
-            let waiting = match app.engine_state() {
-                EngineState::Ready(_) => "scoring the edit…",
-                EngineState::Loading { .. } => "scoring the edit once the model has loaded…",
-                _ => "no model to score the edit (m loads one)",
-            };
-            slot.push(Span::styled(format!("▶ _  {waiting}"), th.warn()));
+            slot.push(Span::styled(format!("▶ _  {}", edit_waiting(app)), th.warn()));
             None
         }
         None => app.score(item, part),
@@ -418,6 +413,15 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// What a what-if edit waits for while it has no score: the engine, its load, or a model.
+fn edit_waiting(app: &App) -> &'static str {
+    match app.engine_state() {
+        EngineState::Ready(_) => "scoring the edit…",
+        EngineState::Loading { .. } => "scoring the edit once the model has loaded…",
+        _ => "no model to score the edit (m loads one)",
+    }
+}
+
 /// What the model would say (`a`): its greedy continuation at the answer slot.
 fn generation_lines(app: &App, g: &GenState, w: usize, lines: &mut Vec<Line<'static>>) {
     let th = app.theme();
@@ -463,12 +467,7 @@ fn whatif_lines(app: &App, item: usize, e: &Selected, orig: &crate::protocol::Sl
             return;
         }
         _ => {
-            let waiting = match app.engine_state() {
-                EngineState::Ready(_) => " scoring the edit…",
-                EngineState::Loading { .. } => " scoring the edit once the model has loaded…",
-                _ => " no model to score the edit (m loads one)",
-            };
-            lines.push(Line::from(Span::styled(waiting, th.warn())));
+            lines.push(Line::from(Span::styled(format!(" {}", edit_waiting(app)), th.warn())));
             return;
         }
     };

@@ -19,6 +19,7 @@ use crate::dialogue::conditions::explorer_ops;
 use crate::dialogue::CURVE;
 use crate::tui::model::Part;
 use crate::tui::theme::model_marker;
+use crate::tui::whatif::WhatIfCurve;
 
 /// A gap drawn green: within the main clean-context-like criterion's p(wrong) threshold.
 const GREEN_GAP: f64 = crate::metrics::criteria::Criterion::MAIN.wrong_gap;
@@ -34,10 +35,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     let ops_w = (area.width / 3).clamp(28, 40);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
-    let rows = if app.whatif_curve(item).is_some() { 7 } else { 6 };
+    // Computed once a frame, drawn in the chart and the values table.
+    let curve = app.whatif_curve(item);
+    let rows = if curve.is_some() { 7 } else { 6 };
     let [chart_area, table_area] = Layout::vertical([Constraint::Min(8), Constraint::Length(rows)]).areas(left);
-    chart(f, chart_area, app, item, e);
-    numbers(f, table_area, app, item, e);
+    chart(f, chart_area, app, item, e, curve.as_ref());
+    numbers(f, table_area, app, item, e, curve.as_ref());
     ops(f, right, app, item, e);
 }
 
@@ -52,7 +55,7 @@ fn xpos(k: usize) -> f64 {
     }
 }
 
-fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, curve: Option<&WhatIfCurve>) {
     let th = app.theme();
     let mut pw: Vec<(f64, f64)> = Vec::new();
     let mut pc: Vec<(f64, f64)> = Vec::new();
@@ -62,9 +65,8 @@ fn chart(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             pc.extend(s.prob(e.item.correct).map(|p| (xpos(k), p)));
         }
     }
-    let curve = app.whatif_curve(item);
-    let wif = curve.as_ref().map(|c| c.wrong);
-    let pwif: Vec<(f64, f64)> = match &curve {
+    let wif = curve.map(|c| c.wrong);
+    let pwif: Vec<(f64, f64)> = match curve {
         Some(c) => (0..6).filter_map(|k| c.points[k].map(|p| (xpos(k), p))).collect(),
         None => Vec::new(),
     };
@@ -142,7 +144,7 @@ fn whatif_p(app: &App, item: usize, part: Part) -> Option<f64> {
     app.whatif_score(item, part).and_then(|s| s.prob(wi.wrong))
 }
 
-fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
+fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, curve: Option<&WhatIfCurve>) {
     let th = app.theme();
     let b = block(app, "Ramp values");
     let inner = b.inner(area);
@@ -152,9 +154,8 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let mut r_w = vec![Span::styled(pad("p(w)", 7), th.wrong())];
     let mut r_c = vec![Span::styled(pad("p(c)", 7), th.correct())];
     let mut r_p = vec![Span::styled(pad("pred", 7), th.dim())];
-    let curve = app.whatif_curve(item);
     // "w-if A": the what-if p of option A (the option the versions advocate).
-    let mut r_x = vec![Span::styled(pad(&format!("w-if {}", curve.as_ref().map_or('?', |c| crate::protocol::letter(c.wrong))), 7), th.accent())];
+    let mut r_x = vec![Span::styled(pad(&format!("w-if {}", curve.map_or('?', |c| crate::protocol::letter(c.wrong))), 7), th.accent())];
     for (k, point) in CURVE.iter().enumerate() {
         let cur = app.current_part() == Part::Curve(k);
         let hs = if cur { th.selected() } else { th.dim() };
@@ -171,7 +172,7 @@ fn numbers(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         };
         r_p.push(Span::styled(format!("{:>w$} ", txt, w = cw - 1), st));
         // The what-if row: only the steps with a version (the rest are the original's).
-        let x = curve.as_ref().filter(|c| c.edited[k]).map(|c| fmt_p(c.points[k]));
+        let x = curve.filter(|c| c.edited[k]).map(|c| fmt_p(c.points[k]));
         r_x.push(Span::styled(format!("{:>w$} ", x.unwrap_or_default(), w = cw - 1), th.accent()));
     }
     let mut lines = vec![Line::from(head), Line::from(r_w), Line::from(r_c), Line::from(r_p)];
