@@ -149,6 +149,7 @@ fn valid_run() -> &'static (Vec<u8>, Vec<u8>) {
             tokens_reused: 0,
             prompt_hash: "ab".repeat(32),
             rendered_prompt: String::new(),
+            bound: None,
         };
         let rows: Vec<_> = (0..3)
             .map(|i| hyst_tui::store::ScoreRow::from_score("m", &format!("{i}"), "cpu", &score))

@@ -66,7 +66,7 @@ impl<'a> CachedScorer<'a> {
     /// miss the engine scores those same tokens.
     pub(crate) fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
         let prepared = self.engine.prepare(messages)?;
-        let hash = crate::engine::worker::hash_tokens(&prepared.tokens);
+        let hash = crate::engine::served::prompt_hash(&prepared);
         let letters_s: String = letters.iter().collect();
         let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
         let here = self
@@ -122,6 +122,7 @@ pub(crate) fn row_to_score(r: &ScoreRow) -> SlotScore {
         tokens_reused: r.tokens_reused,
         prompt_hash: r.prompt_hash.clone(),
         rendered_prompt: String::new(),
+        bound: r.letter_bound.clone(),
     }
 }
 
@@ -304,6 +305,7 @@ fn make_item_row(
         provenance: row.provenance.clone(),
         gold_evidence_text: evidence,
         evidence_provenance: provenance,
+        letter_bound_json: row.letter_bound.as_ref().map(|b| serde_json::to_string(b).expect("a letter bound serialises")).unwrap_or_default(),
     }
 }
 

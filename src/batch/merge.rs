@@ -184,6 +184,25 @@ pub fn merge(args: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
     }
     let Some((cfg, _)) = base else { bail!("nothing to merge") };
     check_shard_set(&dirs, &manifests)?;
+    // A served model's shards must all have been scored through one server.
+    let mut served: BTreeMap<String, (crate::store::run_dir::ServedRecord, &Path)> = BTreeMap::new();
+    for (d, m) in dirs.iter().zip(&manifests) {
+        for (key, rec) in &m.served {
+            match served.get(key) {
+                Some((first, at)) if first.provenance != rec.provenance => bail!(
+                    "model `{key}` was scored through different servers or settings, which cannot be merged: {}: {}; {}: {}",
+                    at.display(),
+                    first.provenance,
+                    d.display(),
+                    rec.provenance
+                ),
+                Some(_) => {}
+                None => {
+                    served.insert(key.clone(), (rec.clone(), d.as_path()));
+                }
+            }
+        }
+    }
     let _lock = RunLock::acquire(out)?;
     let mut rows = Vec::new();
     for d in &dirs {
@@ -199,6 +218,10 @@ pub fn merge(args: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
     let items: usize = manifests.iter().map(|m| m.items_total).sum();
     let mut manifest = Manifest::new(cfg, command_line, items);
     manifest.items_done = items;
+    for (key, (mut rec, _)) in served {
+        rec.count_coverage(&key, &rows);
+        manifest.served.insert(key, rec);
+    }
     manifest.started = String::new();
     manifest.complete = true;
     manifest.write(out)?;

@@ -262,9 +262,23 @@ pub fn model_tasks(plan: &BatchPlan, n: usize) -> Result<Vec<ModelTask>> {
 }
 
 /// Every model file is there (a present, GGUF-looking file), or one error line with the fix.
+/// A served model needs only what renders its prompts here: its GGUF when it names one, its
+/// tokenizer directory when it names one (the server itself is asked when the run reaches it).
 pub fn check_model_files(models: &ModelsConfig, keys: &[String]) -> Result<()> {
     for mkey in keys {
         let model = models.get(mkey)?;
+        if let Some(ep) = &model.endpoint {
+            if let Some(dir) = &ep.tokenizer_dir {
+                for f in ["tokenizer.json", "tokenizer_config.json"] {
+                    if !dir.join(f).is_file() {
+                        bail!("model `{}`: {} has no {f} (endpoint `tokenizer_dir`)", model.key, dir.display());
+                    }
+                }
+            }
+            if !(model.has_file() && ep.api.sends_tokens()) {
+                continue;
+            }
+        }
         crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
             .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
     }
@@ -281,13 +295,17 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     check_model_files(models, &cfg.models)?;
     let _lock = RunLock::acquire(out)?;
     check_provenance(out, cfg)?;
+    // Served models' records of an earlier start of this run: their scores must come from the
+    // same server (checked when each model starts).
+    let served_before = previous_served(out);
     let cache_path = out.join("cache").join("scores.jsonl");
     let cache = ScoreCache::open(&cache_path)?;
     if let Some(msg) = cache.report.describe(&cache_path) {
         tracing::warn!("{msg}");
         observer.event(BatchEvent::Notice { message: &msg });
     }
-    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance) {
+    // (Served scores carry their server's provenance, checked per model below.)
+    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance && !crate::engine::served::is_served_provenance(p)) {
         bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
     let shared = match &plan.shared_store {
@@ -332,15 +350,27 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         }
         let model = models.get(mkey)?;
         let path = model.path(&models_dir());
-        let sha = model_sha256(model, &path)?;
-        observer.event(BatchEvent::ModelLoading { model: &model.key });
-        let opts = reuse_policy_for(model, &path, plan, &mut run.manifest, observer)?;
-        let engines = Engine::start_workers(model, &path, opts, plan.workers).with_context(|| format!("model `{}`", model.key))?;
+        let (engines, sha, provenance) = if model.endpoint.is_some() {
+            observer.event(BatchEvent::ModelLoading { model: &model.key });
+            let engines = Engine::start_served_workers(model, &path, plan.engine.clone(), plan.concurrency)
+                .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
+            let s = engines[0].info().served.clone().expect("a served engine reports its server");
+            check_served(out, &model.key, &s, served_before.get(&model.key))?;
+            run.manifest.served.insert(model.key.clone(), served_record(&s, engines.len()));
+            run.manifest.write(out)?;
+            (engines, s.model_sha256, s.provenance)
+        } else {
+            let sha = model_sha256(model, &path)?;
+            observer.event(BatchEvent::ModelLoading { model: &model.key });
+            let opts = reuse_policy_for(model, &path, plan, &mut run.manifest, observer)?;
+            let engines = Engine::start_workers(model, &path, opts, plan.workers).with_context(|| format!("model `{}`", model.key))?;
+            (engines, sha, cfg.provenance.clone())
+        };
         for ((_, d, suites), range) in mine {
             let job = PairJob {
                 model,
                 sha: &sha,
-                provenance: &cfg.provenance,
+                provenance: &provenance,
                 prompts_fp: &cfg.prompts_fingerprint,
                 builder: &b,
                 conds: conditions_for(suites),
@@ -366,6 +396,9 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         l.finish();
     }
     manifest.items_done = done;
+    for (key, rec) in manifest.served.iter_mut() {
+        rec.count_coverage(key, &rows);
+    }
     // The tables of the finished items, also when the run was stopped (then the manifest says
     // it is not complete, and a resume rewrites them).
     sort_rows(&mut rows);
@@ -680,6 +713,43 @@ fn provenance_mismatch(dir: &Path, theirs: &str, ours: &str) -> String {
          stored: {theirs}; this build: {ours} (use another --out, or the build that made them)",
         dir.display()
     )
+}
+
+/// The served-model records of the run directory's manifest (none when there is none).
+fn previous_served(dir: &Path) -> BTreeMap<String, crate::store::run_dir::ServedRecord> {
+    Manifest::read(dir).map(|m| m.served).unwrap_or_default()
+}
+
+/// The manifest's record of a served model.
+fn served_record(s: &crate::engine::served::ServedInfo, concurrency: usize) -> crate::store::run_dir::ServedRecord {
+    crate::store::run_dir::ServedRecord {
+        api: s.api.clone(),
+        url: s.url.clone(),
+        model: s.model.clone(),
+        reported: s.reported.clone(),
+        prompt_source: s.prompt_source.clone(),
+        top_k: s.top_k,
+        letters: s.letters.clone(),
+        concurrency,
+        provenance: s.provenance.clone(),
+        contexts: 0,
+        bounded: 0,
+        prediction_not_fixed: 0,
+    }
+}
+
+/// A served model's scores in a run directory all come from one server: a resume (or another
+/// start) whose server reports another identity is refused.
+fn check_served(dir: &Path, key: &str, now: &crate::engine::served::ServedInfo, before: Option<&crate::store::run_dir::ServedRecord>) -> Result<()> {
+    match before {
+        Some(b) if b.provenance != now.provenance => bail!(
+            "{}: model `{key}` was scored through another server or setting, whose scores cannot be mixed with this one's: stored: {}; now: {} (use another --out, or the server that made them)",
+            dir.display(),
+            b.provenance,
+            now.provenance
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A run directory made by another build cannot be resumed by this one.

@@ -62,6 +62,9 @@ pub struct BatchRequest {
     pub plan: Option<RunPlan>,
     /// Scoring contexts (`None`: [`default_workers`]).
     pub workers: Option<usize>,
+    /// Requests in flight to a served model (`None`: its entry's `concurrency`, else the
+    /// server's slot count, else 4).
+    pub concurrency: Option<usize>,
     /// Seconds between rebuilds of the tables while the run goes on (`None`: 30; 0: only at
     /// the end).
     pub tables_every: Option<u64>,
@@ -85,6 +88,8 @@ pub struct BatchPlan {
     /// Scoring contexts over one loaded model, each on its own items (results do not depend
     /// on it).
     pub workers: usize,
+    /// Requests in flight to a served model (`None`: see [`BatchRequest::concurrency`]).
+    pub concurrency: Option<usize>,
     /// How often tables are rebuilt from the finished items while the run goes on (zero: only
     /// at the end).
     pub tables_every: std::time::Duration,
@@ -186,6 +191,7 @@ pub fn plan(
         command_line,
         shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),
         workers: req.workers.unwrap_or_else(default_workers).max(1),
+        concurrency: req.concurrency,
         tables_every: std::time::Duration::from_secs(req.tables_every.unwrap_or(30)),
         reuse_policy: if req.allow_inexact_reuse {
             crate::engine::exactness::ReusePolicy::AllowInexact

@@ -18,6 +18,7 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bo
         allow_inexact_reuse,
         plan: None,
         workers: a.workers.map(usize::from),
+        concurrency: a.concurrency.map(usize::from),
         tables_every: a.tables_every,
         models: a.models.clone(),
         datasets: a.datasets.clone(),

@@ -28,6 +28,11 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
             let mut missing = Vec::new();
             let mut dangling = Vec::new();
             for m in &ctx.config.models {
+                if let (Some(e), false) = (&m.endpoint, m.has_file()) {
+                    let default = if m.key == ctx.config.default_model { " (default)" } else { "" };
+                    println!("{:<22} {:<8} {:>9}  {:<12} {} [served: {} {}]{default}", m.key, "served", "-", "-", m.name, e.api.name(), e.base());
+                    continue;
+                }
                 let st = fetch::status(m, &dir, !no_verify);
                 if !st.present {
                     if let Some(t) = &st.link_target {
@@ -45,8 +50,9 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
                     (true, None, Some(_)) => "unchecked",
                 };
                 let default = if m.key == ctx.config.default_model { " (default)" } else { "" };
+                let served = m.endpoint.as_ref().map(|e| format!(" [served: {} {}; GGUF for its prompts]", e.api.name(), e.base())).unwrap_or_default();
                 println!(
-                    "{:<22} {:<8} {:>9}  {:<12} {}{default}",
+                    "{:<22} {:<8} {:>9}  {:<12} {}{served}{default}",
                     m.key,
                     if st.present { "yes" } else { "no" },
                     st.size.map(human_size).unwrap_or_else(|| "-".into()),

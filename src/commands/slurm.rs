@@ -95,6 +95,9 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
     if let Some(x) = a.workers {
         push("--workers", x.to_string());
     }
+    if let Some(x) = a.concurrency {
+        push("--concurrency", x.to_string());
+    }
     if let Some(x) = a.snapshot_mem {
         push("--snapshot-mem", x.to_string());
     }

@@ -4,7 +4,10 @@
 //! The file is parsed into serde types and then validated into a [`ModelsConfig`]; every
 //! problem is reported with the file name and the model key.
 
+mod endpoint;
 mod templates;
+
+pub use endpoint::{Endpoint, LetterMode, ServedApi};
 
 pub(crate) use templates::{named_template, named_template_names};
 
@@ -80,6 +83,10 @@ pub enum Source {
         #[serde(default)]
         revision: Option<String>,
     },
+    /// A served model whose entry names no GGUF (its template and tokenizer come from a
+    /// Hugging Face tokenizer directory or the server). Not written in models.toml.
+    #[serde(skip)]
+    NoFile,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,10 +103,12 @@ struct RawFile {
 struct RawModel {
     name: String,
     family: String,
-    file: String,
+    #[serde(default)]
+    file: Option<String>,
     #[serde(default)]
     sha256: Option<String>,
-    source: Source,
+    #[serde(default)]
+    source: Option<Source>,
     #[serde(default = "default_template")]
     template: TemplateSpec,
     system: SystemPolicy,
@@ -113,6 +122,8 @@ struct RawModel {
     hf_id: Option<String>,
     #[serde(default)]
     notes: Option<String>,
+    #[serde(default)]
+    endpoint: Option<Endpoint>,
 }
 
 fn default_template() -> TemplateSpec {
@@ -145,13 +156,22 @@ pub struct ModelEntry {
     /// The Hugging Face model id the paper used.
     pub hf_id: Option<String>,
     pub notes: Option<String>,
+    /// Served by another process: scored over HTTP (`engine::served`), not loaded here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
 }
 
 impl ModelEntry {
+    /// The entry names a GGUF file (a local model, or the template and tokenizer of a served one).
+    pub fn has_file(&self) -> bool {
+        !matches!(self.source, Source::NoFile)
+    }
+
     /// Where the GGUF lives: a local source's own path, else `models_dir/file`.
     pub fn path(&self, models_dir: &Path) -> PathBuf {
         match &self.source {
-            Source::Local { path } => path.clone(),
+            // (An empty path: a served model's GGUF named by `file` alone, in the models dir.)
+            Source::Local { path } if !path.as_os_str().is_empty() => path.clone(),
             _ => models_dir.join(&self.file),
         }
     }
@@ -165,7 +185,24 @@ impl ModelEntry {
             TemplateSpec::Named { name } => format!("named {name}: {}", named_template(name).unwrap_or("")),
             TemplateSpec::Inline { jinja } => format!("inline: {jinja}"),
         };
-        format!("{template}\u{0}system {:?}", self.system)
+        let base = format!("{template}\u{0}system {:?}", self.system);
+        match &self.endpoint {
+            None => base,
+            // Served: who renders and tokenizes is part of the prompt's identity.
+            Some(e) => format!("{base}\u{0}served {} prompt {}", e.api.name(), self.served_prompt_source()),
+        }
+    }
+
+    /// Where a served entry's template and tokenizer come from: `gguf`, `hf` or `server`
+    /// (chat: the server applies its template).
+    pub fn served_prompt_source(&self) -> &'static str {
+        match &self.endpoint {
+            Some(e) if !e.api.sends_tokens() => "server template (chat)",
+            Some(_) if self.has_file() => "gguf",
+            Some(e) if e.tokenizer_dir.is_some() => "hf",
+            Some(_) => "server",
+            None => "gguf",
+        }
     }
 }
 
@@ -264,8 +301,30 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
     {
         return Err(bad("keys may use only letters, digits, '-', '_' and '.'".into()));
     }
-    if m.file.is_empty() || m.file.contains('/') || m.file.contains('\\') {
-        return Err(bad(format!("`file` must be a plain file name, got {:?}", m.file)));
+    if let Some(e) = &m.endpoint {
+        if let Some(p) = e.problem() {
+            return Err(bad(p));
+        }
+    }
+    let (file, source) = match (m.file, m.source, &m.endpoint) {
+        (Some(f), Some(s), _) => (f, s),
+        // A served model's GGUF (its template and tokenizer) may sit in the models directory.
+        (Some(f), None, Some(_)) => (f, Source::Local { path: PathBuf::new() }),
+        // No GGUF: a tokenizer directory, the server's endpoints, or (chat) the server's template.
+        (None, None, Some(_)) => (String::new(), Source::NoFile),
+        (None, Some(_), _) => return Err(bad("`source` needs `file` (the file name inside the models directory)".into())),
+        (_, None, None) => return Err(bad("needs `file` and `source` (or an `endpoint` table for a served model)".into())),
+    };
+    if !matches!(source, Source::NoFile) && (file.is_empty() || file.contains('/') || file.contains('\\')) {
+        return Err(bad(format!("`file` must be a plain file name, got {:?}", file)));
+    }
+    if let (Some(e), false) = (&m.endpoint, matches!(source, Source::NoFile)) {
+        if !e.api.sends_tokens() {
+            return Err(bad("api = \"chat\" sends messages, not tokens: drop `file` (the server applies its template)".into()));
+        }
+        if e.tokenizer_dir.is_some() {
+            return Err(bad("name either a GGUF `file` or `tokenizer_dir` for the template and tokenizer, not both".into()));
+        }
     }
     let sha256 = match m.sha256 {
         Some(s) => {
@@ -277,7 +336,9 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
         }
         None => None,
     };
-    match &m.source {
+    match &source {
+        Source::NoFile => {}
+        Source::Local { path } if path.as_os_str().is_empty() && m.endpoint.is_some() => {}
         Source::Pypi { packages, parts } => {
             if packages.is_empty() || parts.is_empty() {
                 return Err(bad("a pypi source needs `packages` and `parts`".into()));
@@ -323,9 +384,9 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
         key: key.clone(),
         name: m.name,
         family: m.family,
-        file: m.file,
+        file,
         sha256,
-        source: m.source,
+        source,
         template: m.template,
         system: m.system,
         context: m.context,
@@ -333,6 +394,7 @@ fn validate(origin: &str, key: String, m: RawModel) -> Result<ModelEntry, Config
         paper_key: m.paper_key,
         hf_id: m.hf_id,
         notes: m.notes,
+        endpoint: m.endpoint,
     })
 }
 

@@ -5,6 +5,7 @@
 pub(crate) mod cache;
 pub mod exactness;
 pub mod provenance;
+pub mod served;
 pub(crate) mod scoring;
 pub(crate) mod template;
 pub(crate) mod worker;
@@ -65,6 +66,10 @@ pub enum EngineError {
     KvFull,
     #[error("{0}")]
     BadInput(String),
+    /// A served model's server failed, stayed away or answered something unusable (one line;
+    /// it never holds the API key).
+    #[error("{0}")]
+    Served(String),
     #[error("job cancelled")]
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
@@ -182,6 +187,9 @@ pub struct ModelInfo {
     pub threads: usize,
     pub cache: bool,
     pub slots: u32,
+    /// A served model: its server and how it is scored (`None`: loaded in this process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<served::ServedInfo>,
 }
 
 /// A rendered and tokenized prompt.
@@ -291,6 +299,9 @@ impl Engine {
     /// Loads the model of `entry` from `path` on a new worker thread; returns when it is ready
     /// (or failed to load).
     pub fn start(entry: &ModelEntry, path: &Path, opts: EngineOptions) -> Result<Self, EngineError> {
+        if entry.endpoint.is_some() {
+            return Self::start_served(entry, path, opts, "hyst-served".into());
+        }
         worker::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
         Self::spawn(entry, path, opts, None, "hyst-engine".into())
@@ -301,6 +312,9 @@ impl Engine {
     /// CPU threads are divided between them.
     pub(crate) fn start_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: usize) -> Result<Vec<Self>, EngineError> {
         let n = n.max(1);
+        if entry.endpoint.is_some() {
+            return Self::start_served_workers(entry, path, opts, Some(n));
+        }
         if n == 1 {
             return Ok(vec![Self::start(entry, path, opts)?]);
         }
@@ -316,29 +330,63 @@ impl Engine {
             .collect()
     }
 
+    /// `n` engines on a served model (`None`: models.toml's `concurrency`, else the server's
+    /// slot count where it reports one, else 4): each worker has one request in flight, and a
+    /// worker takes one item's contexts one after another, so the server's prompt cache holds
+    /// that item's shared prefix.
+    pub(crate) fn start_served_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: Option<usize>) -> Result<Vec<Self>, EngineError> {
+        let first = Self::start_served(entry, path, opts.clone(), "hyst-served-0".into())?;
+        let n = n
+            .or(entry.endpoint.as_ref().and_then(|e| e.concurrency))
+            .or(first.info.served.as_ref().and_then(|s| s.slots))
+            .unwrap_or(4)
+            .max(1);
+        let mut v = vec![first];
+        for i in 1..n {
+            v.push(Self::start_served(entry, path, opts.clone(), format!("hyst-served-{i}"))?);
+        }
+        Ok(v)
+    }
+
+    fn start_served(entry: &ModelEntry, path: &Path, opts: EngineOptions, name: String) -> Result<Self, EngineError> {
+        if entry.has_file() && entry.endpoint.as_ref().is_some_and(|e| e.api.sends_tokens()) {
+            worker::check_model_file(Some(&entry.key), path)?;
+        }
+        let (entry, path) = (entry.clone(), path.to_path_buf());
+        Self::spawn_with(name, move |rx, ready, cb, st| served::worker_main(entry, path, opts, rx, ready, cb, st))
+    }
+
     fn spawn(entry: &ModelEntry, path: &Path, opts: EngineOptions, model: Option<Arc<LlamaModel>>, name: String) -> Result<Self, EngineError> {
+        let entry = entry.clone();
+        let path: PathBuf = path.to_path_buf();
+        Self::spawn_with(name, move |rx, ready_tx, cb, st| {
+            let model = match model {
+                Some(m) => m,
+                None => match worker::load_model(&path, &opts) {
+                    Ok(m) => Arc::new(m),
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                },
+            };
+            worker_main(&model, entry, path, opts, rx, ready_tx, cb, st)
+        })
+    }
+
+    /// Starts a worker thread running `body` and waits for the [`ModelInfo`] it reports.
+    fn spawn_with(
+        name: String,
+        body: impl FnOnce(Receiver<Request>, Sender<Result<ModelInfo, EngineError>>, Arc<AtomicU64>, Arc<EngineStats>) + Send + 'static,
+    ) -> Result<Self, EngineError> {
         let (tx, rx) = mpsc::channel::<Request>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<ModelInfo, EngineError>>();
         let cancel_below = Arc::new(AtomicU64::new(0));
         let stats = Arc::new(EngineStats::default());
-        let entry = entry.clone();
-        let path: PathBuf = path.to_path_buf();
         let (cb, st) = (cancel_below.clone(), stats.clone());
         let handle = std::thread::Builder::new()
             .name(name)
-            .spawn(move || {
-                let model = match model {
-                    Some(m) => m,
-                    None => match worker::load_model(&path, &opts) {
-                        Ok(m) => Arc::new(m),
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                            return;
-                        }
-                    },
-                };
-                worker_main(&model, entry, path, opts, rx, ready_tx, cb, st)
-            })
+            .spawn(move || body(rx, ready_tx, cb, st))
             .map_err(|e| EngineError::Backend(format!("cannot spawn the engine thread: {e}")))?;
         let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
         Ok(Self {
@@ -532,7 +580,23 @@ fn worker_main(
         }
     };
     let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
+    let top_k = opts.top_k;
+    job_loop(rx, &cancel_below, &stats, |_id, job, cancelled| {
+        let output = run_job(&mut session, &mut prompter, job, top_k, cancelled);
+        stats.snapshot_bytes.store(session.cache.bytes() as u64, Ordering::Relaxed);
+        stats.snapshot_peak_bytes.fetch_max(session.cache.peak_bytes as u64, Ordering::Relaxed);
+        output
+    });
+}
 
+/// The worker's loop over jobs (in-process and served alike): a job submitted before a
+/// [`Engine::cancel_pending`] is answered `Cancelled` without running; counters are kept.
+fn job_loop(
+    rx: Receiver<Request>,
+    cancel_below: &AtomicU64,
+    stats: &EngineStats,
+    mut run: impl FnMut(u64, Job, &dyn Fn() -> bool) -> Result<JobOutput, EngineError>,
+) {
     while let Ok(req) = rx.recv() {
         let (id, job, reply) = match req {
             Request::Shutdown => break,
@@ -549,7 +613,7 @@ fn worker_main(
         let t0 = std::time::Instant::now();
         // A generation stops between tokens once its job is cancelled.
         let cancelled = || id < cancel_below.load(Ordering::SeqCst);
-        let output = run_job(&mut session, &mut prompter, job, opts.top_k, &cancelled);
+        let output = run(id, job, &cancelled);
         if let Ok(JobOutput::Score(s)) = &output {
             stats
                 .tokens_evaluated
@@ -562,8 +626,6 @@ fn worker_main(
             .busy_micros
             .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
         stats.jobs_done.fetch_add(1, Ordering::Relaxed);
-        stats.snapshot_bytes.store(session.cache.bytes() as u64, Ordering::Relaxed);
-        stats.snapshot_peak_bytes.fetch_max(session.cache.peak_bytes as u64, Ordering::Relaxed);
         stats.busy.store(false, Ordering::SeqCst);
         let _ = reply.send(JobResult { id, output });
     }

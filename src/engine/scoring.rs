@@ -26,10 +26,52 @@ pub(crate) fn score_letters(
     let lz = log_normaliser(logits);
     let logp = |id: i32| f64::from(logits[id as usize]) - lz;
 
-    let mut log_scores = Vec::with_capacity(variants.len());
-    let mut variant_probs = Vec::with_capacity(variants.len());
-    for v in variants {
-        let lps: Vec<f64> = v.ids.iter().map(|&id| logp(id)).collect();
+    let variant_lps: Vec<Vec<f64>> = variants.iter().map(|v| v.ids.iter().map(|&id| logp(id)).collect()).collect();
+    let Letters { log_scores, variant_probs, probs, pred, margin_top2, entropy, max_prob } = letters_from_logps(&variant_lps);
+
+    let mut counted: Vec<i32> = variants.iter().flat_map(|v| v.ids.iter().copied()).collect();
+    counted.sort_unstable();
+    counted.dedup();
+    let letter_mass = counted.iter().map(|&id| logp(id).exp()).sum();
+
+    let top_tokens = top_k_tokens(logits, top_k)
+        .into_iter()
+        .map(|id| TopToken {
+            id,
+            text: token_text(id),
+            prob: logp(id).exp(),
+        })
+        .collect();
+
+    SlotScore {
+        letters: variants.iter().map(|v| v.letter).collect(),
+        log_scores,
+        probs,
+        pred,
+        margin_top2,
+        entropy,
+        max_prob,
+        letter_mass,
+        variant_probs,
+        variants: variants.to_vec(),
+        top_tokens,
+        prompt_tokens: 0,
+        tokens_evaluated: 0,
+        tokens_reused: 0,
+        prompt_hash: String::new(),
+        rendered_prompt: String::new(),
+        bound: None,
+    }
+}
+
+/// The letter arithmetic of docs/protocol.md §4.3 on the log-probabilities of each letter's
+/// variant tokens (`-inf` for a token known to have probability 0): log-score = ln(mean of the
+/// variant probabilities), renormalised over the letters, argmax with ties to the earliest
+/// letter, margin, entropy and max. In-process and served scores both go through here.
+pub(crate) fn letters_from_logps(variant_lps: &[Vec<f64>]) -> Letters {
+    let mut log_scores = Vec::with_capacity(variant_lps.len());
+    let mut variant_probs = Vec::with_capacity(variant_lps.len());
+    for lps in variant_lps {
         // logsumexp(lps) - ln(len)
         let m = lps.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let lse = if m == f64::NEG_INFINITY {
@@ -64,39 +106,18 @@ pub(crate) fn score_letters(
         .map(|&p| p * p.max(1e-12).ln())
         .sum::<f64>();
     let max_prob = probs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    Letters { log_scores, variant_probs, probs, pred, margin_top2, entropy, max_prob }
+}
 
-    let mut counted: Vec<i32> = variants.iter().flat_map(|v| v.ids.iter().copied()).collect();
-    counted.sort_unstable();
-    counted.dedup();
-    let letter_mass = counted.iter().map(|&id| logp(id).exp()).sum();
-
-    let top_tokens = top_k_tokens(logits, top_k)
-        .into_iter()
-        .map(|id| TopToken {
-            id,
-            text: token_text(id),
-            prob: logp(id).exp(),
-        })
-        .collect();
-
-    SlotScore {
-        letters: variants.iter().map(|v| v.letter).collect(),
-        log_scores,
-        probs,
-        pred,
-        margin_top2,
-        entropy,
-        max_prob,
-        letter_mass,
-        variant_probs,
-        variants: variants.to_vec(),
-        top_tokens,
-        prompt_tokens: 0,
-        tokens_evaluated: 0,
-        tokens_reused: 0,
-        prompt_hash: String::new(),
-        rendered_prompt: String::new(),
-    }
+/// What [`letters_from_logps`] computes.
+pub(crate) struct Letters {
+    pub log_scores: Vec<f64>,
+    pub variant_probs: Vec<Vec<f64>>,
+    pub probs: Vec<f64>,
+    pub pred: usize,
+    pub margin_top2: f64,
+    pub entropy: f64,
+    pub max_prob: f64,
 }
 
 /// Ids of the `k` largest logits, largest first (ties: lower id first).

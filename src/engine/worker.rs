@@ -86,6 +86,17 @@ pub(crate) fn load_model(path: &Path, opts: &EngineOptions) -> Result<LlamaModel
     })
 }
 
+/// The GGUF's vocabulary, template and metadata without its weights (a served model's prompts).
+pub(crate) fn load_vocab(path: &Path) -> Result<LlamaModel, EngineError> {
+    check_gguf_file(path)?;
+    let backend = backend()?;
+    let params = LlamaModelParams::default().with_vocab_only(true);
+    LlamaModel::load_from_file(backend, path, &params).map_err(|e| EngineError::ModelLoad {
+        path: path.display().to_string(),
+        reason: format!("llama.cpp could not read its vocabulary ({e}); the file may be truncated or corrupt"),
+    })
+}
+
 fn token_text(model: &LlamaModel, t: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
 }
@@ -213,6 +224,7 @@ impl<'m> Prompter<'m> {
             threads: opts.threads,
             cache: opts.cache,
             slots: opts.slots,
+            served: None,
         }
     }
 }

@@ -477,7 +477,7 @@ fn origin(url: &str) -> &str {
 
 /// Whether requests to `url` go around a proxy: loopback hosts and `NO_PROXY` matches (ureq
 /// itself reads the proxy variables but not `NO_PROXY`).
-fn no_proxy_for(url: &str) -> bool {
+pub(crate) fn no_proxy_for(url: &str) -> bool {
     let o = origin(url);
     let hostport = o.split("://").nth(1).unwrap_or(o);
     let host = if hostport.starts_with('[') {

@@ -142,6 +142,14 @@ pub fn fetch_with(entry: &ModelEntry, models_dir: &Path, opts: &FetchOptions, lo
         }
     }
     match &entry.source {
+        Source::NoFile => Err(fail(format!(
+            "a served model ({}) that names no GGUF file: there is nothing to fetch",
+            entry.endpoint.as_ref().map(|e| e.base().to_string()).unwrap_or_default()
+        ))),
+        Source::Local { path } if path.as_os_str().is_empty() => Err(fail(format!(
+            "{} is not there: the served model's GGUF (for its template and tokenizer) is not fetched; put it in the models directory or drop `file`",
+            dest.display()
+        ))),
         Source::Local { path } => Err(fail(format!(
             "local source {} does not exist (local models are not fetched)",
             path.display()

@@ -8,7 +8,7 @@ mod score;
 
 pub use letters::{default_letters, letter, letter_index};
 pub use message::ChatMessage;
-pub use score::{LetterTokens, SlotScore, TopToken};
+pub use score::{LetterBound, LetterTokens, SlotScore, TopToken};
 
 /// Anything that can measure the answer slot of a conversation over the shown option letters:
 /// the engine, a cache in front of it, or a scripted scorer in tests of the dialogue builder.

@@ -55,6 +55,28 @@ pub struct SlotScore {
     pub prompt_hash: String,
     /// The prompt text after the chat template.
     pub rendered_prompt: String,
+    /// Served scores from top-K log-probabilities only: what was not seen (`None`: every
+    /// letter token's probability is known exactly, as in-process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<LetterBound>,
+}
+
+/// A served score whose letter tokens were not all among the top K next tokens the server
+/// returned: each unseen token's probability is between 0 (the value used) and `bound`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LetterBound {
+    /// K: how many top next tokens the server returned.
+    pub k: usize,
+    /// The variant tokens not among them (their text, e.g. `" A"`).
+    pub unseen: Vec<String>,
+    /// The most probability any unseen token can have: the smallest probability returned, and
+    /// at most the mass the returned tokens leave.
+    pub bound: f64,
+    /// Each option probability at its lowest and highest over every value of the unseen tokens.
+    pub probs_lo: Vec<f64>,
+    pub probs_hi: Vec<f64>,
+    /// The predicted letter is the same whatever the unseen tokens' values.
+    pub pred_fixed: bool,
 }
 
 impl SlotScore {

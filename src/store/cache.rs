@@ -318,6 +318,7 @@ mod tests {
             scoring: "x".into(),
             provenance: "cpu".into(),
             context_key: String::new(),
+            letter_bound: None,
         }
     }
 

@@ -65,6 +65,10 @@ pub struct ScoreRow {
     /// (`store::shared::context_key`; empty when unknown).
     #[serde(default)]
     pub context_key: String,
+    /// A served score from top-K log-probabilities: its letter tokens outside the top K (absent
+    /// when every letter probability is exact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub letter_bound: Option<crate::protocol::LetterBound>,
 }
 
 /// The cache key of a context: everything that determines its score.
@@ -101,6 +105,7 @@ impl ScoreRow {
             scoring: SCORING_SETTINGS.into(),
             provenance: provenance.into(),
             context_key: String::new(),
+            letter_bound: s.bound.clone(),
         }
     }
 
@@ -254,7 +259,22 @@ pub(crate) struct ItemRow {
     /// R7 only: the constructed evidence string and its provenance.
     pub gold_evidence_text: String,
     pub evidence_provenance: String,
+    /// Served scores only: the [`LetterBound`](crate::protocol::LetterBound) as JSON when a
+    /// letter token was outside the server's top K (empty = exact; then neither the JSON key
+    /// nor the Parquet column is written, so in-process runs keep their bytes).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub letter_bound_json: String,
 }
+}
+
+impl ItemRow {
+    /// The row's letter bound, when it has one.
+    pub(crate) fn letter_bound(&self) -> Option<crate::protocol::LetterBound> {
+        if self.letter_bound_json.is_empty() {
+            return None;
+        }
+        serde_json::from_str(&self.letter_bound_json).ok()
+    }
 }
 
 /// `json.dumps(d, sort_keys=True)`-style letter → value map (Python float repr via serde_json;

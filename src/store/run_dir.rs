@@ -170,6 +170,49 @@ pub struct Manifest {
     /// Per model, on a GPU back-end: the prefix-reuse check made when the batch loaded it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reuse_checks: BTreeMap<String, ReuseRecord>,
+    /// Per served model: its endpoint, what the server reported and the letter coverage.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub served: BTreeMap<String, ServedRecord>,
+}
+
+impl ServedRecord {
+    /// Counts the letter coverage of model `key`'s rows.
+    pub(crate) fn count_coverage(&mut self, key: &str, rows: &[ItemRow]) {
+        let mine = rows.iter().filter(|r| r.model_key == key);
+        self.contexts = mine.clone().count();
+        let bounds: Vec<_> = mine.filter_map(|r| r.letter_bound()).collect();
+        self.bounded = bounds.len();
+        self.prediction_not_fixed = bounds.iter().filter(|b| !b.pred_fixed).count();
+    }
+}
+
+/// A served model of a run (`engine::served`): where its scores came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServedRecord {
+    /// `llama-server`, `completions` or `chat`.
+    pub api: String,
+    /// The endpoint URL (models.toml refuses credentials in it; the API key is never written).
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What the server reported of its weights and build.
+    pub reported: BTreeMap<String, String>,
+    pub prompt_source: String,
+    pub top_k: usize,
+    /// `bounded` or `exact`.
+    pub letters: String,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// The provenance of its scores (the cache refuses scores of another one).
+    pub provenance: String,
+    /// Contexts of the run's rows, how many had a letter token outside the top K, and of those
+    /// how many have a prediction the unseen tokens could change.
+    #[serde(default)]
+    pub contexts: usize,
+    #[serde(default)]
+    pub bounded: usize,
+    #[serde(default)]
+    pub prediction_not_fixed: usize,
 }
 
 /// The prefix-reuse check of one model on a GPU back-end (`engine::exactness`), and what the
@@ -198,6 +241,7 @@ impl Manifest {
             items_total,
             complete: false,
             reuse_checks: BTreeMap::new(),
+            served: BTreeMap::new(),
         }
     }
 
@@ -263,7 +307,12 @@ fn write_item_rows_parquet(path: &Path, rows: &[ItemRow]) -> Result<(), RunDirEr
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let mut df = DataFrame::new(rows.len(), ItemRow::parquet_columns(rows)).map_err(err)?;
+    let mut columns = ItemRow::parquet_columns(rows);
+    // The letter-bound column exists only in runs with bounded served scores.
+    if rows.iter().all(|r| r.letter_bound_json.is_empty()) {
+        columns.retain(|c| c.name().as_str() != "letter_bound_json");
+    }
+    let mut df = DataFrame::new(rows.len(), columns).map_err(err)?;
     let mut buf = Vec::new();
     ParquetWriter::new(&mut buf).finish(&mut df).map_err(err)?;
     write_atomic(path, &buf).map_err(|source| RunDirError::Write {

@@ -232,6 +232,7 @@ mod tests {
             scoring: "x".into(),
             provenance: "cpu".into(),
             context_key: ctx.into(),
+            letter_bound: None,
         }
     }
 

@@ -175,6 +175,7 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
                     provenance: String::new(),
                     gold_evidence_text: String::new(),
                     evidence_provenance: String::new(),
+                    letter_bound_json: String::new(),
                 });
             }
         }

@@ -196,9 +196,15 @@ impl SharedLink {
         };
         let gpu_layers = engine.gpu_layers_for(&entry);
         let (tx, k) = (self.tx.clone(), key.to_string());
+        let opts = engine.clone();
         let spawned = std::thread::Builder::new().name("hyst-ident".into()).spawn(move || {
             let r = (|| -> anyhow::Result<ModelIdent> {
                 let path = entry.path(&models_dir());
+                if entry.endpoint.is_some() {
+                    // A served model's identity is its server's: ask it.
+                    let (sha256, provenance) = crate::engine::served::identity(&entry, &models_dir(), &opts)?;
+                    return Ok(ModelIdent { sha256, prompt_format: entry.prompt_format(), provenance });
+                }
                 Ok(ModelIdent {
                     sha256: crate::batch::model_sha256(&entry, &path)?,
                     prompt_format: entry.prompt_format(),

@@ -113,6 +113,7 @@ fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
         tokens_reused: r.tokens_reused,
         prompt_hash: r.prompt_hash.clone(),
         rendered_prompt: String::new(),
+        bound: r.letter_bound(),
     })
 }
 

@@ -95,5 +95,6 @@ pub fn scripted_score(letters: &[char], l: char) -> hyst_tui::protocol::SlotScor
         tokens_reused: 0,
         prompt_hash: String::new(),
         rendered_prompt: String::new(),
+        bound: None,
     }
 }
