@@ -29,3 +29,32 @@ mod tests {
         assert!(!s.contains('\n'));
     }
 }
+
+/// `scheme://host[:port]` of a URL.
+pub(crate) fn origin(url: &str) -> &str {
+    let after = url.find("://").map(|i| i + 3).unwrap_or(0);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+/// Whether requests to `url` go around a proxy: loopback hosts and `NO_PROXY` matches (ureq
+/// itself reads the proxy variables but not `NO_PROXY`).
+pub(crate) fn no_proxy_for(url: &str) -> bool {
+    let o = origin(url);
+    let hostport = o.split("://").nth(1).unwrap_or(o);
+    let host = if hostport.starts_with('[') {
+        hostport.split(']').next().unwrap_or(hostport).trim_start_matches('[')
+    } else {
+        hostport.split(':').next().unwrap_or(hostport)
+    };
+    if host == "localhost" || host == "::1" || host.starts_with("127.") {
+        return true;
+    }
+    let list = std::env::var("NO_PROXY").or_else(|_| std::env::var("no_proxy")).unwrap_or_default();
+    list.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|p| {
+        let p = p.trim_start_matches("*.").trim_start_matches('.');
+        p == "*" || host == p || host.ends_with(&format!(".{p}"))
+    })
+}

@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use super::{sha256_file, FetchError, FetchOptions};
 use crate::config::ModelEntry;
+use crate::util::{no_proxy_for, origin};
 
 /// The hub's address when `HF_ENDPOINT` is not set.
 pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -464,35 +465,6 @@ impl<'e> Client<'e> {
 
 fn file_len(p: &Path) -> u64 {
     fs::metadata(p).map(|m| m.len()).unwrap_or(0)
-}
-
-/// `scheme://host[:port]` of a URL.
-fn origin(url: &str) -> &str {
-    let after = url.find("://").map(|i| i + 3).unwrap_or(0);
-    match url[after..].find('/') {
-        Some(i) => &url[..after + i],
-        None => url,
-    }
-}
-
-/// Whether requests to `url` go around a proxy: loopback hosts and `NO_PROXY` matches (ureq
-/// itself reads the proxy variables but not `NO_PROXY`).
-pub(crate) fn no_proxy_for(url: &str) -> bool {
-    let o = origin(url);
-    let hostport = o.split("://").nth(1).unwrap_or(o);
-    let host = if hostport.starts_with('[') {
-        hostport.split(']').next().unwrap_or(hostport).trim_start_matches('[')
-    } else {
-        hostport.split(':').next().unwrap_or(hostport)
-    };
-    if host == "localhost" || host == "::1" || host.starts_with("127.") {
-        return true;
-    }
-    let list = std::env::var("NO_PROXY").or_else(|_| std::env::var("no_proxy")).unwrap_or_default();
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|p| {
-        let p = p.trim_start_matches("*.").trim_start_matches('.');
-        p == "*" || host == p || host.ends_with(&format!(".{p}"))
-    })
 }
 
 /// What a file's sha256 says.

@@ -53,7 +53,7 @@ impl std::fmt::Display for HttpError {
 impl Client {
     pub(crate) fn new(ep: &Endpoint) -> Result<Client, String> {
         let key = ep.api_key()?;
-        let proxy = !crate::fetch::hub::no_proxy_for(ep.base());
+        let proxy = !crate::util::no_proxy_for(ep.base());
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(10).min(ep.timeout()))
             .timeout(ep.timeout())
