@@ -74,6 +74,41 @@ pub fn gpu_devices() -> Vec<String> {
     devices().into_iter().filter(|d| !d.starts_with("CPU")).collect()
 }
 
+/// In a CUDA build that finds no CUDA device (a login node, a CI runner, a machine without the
+/// NVIDIA driver): one line saying so, why, and that scoring runs on the CPU. `None` in every
+/// other build and wherever llama.cpp offers a CUDA device. Such a build still starts without the
+/// driver because it leaves the driver library to the CUDA runtime, which loads `libcuda.so.1`
+/// when it initialises (`scripts/check-cuda-build.sh` builds it that way).
+pub fn cuda_absent_note() -> Option<String> {
+    if !cfg!(feature = "cuda") || devices().iter().any(|d| d.starts_with("CUDA")) {
+        return None;
+    }
+    let why = match cuda_driver_library_loads() {
+        Some(false) => "no NVIDIA driver here (libcuda.so.1 not found)",
+        Some(true) => "the NVIDIA driver (libcuda.so.1) is installed but offers no usable CUDA device (ggml_cuda_init's reason is in the log)",
+        None => "the CUDA runtime found no device",
+    };
+    Some(format!("CUDA build without a CUDA device: {why}; scoring on the CPU"))
+}
+
+/// Can the NVIDIA driver library be loaded? `None` where that is not asked (not Unix).
+fn cuda_driver_library_loads() -> Option<bool> {
+    #[cfg(unix)]
+    {
+        // SAFETY: dlopen with a static NUL-terminated name; the handle is closed at once.
+        let h = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+        if !h.is_null() {
+            // SAFETY: `h` came from dlopen above and is closed once.
+            unsafe { libc::dlclose(h) };
+        }
+        Some(!h.is_null())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Does scoring with `gpu_layers` offloaded run on a GPU back-end?
 pub fn on_gpu(gpu_layers: u32) -> bool {
     gpu_layers > 0 && !gpu_devices().is_empty()
@@ -107,6 +142,17 @@ mod tests {
         let info = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 0 | REPACK = 1 | CUDA : ARCHS = 900 | FORCE_MMQ = 1 |";
         assert_eq!(cpu_features(info), ["SSE3", "SSSE3", "AVX", "AVX2", "REPACK"]);
         assert!(cpu_features("nothing here").is_empty());
+    }
+
+    #[test]
+    fn only_a_cuda_build_without_a_cuda_device_has_the_cuda_note() {
+        let note = cuda_absent_note();
+        if !cfg!(feature = "cuda") || devices().iter().any(|d| d.starts_with("CUDA")) {
+            assert_eq!(note, None);
+        } else {
+            let note = note.expect("a CUDA build without a CUDA device says so");
+            assert!(note.ends_with("; scoring on the CPU"), "{note}");
+        }
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod r7;
 mod registry;
 mod relabel;
 mod reset_gap;
+mod served;
 mod summary;
 pub mod testutil;
 mod truncation;

@@ -48,7 +48,7 @@ impl Output {
         self.display.as_ref().unwrap_or(&self.table)
     }
     fn heading(&self) -> String {
-        if self.id == "Aux" || self.id == super::registry::EXPERIMENT_ID {
+        if self.id == "Aux" || self.id == super::registry::EXPERIMENT_ID || self.id == super::registry::SERVED_ID {
             self.title.clone()
         } else {
             format!("{}: {}", self.id, self.title)

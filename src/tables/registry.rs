@@ -5,7 +5,7 @@ use crate::dialogue::conditions::ids;
 use super::output::Output;
 use super::{
     cctp, controls, decomposition, definitions, examples, expanded_family, experiments, false_context,
-    plausibility, pressure_ramp, r7, relabel, reset_gap, truncation, Ctx,
+    plausibility, pressure_ramp, r7, relabel, reset_gap, served, truncation, Ctx,
 };
 
 /// One table of the paper (or an auxiliary table).
@@ -282,7 +282,18 @@ pub(crate) static TABLES: &[TableSpec] = &[
         stems: &["seed_sensitivity"],
         build: experiments::seed_sensitivity,
     },
+    TableSpec {
+        id: SERVED_ID,
+        title: "Served models: letter coverage",
+        needs: "scores from a served model (models.toml `endpoint`)",
+        stems: &["aux_served_letter_coverage"],
+        build: served::served_coverage,
+    },
 ];
+
+/// The id of the served-coverage table: like the experiment tables it is never listed as
+/// missing (an in-process run has nothing to cover).
+pub(crate) const SERVED_ID: &str = "Served";
 
 /// The id of hyst-tui's experiment tables.
 pub(crate) const EXPERIMENT_ID: &str = "Experiment";
@@ -299,6 +310,7 @@ mod tests {
             let prefix = match t.id.strip_prefix("Table ") {
                 Some(n) => format!("table{:02}_", n.parse::<u32>().expect("table number")),
                 None if t.id == super::EXPERIMENT_ID => String::new(),
+                None if t.id == super::SERVED_ID => "aux_".to_string(),
                 None => "aux_".to_string(),
             };
             for s in t.stems {

@@ -19,6 +19,8 @@ pub(crate) struct Client {
     agent: ureq::Agent,
     base: String,
     key: Option<String>,
+    /// Where the key came from, named when the server refuses it.
+    key_env: Option<String>,
     retries: u32,
     /// Stops the backoff between retries (a cancelled job, an interrupted batch).
     stop: Option<std::sync::Arc<dyn Fn() -> bool + Send + Sync>>,
@@ -60,7 +62,7 @@ impl Client {
             .user_agent(&format!("hyst-tui/{}", env!("CARGO_PKG_VERSION")))
             .try_proxy_from_env(proxy)
             .build();
-        Ok(Client { agent, base: ep.base().to_string(), key, retries: ep.retries(), stop: None })
+        Ok(Client { agent, base: ep.base().to_string(), key, key_env: ep.api_key_env.clone(), retries: ep.retries(), stop: None })
     }
 
     /// A client that stops retrying once `stop` says so.
@@ -126,7 +128,13 @@ impl Client {
                 Err(ureq::Error::Status(code, resp)) => {
                     let retry_after = resp.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
                     let text = resp.into_string().unwrap_or_default();
-                    let message = self.redact(&error_message(&text));
+                    let mut message = self.redact(&error_message(&text));
+                    if code == 401 || code == 403 {
+                        message.push_str(&match &self.key_env {
+                            Some(var) => format!(" (the key sent is the value of ${var}, the entry's api_key_env)"),
+                            None => " (no key sent: the entry names no api_key_env)".to_string(),
+                        });
+                    }
                     if code != 429 && code < 500 {
                         return Err(HttpError::Status { code, url: url.to_string(), message });
                     }

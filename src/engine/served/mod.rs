@@ -386,3 +386,13 @@ pub fn identity(entry: &ModelEntry, models_dir: &Path, opts: &EngineOptions) -> 
     e.shutdown();
     Ok((s.model_sha256, s.provenance))
 }
+
+/// The server's own rendering and tokenization of `messages` (llama-server `/apply-template` +
+/// `/tokenize`, vLLM `/tokenize` with messages), for `doctor` to compare with the prompt
+/// hyst-tui sends. An error where the server has no such endpoints.
+pub fn server_rendering(entry: &ModelEntry, messages: &[ChatMessage]) -> Result<(String, Vec<i32>), EngineError> {
+    let ep = entry.endpoint.as_ref().ok_or_else(|| EngineError::BadInput("not a served model".into()))?;
+    let client = Client::new(ep).map_err(EngineError::Served)?;
+    let msgs = super::template::apply_system_policy(messages, entry.system)?;
+    api::server_render(&client, ep, &msgs).map_err(served_error)
+}
