@@ -496,4 +496,17 @@ pub enum BenchCmd {
         #[arg(long, value_name = "N")]
         workers: Option<usize>,
     },
+    /// A served model (models.toml `endpoint`) vs its own GGUF in-process, same workload, one
+    /// run: contexts/s, tokens/s and max |dp|.
+    Served {
+        /// The served model's key (its entry needs a GGUF `file` for the in-process side).
+        #[arg(long, value_name = "KEY")]
+        model: String,
+        /// Items to run.
+        #[arg(long, default_value_t = 2, value_name = "N")]
+        limit: usize,
+        /// Dataset spec (`sample`, `long`, or any KIND:PATH).
+        #[arg(long, default_value = "sample", value_name = "SPEC")]
+        dataset: String,
+    },
 }

@@ -142,6 +142,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(BenchCmd::Batch { model, limit, dataset, workers })) => {
             commands::bench::batch(&ctx, model.as_deref(), *limit, dataset, *workers)
         }
+        Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),
         Some(Command::Conditions) => commands::inspect::conditions_cmd(),
         Some(Command::Items(a)) => commands::inspect::items_cmd(a),

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use super::Ctx;
 use hyst_tui::batch::{conditions_for, score_item, BatchEvent, BatchObserver, BatchRequest, CachedScorer};
-use hyst_tui::config::models_dir;
+use hyst_tui::config::{models_dir, ModelEntry};
 use hyst_tui::data::selection::select;
 use hyst_tui::data::{DatasetSpec, Selected};
 use hyst_tui::dialogue::conditions::{build, find};
@@ -41,17 +41,24 @@ struct Measured {
     secs: f64,
     /// Bits of every log-score, in scoring order (to prove reuse changes nothing).
     bits: Vec<u64>,
+    /// Option probabilities of each scored context, in scoring order.
+    probs: Vec<Vec<f64>>,
 }
 
-fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &PromptSet, ctx: &Ctx) -> Result<Measured> {
-    let model = ctx.model(Some(model_key))?;
+impl Measured {
+    fn n_contexts(&self) -> usize {
+        self.probs.len()
+    }
+}
+
+fn measure(engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &PromptSet) -> Result<Measured> {
     let b = Builder::new(prompts);
     let tmp = std::env::temp_dir().join(format!("hyst-bench-{}-{}", std::process::id(), engine.info().cache));
     let _ = std::fs::remove_dir_all(&tmp);
     let cache = std::sync::RwLock::new(ScoreCache::open(&tmp.join("scores.jsonl"))?);
     let conds = conditions_for(&[Suite::Hierarchy]);
     engine.clear_cache()?;
-    let (mut evaluated, mut reused, mut bits, mut contexts) = (0, 0, Vec::new(), Vec::new());
+    let (mut evaluated, mut reused, mut bits, mut contexts, mut probs) = (0, 0, Vec::new(), Vec::new(), Vec::new());
     let t0 = Instant::now();
     for s in items {
         let mut sc = CachedScorer::new(engine, &cache, model, "bench", &hyst_tui::engine::provenance::provenance(0));
@@ -61,12 +68,13 @@ fn measure(engine: &Engine, model_key: &str, items: &[Selected], prompts: &Promp
             evaluated += r.tokens_evaluated;
             reused += r.tokens_reused;
             bits.extend(r.log_scores.iter().map(|x| x.to_bits()));
+            probs.push(r.probs.clone());
         }
         contexts.push(sc.record_tokens.take().unwrap_or_default());
     }
     let secs = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok(Measured { contexts, evaluated, reused, secs, bits })
+    Ok(Measured { contexts, evaluated, reused, secs, bits, probs })
 }
 
 fn raw_throughput(engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
@@ -99,8 +107,8 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
     println!("model {key} · {} threads · {} item(s) of the bundled sample · ramp (7 points) + 10 recovery branches per item", cached_e.info().threads, items.len());
     let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], raw_tokens)?;
     println!("raw llama.cpp prompt decode: {raw_tokens} tokens in one call = {raw_tps:.1} tok/s");
-    let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
-    let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;
+    let c = measure(&cached_e, ctx.model(Some(&key))?, &items, &prompts)?;
+    let s = measure(&scratch_e, ctx.model(Some(&key))?, &items, &prompts)?;
     let e2e = c.evaluated as f64 / c.secs;
     println!("engine, prefix reuse: {} tokens evaluated ({} reused) in {:.2}s = {e2e:.1} tok/s", c.evaluated, c.reused, c.secs);
     println!("engine, from scratch: {} tokens evaluated in {:.2}s = {:.1} tok/s", s.evaluated, s.secs, s.evaluated as f64 / s.secs);
@@ -137,8 +145,8 @@ pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str, max_wo
     let prompts = ctx.prompts()?;
     let mut items = select(&DatasetSpec::parse(dataset)?.load()?, None, 42);
     items.truncate(limit.max(1));
-    let c = measure(&cached_e, &key, &items, &prompts, ctx)?;
-    let s = measure(&scratch_e, &key, &items, &prompts, ctx)?;
+    let c = measure(&cached_e, ctx.model(Some(&key))?, &items, &prompts)?;
+    let s = measure(&scratch_e, ctx.model(Some(&key))?, &items, &prompts)?;
     let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], 512)?;
     let snapshot_peak = cached_e.stats.snapshot_peak_bytes.load(std::sync::atomic::Ordering::Relaxed);
     drop((cached_e, scratch_e));
@@ -282,4 +290,82 @@ mod tests {
         assert_eq!(trie_nodes(&[vec![1, 2, 3], vec![1, 2, 4], vec![5]]), 5);
         assert_eq!(trie_nodes(&[vec![1, 2], vec![1, 2]]), 2);
     }
+}
+
+/// `bench served`: the same hierarchy workload scored through a served model and in-process on
+/// the entry's own GGUF (prefix reuse and from scratch), on this machine, in one run: contexts/s,
+/// tokens/s, their ratios, and how far the served letter distributions are from the local ones.
+/// Contexts are sent one at a time, in the batch's order (a batch keeps `--concurrency` in flight).
+pub fn served(ctx: &Ctx, model: &str, limit: usize, dataset: &str) -> Result<()> {
+    let entry = ctx.model(Some(model))?;
+    let ep = entry.endpoint.as_ref().with_context(|| format!("model {model} has no `endpoint` in models.toml (bench served compares a served model with its GGUF)"))?;
+    anyhow::ensure!(
+        entry.has_file(),
+        "model {model} names no GGUF `file`: bench served needs the same weights in-process to compare with"
+    );
+    let path = entry.path(&models_dir());
+    anyhow::ensure!(path.is_file(), "{} is not present (hyst-tui models fetch {model})", path.display());
+    let local = ModelEntry { endpoint: None, ..entry.clone() };
+    let opts = ctx.engine_options();
+    let served_e = Engine::start(entry, &path, opts.clone())?;
+    let cached_e = Engine::start(&local, &path, EngineOptions { cache: true, ..opts.clone() })?;
+    let scratch_e = Engine::start(&local, &path, EngineOptions { cache: false, ..opts })?;
+    let prompts = ctx.prompts()?;
+    let mut items = select(&DatasetSpec::parse(dataset)?.load()?, None, 42);
+    items.truncate(limit.max(1));
+    println!(
+        "model {model}: {} {} vs in-process on {} · {} threads here · {} item(s), hierarchy suite (ramp + recovery branches)",
+        ep.api.name(),
+        ep.base(),
+        path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default(),
+        cached_e.info().threads,
+        items.len()
+    );
+    let sv = measure(&served_e, entry, &items, &prompts)?;
+    let c = measure(&cached_e, &local, &items, &prompts)?;
+    let s = measure(&scratch_e, &local, &items, &prompts)?;
+    served_e.shutdown();
+    let line = |what: &str, m: &Measured| {
+        println!(
+            "{what:<28} {:>4} contexts in {:>7.2}s = {:>6.2} contexts/s · {:>6} tokens evaluated ({} reused) = {:>7.1} tok/s",
+            m.n_contexts(),
+            m.secs,
+            m.n_contexts() as f64 / m.secs,
+            m.evaluated,
+            m.reused,
+            m.evaluated as f64 / m.secs
+        )
+    };
+    line("served", &sv);
+    line("in-process, prefix reuse", &c);
+    line("in-process, from scratch", &s);
+    println!("ratio wall time served / in-process reuse:   {:.2}", sv.secs / c.secs);
+    println!("ratio wall time served / in-process scratch: {:.2}", sv.secs / s.secs);
+    println!(
+        "ratio tok/s served / in-process scratch:     {:.2} (the same prompts, each evaluated whole)",
+        (sv.evaluated as f64 / sv.secs) / (s.evaluated as f64 / s.secs)
+    );
+    anyhow::ensure!(sv.n_contexts() == s.n_contexts(), "served scored {} contexts, in-process {}", sv.n_contexts(), s.n_contexts());
+    let worst = sv
+        .probs
+        .iter()
+        .zip(&s.probs)
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+        .fold(0.0f64, f64::max);
+    let same_pred = sv
+        .probs
+        .iter()
+        .zip(&s.probs)
+        .filter(|(a, b)| argmax(a) == argmax(b))
+        .count();
+    println!(
+        "served vs in-process: max |dp| {worst:.2e} over {} contexts; same prediction in {same_pred}/{}",
+        s.n_contexts(),
+        s.n_contexts()
+    );
+    Ok(())
+}
+
+fn argmax(p: &[f64]) -> usize {
+    p.iter().enumerate().fold(0, |best, (i, v)| if *v > p[best] { i } else { best })
 }
