@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The GPU check of hyst-tui, for a machine with an NVIDIA GPU (CUDA). It builds the `cuda`
-# feature into its own target directory, then runs, on one model (HYST_GPU_CHECK_MODEL, default
-# smollm2-135m; fetch it first, e.g. `bash scripts/fetch-test-models.sh`):
+# feature with scripts/check-cuda-build.sh (the CUDA toolkit from PyPI wheels, or HYST_CUDA_HOME's;
+# its own target directory), fetches the model if it is missing, then runs, on that one model
+# (HYST_GPU_CHECK_MODEL, default smollm2-135m):
 #   doctor (device, offload, provenance, prefix reuse vs scratch), bench engine (engine vs raw
 #   llama.cpp prompt rate, reuse), bench batch --workers 4 (reuse speed-up, worker scaling)
 # and prints one table of ratios, with the paper plan's token count turned into a wall time.
-# Needs no network once built. Without a GPU (no nvidia-smi, or it lists none) it says so and
-# runs the same checks on the CPU build (features unset), so the script itself is tested.
+# One command from a clean clone; needs no network once built and fetched. Without a GPU (no
+# nvidia-smi, or it lists none) it says so and runs the same checks on the CPU build (features
+# unset), so the script itself is tested; HYST_GPU_CHECK_FEATURES=cuda runs them with the CUDA
+# build there (which then scores on the CPU).
 #
 #   bash scripts/gpu-check.sh              # CUDA if there is a GPU, else the CPU build
 #   HYST_GPU_CHECK_FEATURES=vulkan bash scripts/gpu-check.sh   # another back-end
@@ -30,16 +33,26 @@ if [ -z "${HYST_GPU_CHECK_FEATURES+set}" ]; then
   fi
 fi
 
-if [ -n "$features" ]; then
-  target=${HYST_GPU_CHECK_TARGET_DIR:-$HOME/.cache/hyst-tui/target-$features}
-  feature_args=(--features "$features")
+if [ "$features" = cuda ]; then
+  # The CUDA build path of scripts/check-cuda-build.sh (shared llama.cpp libraries beside the
+  # binary, no direct link to the driver library); it prints the binary's path.
+  echo "== build (release, --features cuda) with scripts/check-cuda-build.sh"
+  bin=$(HYST_CUDA_TARGET_DIR=${HYST_GPU_CHECK_TARGET_DIR:-$HOME/.cache/hyst-tui/target-cuda} \
+    bash scripts/check-cuda-build.sh --print-bin --arch "${CMAKE_CUDA_ARCHITECTURES:-90}")
 else
-  target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
-  feature_args=()
+  if [ -n "$features" ]; then
+    target=${HYST_GPU_CHECK_TARGET_DIR:-$HOME/.cache/hyst-tui/target-$features}
+    feature_args=(--features "$features")
+  else
+    target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
+    feature_args=()
+  fi
+  echo "== build (release${features:+, --features $features}) into $target"
+  CARGO_TARGET_DIR=$target cargo build --release --locked "${feature_args[@]}"
+  bin=$target/release/hyst-tui
 fi
-echo "== build (release${features:+, --features $features}) into $target"
-CARGO_TARGET_DIR=$target cargo build --release --locked "${feature_args[@]}"
-bin=$target/release/hyst-tui
+echo "== models fetch $model (nothing to do when it is there)"
+"$bin" models fetch "$model"
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 export HYST_SCORE_STORE=off
