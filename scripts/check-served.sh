@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# End-to-end checks of served models against a real llama-server (not part of .ci/run: building
-# llama-server takes 20-30 minutes on 2 cores; see the README, "Served models").
+# End-to-end checks of served models against a real llama-server; tests/served.rs runs it (so the
+# README's test command and .ci/run do), and it runs alone too:
 #
 #   bash scripts/check-served.sh            # builds llama-server once (scripts/build-llama-server.sh)
+#   HYST_BIN=path/to/hyst-tui bash scripts/check-served.sh   # that binary instead of cargo build
 #
-# Starts llama-server on loopback with SmolLM2 (the test model, fetched by
-# scripts/fetch-test-models.sh) and an API key, and checks:
+# Starts llama-server on loopback (HYST_CHECK_PORT, default 18080, and the next port for a faulty
+# proxy) with SmolLM2 (the test model, fetched by scripts/fetch-test-models.sh) and a random API
+# key, and checks:
 #   1. doctor on the served entries: the prompt rendered here and the server's agree token for token;
-#   2. the letter distributions served vs in-process on the sample dialogues (printed, measured);
+#   2. the letter distributions served vs in-process on the same conversations (max |dp| printed);
 #   3. a 2-item batch through the server writes its tables;
 #   4. the server killed (kill -9) mid-batch: one error line, non-zero exit; restarted, the rerun
 #      resumes and its tables are byte-identical to the uninterrupted served run of 3;
 #   5. transient 429 and 503 answers (injected by a small proxy in front of the real server) are
 #      retried and the scores equal the direct ones;
-#   6. the chat kind against llama-server's /v1/chat/completions, and the completions kind at /v1;
+#   6. the chat kind against llama-server's /v1/chat/completions, the completions kind at /v1, and
+#      a wrong key (one error line naming the variable, not the key);
 #   7. the API key appears nowhere in what was written (run directories, logs, outputs).
 # Everything goes to $HYST_CHECK_DIR (default a fresh temporary directory), printed at the end.
+# Exit status 0 when every check passed, else 1 (a FAIL line says which).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
@@ -31,8 +35,12 @@ fail() { echo "FAIL  $*"; fails=$((fails + 1)); }
 
 server=$(bash scripts/build-llama-server.sh)
 bash scripts/fetch-test-models.sh >/dev/null
-cargo build --release --locked -q
-hyst="$CARGO_TARGET_DIR/release/hyst-tui"
+if [ -n "${HYST_BIN:-}" ]; then
+  hyst=$HYST_BIN
+else
+  cargo build --release --locked -q
+  hyst="$CARGO_TARGET_DIR/release/hyst-tui"
+fi
 models_dir=$("$hyst" models list 2>/dev/null | sed -n 's/^models directory: \([^ ]*\) .*/\1/p')
 gguf="$models_dir/SmolLM2-135M-Instruct.Q4_1.gguf"
 [ -f "$gguf" ] || { echo "error: SmolLM2 GGUF not found ($gguf)" >&2; exit 1; }

@@ -91,7 +91,13 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Paragraph::new(lines), inner);
 
     // Letter variants.
-    let b = block(app, "Letter variants (raw full-vocabulary p)");
+    // A served score's letter tokens outside the server's top K have a bound, not a value.
+    let bound = s.bound.as_ref();
+    let title = match bound {
+        Some(b) => format!("Letter variants (served top-{}: {} unseen, each ≤ {:.1e})", b.k, b.unseen.len(), b.bound),
+        None => "Letter variants (raw full-vocabulary p)".to_string(),
+    };
+    let b = block(app, title);
     let inner = b.inner(tr);
     f.render_widget(b, tr);
     let mut lines = vec![
@@ -125,8 +131,19 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         for (j, id) in v.ids.iter().enumerate() {
             let txt = v.texts.get(j).map(|t| show_token(t)).unwrap_or_default();
             let p = s.variant_probs.get(i).and_then(|x| x.get(j)).copied().unwrap_or(f64::NAN);
+            let unseen = bound.filter(|b| v.texts.get(j).is_some_and(|t| b.unseen.contains(t)));
+            let raw = match unseen {
+                Some(b) => format!(" {:>9}", format!("≤{:.1e}", b.bound)),
+                None => format!(" {p:>9.5}"),
+            };
             let (lab, op) = if j == 0 {
-                (v.letter.to_string(), format!("{:>8.4}", s.probs.get(i).copied().unwrap_or(f64::NAN)))
+                let mut op = format!("{:>8.4}", s.probs.get(i).copied().unwrap_or(f64::NAN));
+                if let Some(b) = bound {
+                    if let (Some(lo), Some(hi)) = (b.probs_lo.get(i), b.probs_hi.get(i)) {
+                        op.push_str(&format!(" [{lo:.4}, {hi:.4}]"));
+                    }
+                }
+                (v.letter.to_string(), op)
             } else {
                 (String::new(), String::new())
             };
@@ -134,7 +151,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Span::styled(format!("{lab:<3} "), st),
                 Span::raw(pad(&txt, 6)),
                 Span::styled(format!(" {id:>7}"), th.dim()),
-                Span::raw(format!(" {p:>9.5}")),
+                Span::raw(raw),
                 Span::styled(format!(" {op}"), st),
             ]));
         }
