@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cli::{BenchCmd, Cli, Command};
+use std::io::Write as _;
 use commands::Ctx;
 
 fn main() -> ExitCode {
@@ -36,10 +37,11 @@ fn main() -> ExitCode {
                     msg.push_str(&c);
                 }
             }
-            eprintln!("error: {msg}");
+            // Not eprintln!: stderr may be a terminal that has hung up (SIGHUP).
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
             tracing::error!("{msg}");
             if commands::interrupted() {
-                ExitCode::from(130)
+                ExitCode::from(commands::interrupted_exit_code())
             } else {
                 ExitCode::FAILURE
             }

@@ -1,6 +1,6 @@
 //! Batch mode end to end on a real model (SmolLM2): every table and figure file, `tables --from`
-//! byte for byte, resume after SIGKILL, after a torn record and after Ctrl-C (SIGINT: exit code
-//! 130), sharding + merge. Every comparison covers tables/, figures/, summary.md and
+//! byte for byte, resume after SIGKILL, after a torn record, after Ctrl-C (SIGINT: exit code
+//! 130) and after SIGTERM (exit code 143), sharding + merge. Every comparison covers tables/, figures/, summary.md and
 //! reproduction.md/.csv.
 
 mod common;
@@ -185,12 +185,13 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     assert_eq!(outputs(&b), outputs(&a));
     assert_eq!(rows(&b), rows(&a));
 
-    // Ctrl-C (SIGINT) once the first item's contexts are being stored: the batch finishes the
-    // item in flight, says in one line where it stopped and how to resume, and exits with 130;
-    // the same command then completes it with the reference's bytes.
+    // Ctrl-C (SIGINT), and SIGTERM (Slurm's time limit, preemption, scancel), once the first
+    // item's contexts are being stored: the batch finishes the item in flight, says in one line
+    // where it stopped and how to resume, and exits with 130 / 143; the same command then
+    // completes it with the reference's bytes.
     #[cfg(unix)]
-    {
-        let c = dir.path().join("c");
+    for (sig, code, reason, sub) in [(libc::SIGINT, 130, "interrupted", "c"), (libc::SIGTERM, 143, "stopped by SIGTERM", "t")] {
+        let c = dir.path().join(sub);
         let mut args_c = base.to_vec();
         args_c.extend(["--out", c.to_str().unwrap()]);
         let child = bin().args(["--threads", "2"]).args(&args_c).stderr(Stdio::piped()).spawn().unwrap();
@@ -199,16 +200,17 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
             std::thread::sleep(Duration::from_millis(20));
         }
         // SAFETY: kill(2) on our own child's pid, which has not been waited for yet.
-        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
         let o = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert_eq!(o.status.code(), Some(code), "{err}");
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
         assert_eq!(errors.len(), 1, "{err}");
         let line = errors[0];
         let stored = format!(" of 4 items are stored in {} ", c.display());
-        assert!(line.starts_with("error: interrupted: ") && line.contains(&stored), "{line}");
-        let done: usize = line["error: interrupted: ".len()..].split(' ').next().unwrap().parse().unwrap();
+        let prefix = format!("error: {reason}: ");
+        assert!(line.starts_with(&prefix) && line.contains(&stored), "{line}");
+        let done: usize = line[prefix.len()..].split(' ').next().unwrap().parse().unwrap();
         assert!((1..4).contains(&done), "{line}");
         assert!(line.ends_with(&format!("resume (nothing is recomputed) with: {BIN} --threads 2 {} --out {}", base.join(" "), c.display())), "{line}");
         let manifest = std::fs::read_to_string(c.join("manifest.json")).unwrap();

@@ -162,6 +162,11 @@ pub fn array_script(dir: &Path, spec: &SlurmSpec, res: &Resources, models_dir: &
     s.push_str(&format!("#SBATCH --array=1-{n}\n"));
     s.push_str(&format!("#SBATCH --output={}/task-%a.out\n", dir.join(SLURM_DIR).join("logs").display()));
     s.push_str("#SBATCH --open-mode=append\n#SBATCH --requeue\n");
+    // SIGTERM to hyst-tui (`exec`ed by the batch shell, hence B:) five minutes before the time
+    // limit: it finishes the item in flight, keeps everything scored and exits 143; submitting
+    // again (`hyst-tui slurm … --submit`) resumes the task's own directory. Slurm sends SIGTERM
+    // on preemption and `scancel` too.
+    s.push_str("#SBATCH --signal=B:TERM@300\n");
     for l in res.lines(true) {
         s.push_str(&l);
         s.push('\n');

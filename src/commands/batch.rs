@@ -191,7 +191,8 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     );
     if s.interrupted {
         bail!(
-            "interrupted: {} of {} items are stored in {} (its tables are those of the finished items); resume (nothing is recomputed) with: {}",
+            "{}: {} of {} items are stored in {} (its tables are those of the finished items); resume (nothing is recomputed) with: {}",
+            super::stop_reason(),
             s.items_done,
             s.items_total,
             p.out.display(),

@@ -35,7 +35,12 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
     let newest_run = a.run.is_none() && run.is_some();
     let cfg = AppConfig { newest_run, ..app_config(ctx, a.model.clone(), a.dataset.clone(), run, b)? };
     let log = ctx.global.log_file.clone().unwrap_or_else(default_log_file);
-    tui::run(cfg, &log)
+    super::default_sighup();
+    tui::run(cfg, &log, super::interrupted)?;
+    if super::interrupted() {
+        anyhow::bail!("{}: the explorer closed (the terminal is restored; a batch it ran stopped after its item in flight)", super::stop_reason());
+    }
+    Ok(())
 }
 
 pub fn snapshot(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {

@@ -9,7 +9,7 @@ pub mod models;
 pub mod score;
 pub mod slurm;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::Result;
 
@@ -20,26 +20,105 @@ use hyst_tui::prompts::PromptSet;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INTERRUPTED_NOTICE: AtomicBool = AtomicBool::new(false);
+/// The signal that asked for the stop: SIGINT (Ctrl-C), SIGTERM (Slurm's time limit,
+/// preemption, `scancel`, `kill`) or SIGHUP (a closed terminal); 0 = none.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Installs the Ctrl-C handler: the first Ctrl-C asks loops to stop after the item in flight;
-/// a second one exits at once.
+/// Installs the stop handlers. The first SIGINT, SIGTERM or SIGHUP asks loops to stop after the
+/// item in flight (one line says so); a second one, more than half a second later, exits at
+/// once. Exit codes follow the shell's 128 + signal: 130, 143, 129.
 pub fn install_ctrlc() {
     static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let _ = ctrlc::set_handler(|| {
+        let _ = STOP_SIGNAL.compare_exchange(0, libc::SIGINT, Ordering::SeqCst, Ordering::SeqCst);
         let first = *FIRST.get_or_init(std::time::Instant::now);
         // A second Ctrl-C (not the same signal delivered twice to the process group) exits now.
         if INTERRUPTED.swap(true, Ordering::SeqCst) && first.elapsed() > std::time::Duration::from_millis(500) {
             eprintln!("\ninterrupted twice: exiting now");
-            std::process::exit(130);
+            std::process::exit(exit_code_of(STOP_SIGNAL.load(Ordering::SeqCst)));
         }
         if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
             eprintln!("\ninterrupt: finishing the item in flight (Ctrl-C again to quit at once)");
         }
     });
+    #[cfg(unix)]
+    install_termination();
+}
+
+/// SIGTERM and SIGHUP: the handler only records the signal (atomics, and one `write(2)` of a
+/// fixed line: async-signal-safe); the loops see it through [`interrupted`].
+#[cfg(unix)]
+fn install_termination() {
+    static FIRST_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    extern "C" fn on_signal(sig: libc::c_int) {
+        let now_ms = {
+            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: clock_gettime is async-signal-safe and writes only `ts`.
+            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+            (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
+        };
+        let _ = STOP_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+        let first = FIRST_MS.compare_exchange(0, now_ms.max(1), Ordering::SeqCst, Ordering::SeqCst);
+        if INTERRUPTED.swap(true, Ordering::SeqCst) && first.is_err_and(|t| now_ms.saturating_sub(t) > 500) {
+            let msg: &[u8] = b"\nsignalled twice: exiting now\n";
+            // SAFETY: write(2) and _exit(2) are async-signal-safe.
+            unsafe {
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                libc::_exit(exit_code_of(STOP_SIGNAL.load(Ordering::SeqCst)));
+            }
+        }
+        if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
+            let msg: &[u8] = if sig == libc::SIGHUP {
+                b"\nSIGHUP: finishing the item in flight, then stopping\n"
+            } else {
+                b"\nSIGTERM: finishing the item in flight, then stopping\n"
+            };
+            // SAFETY: write(2) is async-signal-safe; the buffer is static.
+            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+        }
+    }
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only touches atomics and calls async-signal-safe
+        // functions.
+        unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+}
+
+/// The explorer leaves SIGHUP at its default (the process ends): a hung-up terminal cannot be
+/// restored, and crossterm's event poll spins on it instead of failing.
+pub fn default_sighup() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGHUP, libc::SIG_DFL);
+    }
+}
+
+/// 128 + the signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP), as shells report a signalled command.
+fn exit_code_of(sig: i32) -> i32 {
+    if sig > 0 {
+        128 + sig
+    } else {
+        130
+    }
 }
 
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The exit code of an interrupted command (see [`install_ctrlc`]).
+pub fn interrupted_exit_code() -> u8 {
+    exit_code_of(STOP_SIGNAL.load(Ordering::SeqCst)) as u8
+}
+
+/// What stopped the command, for its last line: `interrupted` (Ctrl-C) or `stopped by SIGTERM`.
+pub fn stop_reason() -> &'static str {
+    match STOP_SIGNAL.load(Ordering::SeqCst) {
+        libc::SIGTERM => "stopped by SIGTERM",
+        libc::SIGHUP => "stopped by SIGHUP",
+        _ => "interrupted",
+    }
 }
 
 /// What every command gets: the global options and the models config.

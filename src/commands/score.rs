@@ -185,7 +185,7 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
     let mut out = stdout.lock();
     for (i, input) in inputs.iter().enumerate() {
         if interrupted() {
-            bail!("interrupted after {i} of {} conversations (the ones printed are complete)", inputs.len());
+            bail!("{} after {i} of {} conversations (the ones printed are complete)", super::stop_reason(), inputs.len());
         }
         let letters = input.letters.as_ref().unwrap_or(&default_letters);
         let s = engine

@@ -27,7 +27,7 @@ pub(crate) fn score_letters(
     let logp = |id: i32| f64::from(logits[id as usize]) - lz;
 
     let variant_lps: Vec<Vec<f64>> = variants.iter().map(|v| v.ids.iter().map(|&id| logp(id)).collect()).collect();
-    let Letters { log_scores, variant_probs, probs, pred, margin_top2, entropy, max_prob } = letters_from_logps(&variant_lps);
+    let letters = letters_from_logps(&variant_lps);
 
     let mut counted: Vec<i32> = variants.iter().flat_map(|v| v.ids.iter().copied()).collect();
     counted.sort_unstable();
@@ -43,25 +43,7 @@ pub(crate) fn score_letters(
         })
         .collect();
 
-    SlotScore {
-        letters: variants.iter().map(|v| v.letter).collect(),
-        log_scores,
-        probs,
-        pred,
-        margin_top2,
-        entropy,
-        max_prob,
-        letter_mass,
-        variant_probs,
-        variants: variants.to_vec(),
-        top_tokens,
-        prompt_tokens: 0,
-        tokens_evaluated: 0,
-        tokens_reused: 0,
-        prompt_hash: String::new(),
-        rendered_prompt: String::new(),
-        bound: None,
-    }
+    letters.into_score(variants, letter_mass, top_tokens, None)
 }
 
 /// The letter arithmetic of docs/protocol.md §4.3 on the log-probabilities of each letter's
@@ -118,6 +100,37 @@ pub(crate) struct Letters {
     pub margin_top2: f64,
     pub entropy: f64,
     pub max_prob: f64,
+}
+
+impl Letters {
+    /// The slot score of these letters (the prompt fields are filled in by the caller).
+    pub(crate) fn into_score(
+        self,
+        variants: &[LetterTokens],
+        letter_mass: f64,
+        top_tokens: Vec<TopToken>,
+        bound: Option<crate::protocol::LetterBound>,
+    ) -> SlotScore {
+        SlotScore {
+            letters: variants.iter().map(|v| v.letter).collect(),
+            log_scores: self.log_scores,
+            probs: self.probs,
+            pred: self.pred,
+            margin_top2: self.margin_top2,
+            entropy: self.entropy,
+            max_prob: self.max_prob,
+            letter_mass,
+            variant_probs: self.variant_probs,
+            variants: variants.to_vec(),
+            top_tokens,
+            prompt_tokens: 0,
+            tokens_evaluated: 0,
+            tokens_reused: 0,
+            prompt_hash: String::new(),
+            rendered_prompt: String::new(),
+            bound,
+        }
+    }
 }
 
 /// Ids of the `k` largest logits, largest first (ties: lower id first).

@@ -72,8 +72,9 @@ impl App {
 }
 
 /// `hyst-tui` without a command: the explorer. Logs (and stray stderr bytes) go to `log_file`
-/// while it owns the terminal.
-pub fn run(cfg: AppConfig, log_file: &Path) -> Result<()> {
+/// while it owns the terminal. `stop` says when a signal (SIGTERM, SIGHUP) asks it to close:
+/// it then quits as with `q`, restoring the terminal.
+pub fn run(cfg: AppConfig, log_file: &Path, stop: fn() -> bool) -> Result<()> {
     // Load the items (and a stored run) before taking the terminal, so errors print plainly.
     let mut app = match App::new(cfg.clone()) {
         Ok(a) => a,
@@ -84,7 +85,7 @@ pub fn run(cfg: AppConfig, log_file: &Path) -> Result<()> {
         Err(e) => return Err(e),
     };
     let mut term = terminal::enter(log_file).context("cannot set up the terminal")?;
-    let res = event_loop(&mut term, &mut app);
+    let res = event_loop(&mut term, &mut app, stop);
     terminal::restore();
     // Stop a running batch after its item in flight; the engine is dropped, not joined, so
     // quitting never waits for a decode.
@@ -92,7 +93,7 @@ pub fn run(cfg: AppConfig, log_file: &Path) -> Result<()> {
     res
 }
 
-fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
+fn event_loop(term: &mut terminal::Term, app: &mut App, stop: fn() -> bool) -> Result<()> {
     // For the end-to-end test of the panic hook (tests/tui_tmux.sh): panic after the first frame.
     let test_panic = std::env::var_os("HYST_TUI_TEST_PANIC").is_some();
     loop {
@@ -101,7 +102,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
         if test_panic {
             panic!("test panic requested by HYST_TUI_TEST_PANIC");
         }
-        if app.quit_requested() {
+        if app.quit_requested() || stop() {
             return Ok(());
         }
         let timeout = if app.busy() { Duration::from_millis(100) } else { Duration::from_millis(400) };
@@ -118,7 +119,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App) -> Result<()> {
                     app.finish_external_edit(r);
                     break;
                 }
-                if app.quit_requested() || !event::poll(Duration::ZERO)? {
+                if app.quit_requested() || stop() || !event::poll(Duration::ZERO)? {
                     break;
                 }
             }

@@ -9,7 +9,7 @@
 //! Where the whole distribution was returned, or every letter token was seen, the score is
 //! exact and carries no bound.
 
-use crate::engine::scoring::{letters_from_logps, Letters};
+use crate::engine::scoring::letters_from_logps;
 use crate::protocol::{LetterBound, LetterTokens, SlotScore, TopToken};
 
 /// One next token as the server reported it.
@@ -100,7 +100,8 @@ pub(crate) fn score_next_tokens(next: &NextTokens, variants: &[LetterTokens], to
     } else {
         seen_lps.clone()
     };
-    let Letters { log_scores, variant_probs, probs, pred, margin_top2, entropy, max_prob } = letters_from_logps(&point);
+    let letters = letters_from_logps(&point);
+    let pred = letters.pred;
 
     let letter_bound = (!unseen.is_empty()).then(|| {
         // Mean variant probability of each letter at its lowest (unseen = 0) and highest.
@@ -145,25 +146,7 @@ pub(crate) fn score_next_tokens(next: &NextTokens, variants: &[LetterTokens], to
             prob: c.logprob.exp(),
         })
         .collect();
-    SlotScore {
-        letters: variants.iter().map(|v| v.letter).collect(),
-        log_scores,
-        probs,
-        pred,
-        margin_top2,
-        entropy,
-        max_prob,
-        letter_mass,
-        variant_probs,
-        variants: variants.to_vec(),
-        top_tokens,
-        prompt_tokens: 0,
-        tokens_evaluated: 0,
-        tokens_reused: 0,
-        prompt_hash: String::new(),
-        rendered_prompt: String::new(),
-        bound: letter_bound,
-    }
+    letters.into_score(variants, letter_mass, top_tokens, letter_bound)
 }
 
 /// The (synthetic, for chat APIs) id of the letter token spelled `text`, else -1.
