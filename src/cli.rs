@@ -182,7 +182,8 @@ pub struct BatchArgs {
     /// Requests in flight to a served model (models.toml `endpoint`), each worker taking one
     /// item's contexts in order so the server's prompt cache holds its shared prefix (default:
     /// the entry's `concurrency`, else the server's slot count where it reports one, else 4).
-    /// Results do not depend on it.
+    /// The order of the results does not depend on it; on a server that batches requests
+    /// together (llama-server with `-np` > 1, vLLM) the digits may.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
     /// Rebuild the tables from the finished items every SECS seconds while the run goes on

@@ -106,7 +106,7 @@ impl CliProgress {
     fn println(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            None => say!("{msg}"),
         }
     }
 }
@@ -115,7 +115,7 @@ impl BatchObserver for CliProgress {
     fn event(&mut self, e: BatchEvent<'_>) {
         match e {
             BatchEvent::Started { out, items_total, .. } => {
-                eprintln!("run directory: {}", out.display());
+                say!("run directory: {}", out.display());
                 self.started = Instant::now();
                 if std::io::stderr().is_terminal() {
                     let bar = ProgressBar::with_draw_target(Some(items_total as u64), ProgressDrawTarget::stderr());
@@ -150,7 +150,7 @@ impl BatchObserver for CliProgress {
                         let due = self.last_line.is_none_or(|t| t.elapsed() >= Duration::from_secs(5));
                         if due || items_done == items_total {
                             self.last_line = Some(Instant::now());
-                            eprintln!(
+                            say!(
                                 "{items_done}/{items_total} items · {:.2} items/s · {tok_s} · {item_id}",
                                 items_done as f64 / secs
                             );
@@ -178,7 +178,7 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     }
     let s = batch::run(&ctx.config, &p, &mut CliProgress::new())?;
     let t = &s.totals;
-    eprintln!(
+    say!(
         "{} of {} items in {:.1}s · {} contexts scored, {} from the store · {} tokens evaluated, {} reused ({:.0}% reuse)",
         s.items_done,
         s.items_total,
@@ -226,7 +226,7 @@ fn resume_command(out: &Path) -> String {
 pub fn tables_from(dir: &Path) -> Result<()> {
     let r = batch::rebuild_tables(dir)?;
     if let Some(msg) = &r.skipped {
-        eprintln!("warning: {msg}");
+        say!("warning: {msg}");
     }
     let tables = r.files.iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("tables"))).count();
     println!(
@@ -242,7 +242,7 @@ pub fn tables_from(dir: &Path) -> Result<()> {
 pub fn compare_paper(dir: &Path) -> Result<()> {
     let r = batch::rebuild_reproduction(dir)?;
     if let Some(msg) = &r.skipped {
-        eprintln!("warning: {msg}");
+        say!("warning: {msg}");
     }
     let n = &r.counts;
     let produced = n.compared + n.other_pairs;

@@ -1,5 +1,14 @@
 //! Implementations of the CLI commands (thin: the work lives in the library modules).
 
+/// A line on stderr that never panics: after SIGHUP the terminal may be gone (`eprintln!` would
+/// panic on the failed write and turn a clean stop into exit code 101).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod batch;
 pub mod bench;
 pub mod doctor;
@@ -28,17 +37,17 @@ static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// item in flight (one line says so); a second one, more than half a second later, exits at
 /// once. Exit codes follow the shell's 128 + signal: 130, 143, 129.
 pub fn install_ctrlc() {
-    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     let _ = ctrlc::set_handler(|| {
         let _ = STOP_SIGNAL.compare_exchange(0, libc::SIGINT, Ordering::SeqCst, Ordering::SeqCst);
-        let first = *FIRST.get_or_init(std::time::Instant::now);
-        // A second Ctrl-C (not the same signal delivered twice to the process group) exits now.
-        if INTERRUPTED.swap(true, Ordering::SeqCst) && first.elapsed() > std::time::Duration::from_millis(500) {
-            eprintln!("\ninterrupted twice: exiting now");
+        let now = monotonic_ms();
+        let first = FIRST_SIGNAL_MS.compare_exchange(0, now.max(1), Ordering::SeqCst, Ordering::SeqCst);
+        // A second signal (not the same one delivered twice to the process group) exits now.
+        if INTERRUPTED.swap(true, Ordering::SeqCst) && first.is_err_and(|t| now.saturating_sub(t) > 500) {
+            say!("\ninterrupted twice: exiting now");
             std::process::exit(exit_code_of(STOP_SIGNAL.load(Ordering::SeqCst)));
         }
         if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
-            eprintln!("\ninterrupt: finishing the item in flight (Ctrl-C again to quit at once)");
+            say!("\ninterrupt: finishing the item in flight (Ctrl-C again to quit at once)");
         }
     });
     #[cfg(unix)]
@@ -49,16 +58,12 @@ pub fn install_ctrlc() {
 /// fixed line: async-signal-safe); the loops see it through [`interrupted`].
 #[cfg(unix)]
 fn install_termination() {
-    static FIRST_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     extern "C" fn on_signal(sig: libc::c_int) {
-        let now_ms = {
-            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-            // SAFETY: clock_gettime is async-signal-safe and writes only `ts`.
-            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-            (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
-        };
+        // SAFETY: errno of the interrupted code is saved and restored around write(2).
+        let errno = unsafe { *libc::__errno_location() };
+        let now_ms = monotonic_ms();
         let _ = STOP_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-        let first = FIRST_MS.compare_exchange(0, now_ms.max(1), Ordering::SeqCst, Ordering::SeqCst);
+        let first = FIRST_SIGNAL_MS.compare_exchange(0, now_ms.max(1), Ordering::SeqCst, Ordering::SeqCst);
         if INTERRUPTED.swap(true, Ordering::SeqCst) && first.is_err_and(|t| now_ms.saturating_sub(t) > 500) {
             let msg: &[u8] = b"\nsignalled twice: exiting now\n";
             // SAFETY: write(2) and _exit(2) are async-signal-safe.
@@ -76,12 +81,32 @@ fn install_termination() {
             // SAFETY: write(2) is async-signal-safe; the buffer is static.
             unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
         }
+        // SAFETY: see above.
+        unsafe { *libc::__errno_location() = errno };
     }
     for sig in [libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: installs a handler that only touches atomics and calls async-signal-safe
-        // functions.
-        unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+        // SAFETY: installs (sigaction, SA_RESTART) a handler that only touches atomics and calls
+        // async-signal-safe functions.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
     }
+}
+
+/// When the first stop signal came (ms on the monotonic clock; 0 = none yet), shared by
+/// SIGINT, SIGTERM and SIGHUP so that any second signal counts as the second.
+static FIRST_SIGNAL_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Milliseconds on the monotonic clock (clock_gettime: async-signal-safe).
+fn monotonic_ms() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
 }
 
 /// The explorer leaves SIGHUP at its default (the process ends): a hung-up terminal cannot be

@@ -145,7 +145,8 @@ impl Endpoint {
             return Some("endpoint `url` must not hold credentials (user:password@); put the key in an environment variable and name it in `api_key_env`".into());
         }
         if rest.contains('?') || rest.contains('#') {
-            return Some(format!("endpoint `url` must be a base URL without a query, got {:?}", self.url));
+            // Not echoed: a query may hold a key.
+            return Some("endpoint `url` must be a base URL without a query or fragment (a key goes in an environment variable named by `api_key_env`)".into());
         }
         if let Some(var) = &self.api_key_env {
             let ok = !var.is_empty()

@@ -103,11 +103,18 @@ impl Client {
 
     /// Cuts the API key out of a text that came from the server.
     fn redact(&self, text: &str) -> String {
-        let mut t: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
-        if let Some(k) = &self.key {
-            t = t.replace(k.as_str(), "[api key]");
+        // The key comes out of the whole text first (as sent, and JSON-escaped), so that no
+        // cut below can leave a part of it.
+        let mut t = text.to_string();
+        if let Some(k) = self.key.as_deref().filter(|k| !k.is_empty()) {
+            t = t.replace(k, "[api key]");
+            let escaped = serde_json::to_string(k).unwrap_or_default();
+            let escaped = escaped.trim_matches('"');
+            if !escaped.is_empty() && escaped != k {
+                t = t.replace(escaped, "[api key]");
+            }
         }
-        t
+        t.chars().filter(|c| !c.is_control()).take(300).collect()
     }
 
     fn call(&self, method: &str, url: &str, body: Option<&Value>) -> Result<Value, HttpError> {
@@ -217,6 +224,10 @@ mod tests {
         let mut c = Client::new(&ep).unwrap();
         c.key = Some("sk-verysecret".into());
         assert_eq!(c.redact("Incorrect API key provided: sk-verysecret."), "Incorrect API key provided: [api key].");
+        // A key across the 300-character cut leaves no part of it.
+        let long = format!("{}sk-verysecret and more", "x".repeat(295));
+        let r = c.redact(&long);
+        assert!(!r.contains("sk-") && !r.contains("verysecret"), "{r}");
     }
 
     #[test]

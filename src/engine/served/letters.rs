@@ -164,10 +164,12 @@ fn mean_prob(lps: &[f64], unseen: f64) -> f64 {
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
+    // 0/0: no mass anywhere for this option or its rivals; 0 keeps the bound finite (it is
+    // stored as JSON, where NaN cannot be written).
     if b > 0.0 {
         a / b
     } else {
-        f64::NAN
+        0.0
     }
 }
 

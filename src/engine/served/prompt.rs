@@ -30,8 +30,8 @@ pub(crate) enum PromptSide<'m> {
     Chat,
 }
 
-fn served_err(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Backend(format!("served model: {e}"))
+fn served_err(e: super::http::HttpError) -> EngineError {
+    super::served_error(e)
 }
 
 impl PromptSide<'_> {
