@@ -153,6 +153,7 @@ pub fn merge(args: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
     let mut base: Option<(RunConfig, &Path)> = None;
     let mut manifests = Vec::new();
     for d in &dirs {
+        RunLock::check_free(d).map_err(|e| anyhow::anyhow!("{e}: a shard still being written cannot be merged"))?;
         let m = Manifest::read(d)?;
         let shard = m.config.shard.map(|(k, n)| format!("shard {k}/{n} ")).unwrap_or_default();
         if !m.complete {

@@ -581,7 +581,10 @@ impl Commit<'_> {
         {
             let mut c = self.cache.write().expect("cache lock");
             let p = c.path().display().to_string();
-            c.append(&new_rows).with_context(|| format!("cannot append to {p}"))?;
+            c.append(&new_rows).map_err(|e| match e {
+                crate::store::cache::CacheError::Io { source, .. } => anyhow::anyhow!("cannot append to the score cache {p}: {source}"),
+                other => other.into(),
+            })?;
         }
         if let Some(s) = self.shared {
             let mut s = s.write().expect("shared store lock");

