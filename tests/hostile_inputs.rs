@@ -2,7 +2,9 @@
 //! and a header that llama.cpp trusts. A template that loops without end, recurses or builds a
 //! huge string, one that raises, a header with absurd sizes and a truncated file each end in one
 //! `error:` line and exit code 1 — never a hang, a crash or a screen of llama.cpp log lines.
-//! Every input is built here (the templates also inside a copy of the real SmolLM2 GGUF).
+//! Every input is built here (the templates also inside a copy of the real SmolLM2 GGUF). Files
+//! from a colleague (experiments, run plans, models.toml) are input too: size, file type, control
+//! characters and names that are paths are refused in one line; template syntax stays text.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -277,3 +279,65 @@ fn a_gguf_whose_own_template_loops_or_raises_is_one_error_line() {
 
 /// ChatML, as SmolLM2 is prompted.
 const SMOL_TEMPLATE_PROBE: &str = "{% for m in messages %}{{ '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+/// Files from a colleague are input: an experiment, a run plan or a models.toml that is huge, a
+/// FIFO, carries a control character (raw or as a TOML escape: a terminal escape sequence in a
+/// label), or names an operation or a model with a path is one `error:` line and exit 1, in well
+/// under a second; template syntax in a message stays text (nothing is rendered or executed).
+#[test]
+fn files_from_colleagues_are_one_error_line_and_template_syntax_stays_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hyst = |args: &[&str]| {
+        let t0 = Instant::now();
+        let o = Command::new(BIN).args(args).env("HYST_DATA_DIR", d.join("data")).env("HYST_SCORE_STORE", "off").output().unwrap();
+        assert!(t0.elapsed().as_secs() < 10, "{args:?} took {:?}", t0.elapsed());
+        o
+    };
+    let path = |name: &str| d.join(name).display().to_string();
+    let experiment = |label: &str, name: &str, text: &str| {
+        format!(
+            "description = \"from a colleague\"\n[prompts]\nmine = '''{text}'''\n[[operation]]\nname = \"{name}\"\nshort = \"X1\"\nlabel = \"{label}\"\nsuite = \"self-consistency\"\nhistory = \"kept\"\nassistant = \"model\"\nturn = [\"mine\"]\ndescription = \"a colleague's operation\"\n"
+        )
+    };
+    let conditions = |file: &str| hyst(&["conditions", "--experiment", &path(file)]);
+
+    // Template syntax in a message is sent as written.
+    std::fs::write(d.join("ok.toml"), experiment("X1", "colleague_op", "Check again: {{ 7*7 }} {% for x in range(3) %}x{% endfor %} {question}")).unwrap();
+    let o = hyst(&["prompts", "--experiment", &path("ok.toml"), "--condition", "colleague_op", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Check again: {{ 7*7 }} {% for x in range(3) %}x{% endfor %} "), "{out}");
+    assert!(!out.contains("49"), "{out}");
+
+    // A terminal escape sequence in a label (as a TOML escape), and a raw bell in a message.
+    std::fs::write(d.join("esc.toml"), experiment("X1 \\u001b[2J\\u001b[31mred", "colleague_op", "{question}")).unwrap();
+    one_error_line(&conditions("esc.toml"), &["esc.toml", "field `operation[0].label`", "control character (U+001B)"]);
+    std::fs::write(d.join("bell.toml"), experiment("X1", "colleague_op", "ring \u{7} {question}")).unwrap();
+    // (TOML itself refuses raw control characters in strings, with the position.)
+    one_error_line(&conditions("bell.toml"), &["bell.toml", "line 3, column"]);
+    // A name that is a path.
+    std::fs::write(d.join("path.toml"), experiment("X1", "../../etc/passwd", "{question}")).unwrap();
+    one_error_line(&conditions("path.toml"), &["path.toml", "../../etc/passwd"]);
+    // Huge (sparse: 64 MiB that take no disk), and a FIFO (reading one would wait forever).
+    std::fs::File::create(d.join("huge.toml")).unwrap().set_len(64 << 20).unwrap();
+    one_error_line(&conditions("huge.toml"), &["huge.toml", "67108864 bytes: more than the"]);
+    assert!(Command::new("mkfifo").arg(d.join("fifo.toml")).status().unwrap().success());
+    one_error_line(&conditions("fifo.toml"), &["fifo.toml", "not a regular file"]);
+
+    // models.toml: an escape in a name, a key that is a path, a FIFO.
+    let models = |key: &str, name: &str| format!("[models.\"{key}\"]\nname = \"{name}\"\nfamily = \"test\"\nsystem = \"native\"\nfile = \"x.gguf\"\nsource = {{ kind = \"local\", path = \"/nonexistent/x.gguf\" }}\n");
+    let list = |file: &str| hyst(&["--models-config", &path(file), "models", "list"]);
+    std::fs::write(d.join("m-esc.toml"), models("mine", "x \\u001b]0;title\\u0007")).unwrap();
+    one_error_line(&list("m-esc.toml"), &["m-esc.toml", "field `models.mine.name`", "U+001B"]);
+    std::fs::write(d.join("m-path.toml"), models("../../x", "x")).unwrap();
+    one_error_line(&list("m-path.toml"), &["m-path.toml", "../../x"]);
+    assert!(Command::new("mkfifo").arg(d.join("m-fifo.toml")).status().unwrap().success());
+    one_error_line(&list("m-fifo.toml"), &["m-fifo.toml", "not a regular file"]);
+
+    // A run plan: huge, and with a control character.
+    std::fs::File::create(d.join("plan-huge.toml")).unwrap().set_len(64 << 20).unwrap();
+    one_error_line(&hyst(&["batch", "--plan", &path("plan-huge.toml"), "--dry-run"]), &["run plan", "plan-huge.toml", "bytes: more than the"]);
+    std::fs::write(d.join("plan-esc.toml"), "[[run]]\nmodels = [\"smollm2-135m\\u001b[A\"]\ndatasets = [\"sample\"]\n").unwrap();
+    one_error_line(&hyst(&["batch", "--plan", &path("plan-esc.toml"), "--dry-run"]), &["run plan", "plan-esc.toml", "U+001B"]);
+}

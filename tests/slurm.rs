@@ -3,7 +3,8 @@
 //! on free ports, with its own munge key and socket, and stopped at the end (nothing is left
 //! running). A 2-task array of a 2-item SmolLM2 run plus its merge job, submitted through
 //! `hyst-tui slurm --submit`, must give the tables of the same run unsharded byte for byte;
-//! so must a second submission whose task is cancelled mid-run and then resubmitted. Also here:
+//! so must a second submission whose task is cancelled mid-run and then resubmitted, and a third
+//! whose one task runs into its one-minute time limit and is resubmitted with more. Also here:
 //! four concurrent batches on one shared score store leave every line of it readable.
 
 mod common;
@@ -183,7 +184,7 @@ fn submitted(o: &Output) -> (String, String) {
 }
 
 #[test]
-fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_task() {
+fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_and_a_timed_out_task() {
     let c = Cluster::start();
     let t = tempfile::tempdir().unwrap();
     let run = ["--models", common::SMOL, "--limit", "2"];
@@ -197,13 +198,14 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
 
     // The dry run names each task's model and item range; nothing is written.
     let s1 = t.path().join("s1");
-    let slurm = |dir: &Path, extra: &[&str]| {
-        let mut a = vec!["--threads", "2", "slurm", "--tasks", "2", "--time", "20:00"];
+    let slurm_with = |dir: &Path, tasks: &str, time: &str, extra: &[&str]| {
+        let mut a = vec!["--threads", "2", "slurm", "--tasks", tasks, "--time", time];
         a.extend(run);
         a.extend(["--out", dir.to_str().unwrap()]);
         a.extend(extra);
         c.hyst(&a)
     };
+    let slurm = |dir: &Path, extra: &[&str]| slurm_with(dir, "2", "20:00", extra);
     let dry = text(&slurm(&s1, &["--dry-run"]));
     assert!(dry.contains("sample items 1-1 of 2 (") && dry.contains("sample items 2-2 of 2 ("), "{dry}");
     assert!(!s1.exists(), "a dry run writes nothing");
@@ -263,6 +265,59 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     assert_eq!(outputs(&s2.join("merged")), expected, "tables after a cancelled and resubmitted task differ");
     let st = c.cmd(BIN).args(["status", s2.to_str().unwrap()]).output().unwrap();
     assert!(st.status.success(), "{}", text(&st));
+
+    // A third submission runs into its time limit: one task of both items with one minute
+    // (Slurm's smallest limit). The test freezes the task (SIGSTOP) once its first item is
+    // stored, so that it cannot finish before the limit. Slurm's warning signal
+    // (`--signal=B:TERM@300`, due at once with so short a limit) comes with a SIGCONT, and the
+    // task starts to finish its item in flight; the test freezes it again. At the limit Slurm
+    // sends SIGCONT and SIGTERM: the second SIGTERM ends the task at once (TIMEOUT), with the
+    // first item stored. (Had the warning come before the first item was stored, the task
+    // would have stopped after it by itself: FAILED, exit 143, its line in the log.)
+    // Submitting again with more time resumes the task's own directory, and the merged run is
+    // the unsharded one byte for byte.
+    let s3 = t.path().join("s3");
+    let (array3, _) = submitted(&slurm_with(&s3, "1", "1", &["--submit"]));
+    let task = format!("{array3}_1");
+    let task_dir = s3.join("tasks/task-001");
+    let log_file = s3.join("slurm/logs/task-1.out");
+    let over = |x: &str| !matches!(x, "RUNNING" | "PENDING" | "CONFIGURING" | "COMPLETING");
+    let freeze = || {
+        if let Ok(pid) = std::fs::read_to_string(task_dir.join(".lock")).map(|p| p.trim().parse::<i32>().unwrap()) {
+            // SAFETY: kill(2) with SIGSTOP on the task's hyst-tui (if it ended already: ESRCH).
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+        }
+    };
+    let (mut frozen, mut refrozen) = (false, false);
+    let t0 = Instant::now();
+    while !c.states().get(&task).is_some_and(|x| over(x)) {
+        assert!(t0.elapsed() < Duration::from_secs(400), "the one-minute task did not end: {}", c.logs());
+        if !frozen && std::fs::read_to_string(task_dir.join("cache/scores.jsonl")).is_ok_and(|s| !s.is_empty()) {
+            freeze();
+            frozen = true;
+        }
+        if frozen && !refrozen && std::fs::read_to_string(&log_file).is_ok_and(|l| l.contains("SIGTERM: finishing the item in flight")) {
+            freeze();
+            refrozen = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ended = c.states().get(&task).cloned().unwrap_or_default();
+    let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+    let job_log = |f: &str| std::fs::read_to_string(c.dir.path().join(f)).unwrap_or_default().lines().filter(|l| l.contains(&format!("JobId={array3}")) || l.contains(&format!("job {array3}")) || l.contains(&format!("[{array3}"))).collect::<Vec<_>>().join("\n");
+    assert!(ended == "TIMEOUT" || ended == "FAILED", "the one-minute task ended {ended}: {log}\n{}\n{}", job_log("slurmctld.log"), job_log("slurmd.log"));
+    if ended == "FAILED" {
+        assert!(log.contains("error: stopped by SIGTERM: "), "a failed task says where it stopped: {log}");
+    }
+    let manifest = std::fs::read_to_string(task_dir.join("manifest.json")).unwrap_or_default();
+    assert!(!manifest.contains("\"complete\": true"), "{manifest}");
+    println!("the one-minute task ended {ended} (frozen after its first item: {frozen}, again after the warning signal: {refrozen})");
+    let (_, merge4) = submitted(&slurm_with(&s3, "1", "20:00", &["--submit"]));
+    wait_for(Duration::from_secs(900), "the resubmitted task's merge job", || {
+        c.states().get(&merge4).is_some_and(|s| s == "COMPLETED" || s == "FAILED")
+    });
+    assert_eq!(c.states().get(&merge4).map(String::as_str), Some("COMPLETED"), "{}", c.logs());
+    assert_eq!(outputs(&s3.join("merged")), expected, "tables after a timed-out and resubmitted task differ");
 }
 
 /// Every line of a score store: a sha256 of its JSON, a tab, the JSON; its key once.

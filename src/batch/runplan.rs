@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::Deserialize;
 
 use crate::config::ModelsConfig;
@@ -94,7 +94,7 @@ impl RunPlan {
         if arg == "paper" {
             return Ok(Vec::new());
         }
-        let text = std::fs::read_to_string(Path::new(arg)).with_context(|| format!("cannot read run plan {arg}"))?;
+        let text = read_plan_file(arg)?;
         let f: PlanFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("run plan {arg}: {}", crate::util::toml_error(&text, &e)))?;
         let base = Path::new(arg).parent().unwrap_or(Path::new(""));
         Ok(f.experiments.iter().map(|e| base.join(e)).collect())
@@ -105,7 +105,7 @@ impl RunPlan {
         if arg == "paper" {
             return RunPlan::parse(PAPER_PLAN, "paper", models);
         }
-        let text = std::fs::read_to_string(Path::new(arg)).with_context(|| format!("cannot read run plan {arg}"))?;
+        let text = read_plan_file(arg)?;
         RunPlan::parse(&text, arg, models)
     }
 
@@ -258,6 +258,16 @@ impl RunPlan {
     pub(crate) fn suites_of(&self, model: &str, dataset: &str) -> Option<&[Suite]> {
         self.pairs.iter().find(|p| p.model == model && p.dataset == dataset).map(|p| p.suites.as_slice())
     }
+}
+
+/// A run plan file's text: a bounded regular UTF-8 file without control characters (a plan may
+/// come from a colleague).
+fn read_plan_file(arg: &str) -> Result<String> {
+    let text = crate::util::read_input_file(Path::new(arg)).map_err(|e| anyhow::anyhow!("cannot read run plan {arg}: {}", e.trim_start_matches("cannot read: ")))?;
+    if let Some(m) = crate::util::toml_control_character(&text) {
+        bail!("run plan {arg}: {m}");
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -220,10 +220,7 @@ impl ModelsConfig {
 
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            origin: origin.clone(),
-            source,
-        })?;
+        let text = crate::util::read_input_file(path).map_err(|message| ConfigError::File { origin: origin.clone(), message })?;
         Self::from_toml_str(&text, &origin)
     }
 
@@ -239,6 +236,9 @@ impl ModelsConfig {
     }
 
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        if let Some(message) = crate::util::toml_control_character(text) {
+            return Err(ConfigError::File { origin: origin.to_string(), message });
+        }
         let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
             message: crate::util::toml_error(text, &e),

@@ -355,7 +355,7 @@ impl ExperimentSource {
     /// given from another directory is the same run.
     pub fn read(path: &std::path::Path) -> Result<ExperimentSource, RecipeError> {
         let shown = path.display().to_string();
-        let content = std::fs::read_to_string(path).map_err(|e| RecipeError::new(&shown, "", "", &format!("cannot read: {e}")))?;
+        let content = crate::util::read_input_file(path).map_err(|e| RecipeError::new(&shown, "", "", &e))?;
         parse_file(&content, &shown, FileKind::Experiment)?;
         let name = path.file_name().map_or(shown.clone(), |f| f.to_string_lossy().into_owned());
         Ok(ExperimentSource::new(&name, content))
@@ -411,6 +411,9 @@ pub(crate) struct Parsed {
 }
 
 pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Parsed, RecipeError> {
+    if let Some(m) = crate::util::toml_control_character(src) {
+        return Err(RecipeError::new(origin, "", "", &m));
+    }
     let raw: RawFile = toml::from_str(src).map_err(|e| {
         let (field, msg) = toml_field(src, &e);
         RecipeError::new(origin, "", &field, &msg)

@@ -210,6 +210,9 @@ impl PromptSet {
 
     /// Parse and validate a prompt set from TOML source. `origin` names the source in errors.
     pub fn from_toml_str(src: &str, origin: &str) -> Result<PromptSet, PromptError> {
+        if let Some(message) = crate::util::toml_control_character(src) {
+            return Err(PromptError::Syntax { origin: origin.to_string(), message });
+        }
         let table: toml::Table = toml::from_str(src).map_err(|e| PromptError::Syntax {
             origin: origin.to_string(),
             message: crate::util::toml_error(src, &e),
@@ -248,9 +251,9 @@ impl PromptSet {
     /// Load `DIR/default.toml`.
     pub(crate) fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
         let path = dir.join(PROMPT_FILE_NAME);
-        let src = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
+        let src = crate::util::read_input_file(&path).map_err(|e| PromptError::Io {
             path: path.display().to_string(),
-            source,
+            source: std::io::Error::other(e),
         })?;
         Self::from_toml_str(&src, &path.display().to_string())
     }
