@@ -16,6 +16,18 @@ pub(crate) fn toml_error(src: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// A byte count in decimal units with one decimal: `1.5 KB`, `4.1 GB`, `1.2 TB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
