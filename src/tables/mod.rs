@@ -235,7 +235,7 @@ pub fn write_tables(
             written.push(p);
         }
     }
-    remove_stale(&dir, &written)?;
+    remove_stale(&dir, &written, is_table_file)?;
     let figures = figures::write_figures(&ctx, &out_dir.join("figures"), &mut written)?;
     let summary = summary::render(&idx, opts, &outputs, &figures);
     let p = out_dir.join("summary.md");
@@ -284,9 +284,25 @@ pub fn write_reproduction(
     reproduction(&idx, opts, &outputs, out_dir)
 }
 
-fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
+/// Whether `name` is one of the files `tables/` holds: `table*`, `aux_*` or an experiment
+/// table, as CSV, Markdown or LaTeX.
+fn is_table_file(name: &str) -> bool {
+    (name.starts_with("table")
+        || name.starts_with("aux_")
+        || EXPERIMENT_STEMS.iter().any(|s| name.starts_with(&format!("{s}."))))
+        && (name.ends_with(".csv") || name.ends_with(".md") || name.ends_with(".tex"))
+}
+
+/// Removes the files of `dir` whose name `ours` accepts and that are not in `keep`, in path
+/// order. A missing `dir` has nothing to remove.
+fn remove_stale(
+    dir: &Path,
+    keep: &[PathBuf],
+    ours: impl Fn(&str) -> bool,
+) -> Result<(), TablesError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(source) => {
             return Err(TablesError::Io {
                 path: dir.to_path_buf(),
@@ -294,18 +310,12 @@ fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
             })
         }
     };
-    let mut stale = Vec::new();
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().to_string();
-        let ours = (name.starts_with("table")
-            || name.starts_with("aux_")
-            || EXPERIMENT_STEMS.iter().any(|s| name.starts_with(&format!("{s}."))))
-            && (name.ends_with(".csv") || name.ends_with(".md") || name.ends_with(".tex"));
-        if ours && p.is_file() && !keep.contains(&p) {
-            stale.push(p);
-        }
-    }
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| ours(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && !keep.contains(p))
+        .collect();
     stale.sort();
     for p in stale {
         std::fs::remove_file(&p).map_err(|source| TablesError::Io {
