@@ -57,6 +57,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::store::run_dir::{Manifest, RunDirError, RunPlan, MANIFEST_FILE};
+use crate::metrics::bootstrap::IndexStream;
 use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
@@ -91,6 +92,13 @@ impl Default for TableOptions {
 }
 
 impl TableOptions {
+    /// The bootstrap set-up of one table group: the run's replicate count, the group's seed (the
+    /// base seed + `offset`, docs/protocol.md §8.3) and a fresh index stream on that seed.
+    pub(crate) fn bootstrap(&self, offset: u64) -> (usize, u64, IndexStream) {
+        let seed = self.seed + offset;
+        (self.bootstrap_samples, seed, IndexStream::new(seed))
+    }
+
     /// The default settings with the scopes of a run plan (none without a plan).
     pub fn for_plan(plan: Option<&RunPlan>) -> TableOptions {
         TableOptions {

@@ -170,8 +170,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 pairs.push(HierPair { p, ops });
             }
         }
-        let samples = opts.bootstrap_samples;
-        let seed = opts.seed + SEED_OFFSET_RECOVERY_OPS;
+        let (samples, seed, _) = opts.bootstrap(SEED_OFFSET_RECOVERY_OPS);
         let mut h = Hierarchy {
             pairs,
             long: Vec::new(),
