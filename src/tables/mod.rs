@@ -155,7 +155,6 @@ impl<'p, 'a> Ctx<'p, 'a> {
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
 /// them. A table with a scope in `opts.scopes` is built from the index of its scope's pairs.
-#[cfg_attr(not(test), allow(dead_code))] // write_tables shares its context with the figures
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
     build_with(&Ctx::new(idx, opts))
 }

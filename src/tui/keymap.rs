@@ -1,7 +1,7 @@
 //! Keys → [`Action`]s, as data: [`KEYS`] is the one table of every key — where it works, the
 //! keys, what they do, and the text the help overlay, the footers and the README's key table
 //! show for it. [`action_for`] looks keys up in it; the help overlay
-//! ([`help_sections`]), the footer hints ([`hints`]) and the README's table ([`readme_table`],
+//! ([`help_sections`]), the footer hints ([`hints`]) and the README's table (`readme_table`, in test builds,
 //! checked against README.md by a test) are rendered from it. The keymap only reads where the
 //! keys go (the view, an open overlay, whether a filter is being typed) and changes nothing;
 //! unknown keys map to `None`.
@@ -166,8 +166,9 @@ pub(crate) struct KeyEntry {
     pub(crate) binds: &'static [Bind],
     /// The help overlay's line.
     pub(crate) help: &'static str,
-    /// The README's wording, when it says more than the help ("" = the help's).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The README's wording, when it says more than the help ("" = the help's); read only by
+    /// the test that renders the README's table.
+    #[cfg(test)]
     pub(crate) readme: &'static str,
     /// The short hints of the place's footer or title: (keys, word).
     pub(crate) hints: &'static [(&'static str, &'static str)],
@@ -178,7 +179,7 @@ impl KeyEntry {
     pub(crate) fn plain_keys(&self) -> String {
         self.keys.replace('`', "")
     }
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn readme_text(&self) -> &'static str {
         if self.readme.is_empty() {
             self.help
@@ -195,11 +196,25 @@ const fn k(code: KeyCode, a: Action) -> Bind {
     (Key::Code(code), Does::Act(a))
 }
 const fn entry(at: Where, keys: &'static str, binds: &'static [Bind], help: &'static str) -> KeyEntry {
-    KeyEntry { at, keys, binds, help, readme: "", hints: &[] }
+    KeyEntry {
+        at,
+        keys,
+        binds,
+        help,
+        #[cfg(test)]
+        readme: "",
+        hints: &[],
+    }
 }
 impl KeyEntry {
+    /// The README's wording of the entry (kept by test builds only: see `readme_table`).
+    #[cfg(test)]
     const fn readme(self, text: &'static str) -> KeyEntry {
         KeyEntry { readme: text, ..self }
+    }
+    #[cfg(not(test))]
+    const fn readme(self, _text: &'static str) -> KeyEntry {
+        self
     }
     const fn hints(self, hints: &'static [(&'static str, &'static str)]) -> KeyEntry {
         KeyEntry { hints, ..self }
@@ -410,7 +425,7 @@ pub(crate) fn hint_keys(at: Where, sep: &str) -> String {
 
 /// The README's key table (Markdown), between its `<!-- keys:begin -->` and `<!-- keys:end -->`
 /// markers (the test that compares them is its only user).
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 pub(crate) fn readme_table() -> String {
     let mut t = String::from("| where | key | action |\n|---|---|---|\n");
     for (section, entries) in help_sections() {
