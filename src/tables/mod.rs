@@ -40,7 +40,8 @@ mod relabel;
 mod reset_gap;
 mod served;
 mod summary;
-pub mod testutil;
+#[cfg(test)]
+pub(crate) mod testutil;
 mod truncation;
 
 #[cfg(test)]
