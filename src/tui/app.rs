@@ -560,7 +560,7 @@ impl App {
     /// Starts the hierarchy suite on the current dataset and model in a background thread.
     fn start_batch(&mut self) {
         if self.batch.as_ref().is_some_and(BatchTask::running) {
-            self.notice = Some("a batch is already running (x stops it)".into());
+            self.notice = Some(format!("a batch is already running ({} stops it)", keymap::key_for(Action::StopBatch)));
             return;
         }
         let model_key = self.model_key().to_string();

@@ -423,6 +423,51 @@ pub(crate) fn hint_keys(at: Where, sep: &str) -> String {
     parts.join(sep)
 }
 
+/// The key that does `action`, as messages name it (`x`, `Esc`, `Ctrl-E`): its first binding
+/// in the table. Messages ask for it instead of writing the key, so they follow a rebinding.
+/// `?` for an action no key does (a test checks the actions messages name).
+pub(crate) fn key_for(action: Action) -> String {
+    KEYS.iter()
+        .flat_map(|e| e.binds.iter())
+        .find_map(|(key, does)| match does {
+            Does::Act(a) if *a == action => key_name(*key),
+            _ => None,
+        })
+        .unwrap_or_else(|| "?".to_string())
+}
+
+/// A key's name in messages; `None` for the catch-all keys (typed text, any key).
+fn key_name(k: Key) -> Option<String> {
+    Some(match k {
+        Key::Char(c) => c.to_string(),
+        Key::Ctrl(c) => format!("Ctrl-{}", c.to_ascii_uppercase()),
+        Key::Code(code) => code_name(code),
+        Key::Alt(code) => format!("Alt-{}", code_name(code)),
+        Key::Text | Key::AnyChar | Key::Any => return None,
+    })
+}
+
+fn code_name(code: KeyCode) -> String {
+    match code {
+        Enter => "Enter".into(),
+        Esc => "Esc".into(),
+        Tab => "Tab".into(),
+        BackTab => "Shift-Tab".into(),
+        Backspace => "Backspace".into(),
+        Delete => "Delete".into(),
+        Home => "Home".into(),
+        End => "End".into(),
+        PageUp => "PgUp".into(),
+        PageDown => "PgDn".into(),
+        Up => "↑".into(),
+        Down => "↓".into(),
+        Left => "←".into(),
+        Right => "→".into(),
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
 /// The README's key table (Markdown), between its `<!-- keys:begin -->` and `<!-- keys:end -->`
 /// markers (the test that compares them is its only user).
 #[cfg(test)]
@@ -440,6 +485,20 @@ pub(crate) fn readme_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every action a message names has a key (`key_for` never answers `?` for them).
+    #[test]
+    fn the_keys_messages_name_exist() {
+        for a in [
+            A::StopBatch, A::StartBatch, A::UndoEdit, A::SaveEdit, A::StartEdit, A::OpenModels, A::Generate,
+            A::AdvocateNextWrong, A::EditApply, A::ClearFilter, A::MoveRun(-1), A::MoveRun(1), A::OpenSelectedRun,
+        ] {
+            assert_ne!(key_for(a), "?", "{a:?}");
+        }
+        assert_eq!(key_for(A::StopBatch), "x");
+        assert_eq!(key_for(A::ClearFilter), "Esc");
+        assert_eq!(key_for(A::EditExternal), "Ctrl-E");
+    }
 
     fn cx(view: View) -> KeyContext {
         KeyContext { view, overlay: Overlay::None, filter_mode: false }

@@ -8,7 +8,9 @@ use super::App;
 use crate::dialogue::conditions::{self, base_of, Base};
 use crate::dialogue::Builder;
 use crate::protocol::{letter, ChatMessage};
+use crate::tui::action::Action;
 use crate::tui::engine_slot::EngineState;
+use crate::tui::keymap::key_for;
 use crate::tui::model::{self, Part};
 use crate::tui::screen::Overlay;
 use crate::tui::whatif::{self, experiment_toml, EditRow, EditScore, Editor, FinalTurn, Retarget, SavedOp, Version, WhatIfCurve, WhatIfShown};
@@ -80,17 +82,22 @@ impl App {
         }
         self.whatifs.push(item, part, Version::new(edited, wrong, base));
         self.request_whatif();
-        let save = match part {
-            Part::Curve(1..=4) if self.saves_as_operation(item, part) => "S saves it as a ramp with R0 after it",
-            _ if self.saves_as_operation(item, part) => "S saves it as an operation",
-            _ => "S saves the conversations",
+        let saves = match part {
+            Part::Curve(1..=4) if self.saves_as_operation(item, part) => "saves it as a ramp with R0 after it",
+            _ if self.saves_as_operation(item, part) => "saves it as an operation",
+            _ => "saves the conversations",
         };
         let waiting = match self.engine_state() {
-            EngineState::Ready(_) => "scoring…",
-            EngineState::Loading { .. } => "scored once the model has loaded…",
-            _ => "no model to score it: m loads one",
+            EngineState::Ready(_) => "scoring…".to_string(),
+            EngineState::Loading { .. } => "scored once the model has loaded…".to_string(),
+            _ => format!("no model to score it: {} loads one", key_for(Action::OpenModels)),
         };
-        self.notice = Some(format!("what-if version {}: {waiting} (u undoes, {save})", self.whatifs.versions(item, part)));
+        self.notice = Some(format!(
+            "what-if version {}: {waiting} ({} undoes, {} {saves})",
+            self.whatifs.versions(item, part),
+            key_for(Action::UndoEdit),
+            key_for(Action::SaveEdit)
+        ));
         self.whatif_notice = Some((item, part));
     }
 
@@ -105,11 +112,13 @@ impl App {
             Some(EditScore::Done(s)) => {
                 let orig = self.score(item, part).and_then(|o| o.prob(wi.wrong));
                 format!(
-                    "what-if version {} scored: p({}) {} → {} (u undoes, S saves)",
+                    "what-if version {} scored: p({}) {} → {} ({} undoes, {} saves)",
                     wi.version,
                     letter(wi.wrong),
                     orig.map_or("?".into(), |p| format!("{p:.3}")),
-                    s.prob(wi.wrong).map_or("?".into(), |p| format!("{p:.3}"))
+                    s.prob(wi.wrong).map_or("?".into(), |p| format!("{p:.3}")),
+                    key_for(Action::UndoEdit),
+                    key_for(Action::SaveEdit)
                 )
             }
             Some(EditScore::Failed(e)) => format!("what-if version {}: scoring failed: {e}", wi.version),
@@ -201,11 +210,12 @@ impl App {
                 }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
                 self.notice = Some(format!(
-                    "what-if version {} of {}: the user advocates {} instead of {}{ramp}, built anew from the protocol · u undoes",
+                    "what-if version {} of {}: the user advocates {} instead of {}{ramp}, built anew from the protocol · {} undoes",
                     self.whatifs.versions(rt.item, rt.part),
                     d.item.id,
                     letter(rt.wrong),
-                    letter(rt.from)
+                    letter(rt.from),
+                    key_for(Action::UndoEdit)
                 ));
                 return;
             }
@@ -239,7 +249,11 @@ impl App {
                         EngineState::Loading { .. } => "waiting for the model to score",
                         _ => {
                             self.retarget = None;
-                            self.notice = Some("w: no model to score the ramp under another option (m loads one)".into());
+                            self.notice = Some(format!(
+                                "{}: no model to score the ramp under another option ({} loads one)",
+                                key_for(Action::AdvocateNextWrong),
+                                key_for(Action::OpenModels)
+                            ));
                             return;
                         }
                     };
@@ -302,7 +316,7 @@ impl App {
         match r {
             Ok(text) if self.overlay == Overlay::Editor => {
                 self.editor.set_text(text);
-                self.notice = Some("the text from $EDITOR is in the editor: Enter scores it".into());
+                self.notice = Some(format!("the text from $EDITOR is in the editor: {} scores it", key_for(Action::EditApply)));
             }
             Ok(_) => {}
             Err(e) => self.notice = Some(format!("$EDITOR: {e}")),
@@ -329,7 +343,7 @@ impl App {
                 n => format!("back to what-if version {n}"),
             });
         } else {
-            self.notice = Some("no what-if edit here (E edits)".into());
+            self.notice = Some(format!("no what-if edit here ({} edits)", key_for(Action::StartEdit)));
         }
     }
 
@@ -351,7 +365,7 @@ impl App {
         let Some((item, e)) = self.current_entry() else { return };
         let part = self.current_part();
         let (Some(v), Some(msgs)) = (self.whatifs.current(item, part).cloned(), self.messages(item, part)) else {
-            self.notice = Some("no what-if edit here to save (E edits a message)".into());
+            self.notice = Some(format!("no what-if edit here to save ({} edits a message)", key_for(Action::StartEdit)));
             return;
         };
         let other_wrong = v.wrong != e.wrong;
@@ -493,7 +507,11 @@ impl App {
         let Some(item) = self.current() else { return };
         let rows = self.edit_rows(item);
         if rows.is_empty() {
-            self.notice = Some("no what-if edit of this item yet (E edits a message, w advocates another option)".into());
+            self.notice = Some(format!(
+                "no what-if edit of this item yet ({} edits a message, {} advocates another option)",
+                key_for(Action::StartEdit),
+                key_for(Action::AdvocateNextWrong)
+            ));
             return;
         }
         let part = self.current_part();
