@@ -492,6 +492,7 @@ mod tests {
         for a in [
             A::StopBatch, A::StartBatch, A::UndoEdit, A::SaveEdit, A::StartEdit, A::OpenModels, A::Generate,
             A::AdvocateNextWrong, A::EditApply, A::ClearFilter, A::MoveRun(-1), A::MoveRun(1), A::OpenSelectedRun,
+            A::ShowView(View::Tables),
         ] {
             assert_ne!(key_for(a), "?", "{a:?}");
         }

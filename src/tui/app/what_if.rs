@@ -77,7 +77,7 @@ impl App {
             None => (e.wrong, original.clone()),
         };
         if edited == original {
-            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
+            self.notice = Some(format!("that is the original dialogue again ({} goes back to it)", key_for(Action::UndoEdit)));
             return;
         }
         self.whatifs.push(item, part, Version::new(edited, wrong, base));
@@ -151,17 +151,17 @@ impl App {
             Part::Curve(_) => false,
         };
         if custom {
-            self.notice = Some("w: another advocated option works on the paper's ramp and the operations after it, not on a custom ramp".into());
+            self.notice = Some(format!("{}: another advocated option works on the paper's ramp and the operations after it, not on a custom ramp", key_for(Action::AdvocateNextWrong)));
             return;
         }
         if let Some(rt) = &self.retarget {
             let id = self.entry(rt.item).map_or("?", |e| e.item.id.as_str());
-            self.notice = Some(format!("w: still scoring {} with {} advocated ({id}); try again when it is done", model::part_label(rt.part), letter(rt.wrong)));
+            self.notice = Some(format!("{}: still scoring {} with {} advocated ({id}); try again when it is done", key_for(Action::AdvocateNextWrong), model::part_label(rt.part), letter(rt.wrong)));
             return;
         }
         let from = self.whatifs.current(item, part).map_or(e.wrong, |v| v.wrong);
         let Some(wrong) = whatif::next_wrong(e.item.options.len(), e.item.correct, e.wrong, from) else {
-            self.notice = Some(format!("w: this item has no other wrong option to advocate (u goes back to {})", letter(e.wrong)));
+            self.notice = Some(format!("{}: this item has no other wrong option to advocate ({} goes back to {})", key_for(Action::AdvocateNextWrong), key_for(Action::UndoEdit), letter(e.wrong)));
             return;
         };
         let mut d = crate::dialogue::DialogueItem::from(e);
@@ -170,13 +170,13 @@ impl App {
         let original = self.messages(item, part);
         let same = original.is_some() && self.scores.messages(&b, self.model_key(), &d, part) == original;
         if same {
-            self.notice = Some("w: this step's dialogue does not name the advocated option".into());
+            self.notice = Some(format!("{}: this step's dialogue does not name the advocated option", key_for(Action::AdvocateNextWrong)));
             return;
         }
         // An operation that repeats the clean answer needs it before anything is scored.
         let clean = self.scores.clean_letter(self.model_key(), &e.item.id);
         if model::messages_for(&b, &d, part, &[Some('A'); 4], clean, &|_| None).is_none() {
-            self.notice = Some("w: this step needs the model's clean answer first; try again once it is scored".into());
+            self.notice = Some(format!("{}: this step needs the model's clean answer first; try again once it is scored", key_for(Action::AdvocateNextWrong)));
             return;
         }
         self.retarget = Some(Retarget { item, part, wrong, from, letters: Vec::new() });
@@ -224,7 +224,7 @@ impl App {
                 Some(m) if rt.letters.len() < 4 => m,
                 _ => {
                     self.retarget = None;
-                    self.notice = Some("w: this step needs the model's clean answer first; try again once it is scored".into());
+                    self.notice = Some(format!("{}: this step needs the model's clean answer first; try again once it is scored", key_for(Action::AdvocateNextWrong)));
                     return;
                 }
             };
@@ -238,7 +238,7 @@ impl App {
                 }
                 Some(EditScore::Failed(err)) => {
                     self.retarget = None;
-                    self.notice = Some(format!("w: scoring {} failed: {err}", model::part_label(step)));
+                    self.notice = Some(format!("{}: scoring {} failed: {err}", key_for(Action::AdvocateNextWrong), model::part_label(step)));
                     return;
                 }
                 Some(EditScore::Running) => return,
@@ -260,7 +260,7 @@ impl App {
                     if let Some(eng) = self.lanes[0].engine.ready() {
                         self.whatifs.request(eng, &model, &msgs, letters);
                     }
-                    self.notice = Some(format!("w: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), model::part_label(step)));
+                    self.notice = Some(format!("{}: {waiting} the ramp of {} with {} advocated: {}…", key_for(Action::AdvocateNextWrong), d.item.id, letter(rt.wrong), model::part_label(step)));
                     return;
                 }
             }

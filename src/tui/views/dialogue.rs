@@ -118,7 +118,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     // The option the shown dialogue advocates: a what-if version's (w), else the item's.
     let wrong = wi.as_ref().map_or(e.wrong, |w| w.wrong);
     let title = match (&edited, &wi) {
-        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} (u: back)", e.item.id, part_label(part), w.version),
+        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} ({}: back)", e.item.id, part_label(part), w.version, key_for(Action::UndoEdit)),
         _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
     };
     let b = block(app, title);

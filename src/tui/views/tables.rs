@@ -116,10 +116,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 None => (String::new(), th.plain()),
             };
             l2.push(Span::styled(txt, st));
-            l2.push(Span::styled(" · b run again", th.dim()));
+            l2.push(Span::styled(format!(" · {} run again", key_for(Action::StartBatch)), th.dim()));
         }
         None => l2.push(Span::styled(
-            format!("b: run the hierarchy suite on {} with {}", app.dataset_spec(), app.model_key()),
+            format!("{}: run the hierarchy suite on {} with {}", key_for(Action::StartBatch), app.dataset_spec(), app.model_key()),
             th.dim(),
         )),
     }
