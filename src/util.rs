@@ -68,6 +68,18 @@ pub(crate) fn toml_control_character(src: &str) -> Option<String> {
     Some(format!("field `{at}`: a control character (U+{:04X}) is not allowed in a settings file", c as u32))
 }
 
+/// A byte count in decimal units with one decimal: `1.5 KB`, `4.1 GB`, `1.2 TB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

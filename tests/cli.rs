@@ -283,11 +283,11 @@ fn every_command_argument_and_option_has_help() {
     }
 }
 
-/// The synthetic rows of `tables::testutil` (toy_a: TruthfulQA-MC, 4 options, A correct, B
+/// The synthetic rows of `tables::testutil` (tests/data/synthetic_rows.jsonl) (toy_a: TruthfulQA-MC, 4 options, A correct, B
 /// advocated; toy_b: MMLU-Pro), each listed copy `(synthetic model, model key, paper key)`
 /// keeping its dataset.
 fn synthetic_pairs(copies: &[(&str, &str, &str)]) -> Vec<hyst_tui::store::ItemRow> {
-    let rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    let rows = common::synthetic::synthetic_rows(3);
     let mut out = Vec::new();
     for (from, key, paper_key) in copies {
         for r in rows.iter().filter(|r| r.model_key == *from) {

@@ -3,6 +3,8 @@
 //! a valid file (flipped, inserted and deleted bytes, truncation). None may panic; a failure must
 //! be one clear line (an error message without a line break).
 
+mod common;
+
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -128,7 +130,7 @@ fn valid_run() -> &'static (Vec<u8>, Vec<u8>) {
     static RUN: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock::new();
     RUN.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let rows = hyst_tui::tables::testutil::synthetic_rows(1);
+        let rows = common::synthetic::synthetic_rows(1);
         hyst_tui::store::write_item_rows(dir.path(), &rows[..6]).unwrap();
         let items = std::fs::read(dir.path().join("item_rows.jsonl")).unwrap();
         let mut cache = ScoreCache::open(&dir.path().join("scores.jsonl")).unwrap();

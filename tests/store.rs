@@ -4,6 +4,8 @@
 //! provenance are never mixed in. Real-model runs use SmolLM2 on the 4-item tests/data/tiny.jsonl,
 //! one reference run shared by every test (copied per test).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -105,7 +107,7 @@ fn keys(dir: &Path) -> Vec<String> {
 #[test]
 fn parquet_has_one_typed_column_per_field() {
     use polars::prelude::*;
-    let rows = hyst_tui::tables::testutil::synthetic_rows(2);
+    let rows = common::synthetic::synthetic_rows(2);
     let dir = tempfile::tempdir().unwrap();
     write_item_rows(dir.path(), &rows).unwrap();
     let f = std::fs::File::open(dir.path().join(ITEM_ROWS_PARQUET)).unwrap();
@@ -133,7 +135,7 @@ fn parquet_has_one_typed_column_per_field() {
 
 #[test]
 fn old_rows_are_read_non_finite_values_round_trip_and_newer_rows_are_refused() {
-    let mut rows = hyst_tui::tables::testutil::synthetic_rows(1);
+    let mut rows = common::synthetic::synthetic_rows(1);
     rows.truncate(3);
     rows[0].entropy = f64::NAN;
     rows[1].margin_top2 = f64::INFINITY;
@@ -177,7 +179,7 @@ fn old_rows_are_read_non_finite_values_round_trip_and_newer_rows_are_refused() {
 
 #[test]
 fn malformed_rows_are_skipped_with_their_line_by_tables_from() {
-    let rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    let rows = common::synthetic::synthetic_rows(3);
     let dir = tempfile::tempdir().unwrap();
     write_item_rows(dir.path(), &rows).unwrap();
     let p = dir.path().join(ITEM_ROWS_JSONL);

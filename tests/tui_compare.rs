@@ -3,6 +3,8 @@
 //! lost 60% of its probability to the correct one. The compare views are insta snapshots at
 //! 100×30; `hyst-tui snapshot --compare` renders them headlessly too.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -43,7 +45,7 @@ fn toy_c(rows: &[ItemRow]) -> Vec<ItemRow> {
 }
 
 fn write_run(dir: &Path) {
-    let mut rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    let mut rows = common::synthetic::synthetic_rows(3);
     let c = toy_c(&rows);
     rows.extend(c);
     hyst_tui::store::write_item_rows(dir, &rows).unwrap();

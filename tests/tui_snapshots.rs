@@ -2,7 +2,7 @@
 //! the screen is drawn into a ratatui `TestBackend` at 100×30 and compared with `insta`
 //! snapshots (tests/snapshots/). Scores come from the REAL engine on smollm2-135m (llama.cpp is
 //! deterministic here); the status bar is frozen (no timings, no tokens/s). The Tables view
-//! reads a small run directory built from synthetic rows (`tables::testutil`).
+//! reads a small run directory built from synthetic rows (`tables::testutil`, stored in tests/data/synthetic_rows.jsonl).
 //!
 //! The screens with the engine's probabilities are exact on a build with the numeric provenance
 //! recorded in tests/snapshots/PROVENANCE and compared within a tolerance elsewhere
@@ -184,7 +184,7 @@ fn every_view_on_the_real_engine() {
 #[test]
 fn tables_view_of_a_stored_run() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = hyst_tui::tables::testutil::synthetic_rows(3);
+    let rows = common::synthetic::synthetic_rows(3);
     hyst_tui::store::write_item_rows(dir.path(), &rows).unwrap();
     let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
     hyst_tui::tables::write_tables(&rows, dir.path(), &opts).unwrap();
@@ -264,7 +264,7 @@ fn write_run(dir: &std::path::Path, models: &[&str], n_items: usize, done: usize
     use hyst_tui::dialogue::Suite;
     use hyst_tui::store::{Manifest, RunConfig};
     std::fs::create_dir_all(dir).unwrap();
-    let rows = hyst_tui::tables::testutil::synthetic_rows(n_items);
+    let rows = common::synthetic::synthetic_rows(n_items);
     hyst_tui::store::write_item_rows(dir, &rows).unwrap();
     let cfg = RunConfig { suites: vec![Suite::Hierarchy], ..common::run_config(models) };
     let mut m = Manifest::new(cfg, "test".into(), total);
@@ -289,7 +289,7 @@ fn runs_list_of_a_data_directory() {
     let going = runs.path().join("toy_a__sample__abcdef0123");
     write_run(&done, &["toy_a", "toy_b"], 3, 6, 6, Duration::from_secs(3600));
     let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
-    hyst_tui::tables::write_tables(&hyst_tui::tables::testutil::synthetic_rows(3), &done, &opts).unwrap();
+    hyst_tui::tables::write_tables(&common::synthetic::synthetic_rows(3), &done, &opts).unwrap();
     age_manifest(&done, Duration::from_secs(3600));
     write_run(&going, &["toy_a"], 1, 2, 6, Duration::from_secs(5));
     assert_eq!(hyst_tui::tui::newest_run(runs.path()).as_deref(), Some(going.as_path()), "the newest with rows");

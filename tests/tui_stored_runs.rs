@@ -2,6 +2,8 @@
 //! bad row with its line, keeps the good items, and no view or overlay panics while drawing
 //! what is left. A run with no usable row is refused with a message naming the file.
 
+mod common;
+
 use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -27,7 +29,7 @@ fn config(dir: &Path) -> AppConfig {
 /// A run directory of synthetic rows (two models, three items each).
 fn write_run() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    hyst_tui::store::write_item_rows(dir.path(), &hyst_tui::tables::testutil::synthetic_rows(3)).unwrap();
+    hyst_tui::store::write_item_rows(dir.path(), &common::synthetic::synthetic_rows(3)).unwrap();
     dir
 }
 

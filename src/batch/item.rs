@@ -12,8 +12,8 @@ use crate::data::Selected;
 use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind};
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
-use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
-use crate::store::rows::{letter_map_json, score_key};
+use crate::protocol::{letter, letter_index, ChatMessage, Scorer, SlotScore};
+use crate::store::rows::{letter_map_json, parse_letter_map, score_key};
 use crate::store::shared::{context_key, SharedScores};
 use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 
@@ -124,6 +124,46 @@ pub(crate) fn row_to_score(r: &ScoreRow) -> SlotScore {
         rendered_prompt: String::new(),
         bound: r.letter_bound.clone(),
     }
+}
+
+/// The cached score an item row was written from, for the item's `letters` (rows keep everything
+/// of it but its `context_key`: empty). Checked: a probability for each letter and a predicted
+/// letter among them; a letter without a log score gets NaN.
+pub(crate) fn item_row_score(r: &ItemRow, letters: &[char]) -> Result<ScoreRow, String> {
+    let value = |m: &BTreeMap<String, f64>, l: char| m.get(&l.to_string()).copied();
+    let probs_map = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
+    let probs: Vec<f64> = letters
+        .iter()
+        .map(|&l| value(&probs_map, l).ok_or_else(|| format!("option_probs_json has no probability for {l}")))
+        .collect::<Result<_, _>>()?;
+    let logs = parse_letter_map(&r.option_log_scores_json).unwrap_or_default();
+    let log_scores: Vec<f64> = letters.iter().map(|&l| value(&logs, l).unwrap_or(f64::NAN)).collect();
+    let pred = letter_index(&r.pred_letter)
+        .filter(|&i| i < letters.len())
+        .ok_or_else(|| format!("pred_letter {:?} is not one of the item's options", r.pred_letter))?;
+    Ok(ScoreRow {
+        schema_version: r.schema_version,
+        key: r.score_key.clone(),
+        model_key: r.model_key.clone(),
+        model_sha256: r.model_sha256.clone(),
+        letters: letters.iter().collect(),
+        probs,
+        log_scores,
+        pred: letters[pred].to_string(),
+        entropy: r.entropy,
+        max_prob: r.max_prob,
+        margin_top2: r.margin_top2,
+        letter_mass: r.letter_mass,
+        top_tokens: serde_json::from_str(&r.top_tokens_json).unwrap_or_default(),
+        prompt_tokens: r.prompt_tokens,
+        prompt_hash: r.prompt_hash.clone(),
+        tokens_evaluated: r.tokens_evaluated,
+        tokens_reused: r.tokens_reused,
+        scoring: r.scoring_settings.clone(),
+        provenance: r.provenance.clone(),
+        context_key: String::new(),
+        letter_bound: r.letter_bound(),
+    })
 }
 
 impl Scorer for CachedScorer<'_> {

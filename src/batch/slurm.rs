@@ -17,9 +17,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::status::{run_status, RunStatus};
 use super::ModelTask;
-use crate::store::run_dir::MANIFEST_FILE;
 use crate::store::Manifest;
 
 pub const SLURM_DIR: &str = "slurm";
@@ -276,7 +274,7 @@ impl SlurmRun {
     }
 
     /// The latest job of task `k` (`123_4`), if it was submitted.
-    fn job_of(&self, k: usize) -> Option<String> {
+    pub(super) fn job_of(&self, k: usize) -> Option<String> {
         self.jobs.iter().rev().find(|s| s.tasks.contains(&k)).and_then(|s| s.array_job.as_ref()).map(|a| format!("{a}_{k}"))
     }
 
@@ -331,7 +329,7 @@ impl SlurmRun {
 
     /// Job id (`123_4`, `125`) → state, for the jobs of the latest submissions, from `squeue`,
     /// else `sacct`; empty where neither answers.
-    fn slurm_states(&self) -> std::collections::HashMap<String, String> {
+    pub(super) fn slurm_states(&self) -> std::collections::HashMap<String, String> {
         let mut ids: Vec<String> = Vec::new();
         for s in &self.jobs {
             ids.extend(s.array_job.iter().cloned());
@@ -356,59 +354,6 @@ impl SlurmRun {
             }
         }
         out
-    }
-
-    /// One status per task (tasks not started included) and the merged run.
-    pub fn statuses(&self) -> Result<Vec<RunStatus>> {
-        let n = self.spec.tasks;
-        let states = self.slurm_states();
-        let mut out = Vec::new();
-        for t in &self.spec.split {
-            let d = task_dir(&self.dir, t.task, n);
-            let label = format!("task {}/{n}", t.task);
-            let mut st = if d.join(MANIFEST_FILE).is_file() {
-                run_status(&d, &label)?
-            } else {
-                not_started(label, d, vec![t.model.clone()], t.items)
-            };
-            st.job = self.job_of(t.task);
-            st.slurm_state = st.job.as_ref().and_then(|j| states.get(j).cloned());
-            out.push(st);
-        }
-        let d = self.dir.join(MERGED_DIR);
-        let models: Vec<String> = out.iter().flat_map(|s| s.models.clone()).fold(Vec::new(), |mut v, m| {
-            if !v.contains(&m) {
-                v.push(m);
-            }
-            v
-        });
-        let mut st = if d.join(MANIFEST_FILE).is_file() {
-            run_status(&d, "merged")?
-        } else {
-            not_started("merged".into(), d, models, self.spec.split.iter().map(|t| t.items).sum())
-        };
-        st.job = self.jobs.last().map(|s| s.merge_job.clone());
-        st.slurm_state = st.job.as_ref().and_then(|j| states.get(j).cloned());
-        out.push(st);
-        Ok(out)
-    }
-}
-
-fn not_started(label: String, dir: PathBuf, models: Vec<String>, items: usize) -> RunStatus {
-    RunStatus {
-        label,
-        dir,
-        started: false,
-        models,
-        datasets: Vec::new(),
-        suites: Vec::new(),
-        items_done: 0,
-        items_total: items,
-        contexts: 0,
-        last_progress: None,
-        complete: false,
-        job: None,
-        slurm_state: None,
     }
 }
 

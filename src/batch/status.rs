@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use anyhow::{bail, Result};
 
-use super::slurm::{SlurmRun, TASKS_DIR};
+use super::slurm::{task_dir, SlurmRun, MERGED_DIR, TASKS_DIR};
 use crate::store::run_dir::MANIFEST_FILE;
 use crate::store::Manifest;
 
@@ -95,11 +95,64 @@ pub fn run_status(dir: &Path, label: &str) -> Result<RunStatus> {
     })
 }
 
+/// One status per task of a Slurm run (tasks not started included) and its merged run.
+fn slurm_statuses(run: &SlurmRun) -> Result<Vec<RunStatus>> {
+    let n = run.spec.tasks;
+    let states = run.slurm_states();
+    let mut out = Vec::new();
+    for t in &run.spec.split {
+        let d = task_dir(&run.dir, t.task, n);
+        let label = format!("task {}/{n}", t.task);
+        let mut st = if d.join(MANIFEST_FILE).is_file() {
+            run_status(&d, &label)?
+        } else {
+            not_started(label, d, vec![t.model.clone()], t.items)
+        };
+        st.job = run.job_of(t.task);
+        st.slurm_state = st.job.as_ref().and_then(|j| states.get(j).cloned());
+        out.push(st);
+    }
+    let d = run.dir.join(MERGED_DIR);
+    let models: Vec<String> = out.iter().flat_map(|s| s.models.clone()).fold(Vec::new(), |mut v, m| {
+        if !v.contains(&m) {
+            v.push(m);
+        }
+        v
+    });
+    let mut st = if d.join(MANIFEST_FILE).is_file() {
+        run_status(&d, "merged")?
+    } else {
+        not_started("merged".into(), d, models, run.spec.split.iter().map(|t| t.items).sum())
+    };
+    st.job = run.jobs.last().map(|s| s.merge_job.clone());
+    st.slurm_state = st.job.as_ref().and_then(|j| states.get(j).cloned());
+    out.push(st);
+    Ok(out)
+}
+
+fn not_started(label: String, dir: PathBuf, models: Vec<String>, items: usize) -> RunStatus {
+    RunStatus {
+        label,
+        dir,
+        started: false,
+        models,
+        datasets: Vec::new(),
+        suites: Vec::new(),
+        items_done: 0,
+        items_total: items,
+        contexts: 0,
+        last_progress: None,
+        complete: false,
+        job: None,
+        slurm_state: None,
+    }
+}
+
 /// The statuses a directory argument names: a slurm run directory (its tasks and merged run),
 /// a run directory, or a parent of run directories.
 pub fn statuses(dir: &Path) -> Result<Vec<RunStatus>> {
     if let Some(s) = SlurmRun::read(dir)? {
-        return s.statuses();
+        return slurm_statuses(&s);
     }
     if dir.join(MANIFEST_FILE).is_file() {
         return Ok(vec![run_status(dir, "run")?]);

@@ -6,17 +6,7 @@ use super::Ctx;
 use crate::cli::ModelsCmd;
 use hyst_tui::config::{models_dir, Source};
 use hyst_tui::fetch;
-
-fn human_size(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u < UNITS.len() - 1 {
-        v /= 1000.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
-}
+use hyst_tui::util::human_bytes;
 
 pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
     let dir = models_dir();
@@ -55,7 +45,7 @@ pub fn run(ctx: &Ctx, cmd: &ModelsCmd) -> Result<()> {
                     "{:<22} {:<8} {:>9}  {:<12} {}{served}{default}",
                     m.key,
                     if st.present { "yes" } else { "no" },
-                    st.size.map(human_size).unwrap_or_else(|| "-".into()),
+                    st.size.map(human_bytes).unwrap_or_else(|| "-".into()),
                     sha,
                     m.name
                 );

@@ -9,7 +9,7 @@ use std::path::Path;
 use csv::StringRecord;
 use serde::de::DeserializeOwned;
 
-use super::items::DataError;
+use super::item::DataError;
 
 /// A CSV file: its header and its non-blank data records.
 pub(crate) struct Table {

@@ -8,69 +8,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use thiserror::Error;
+use serde::Deserialize;
+
+use super::item::{normalize_ws, DataError, Item};
 
 pub(crate) const SAMPLE_JSONL: &str = include_str!("../../assets/sample.jsonl");
 /// Eight long exam-style items written for this project: 10 options each, question and options
 /// together 950–1,430 characters (MMLU-Pro's median is about 440, its 90th percentile about
 /// 1,330), for benchmarks that reflect MMLU-Pro-shaped prompts.
 pub(crate) const LONG_JSONL: &str = include_str!("../../assets/long.jsonl");
-
-#[derive(Debug, Error)]
-pub enum DataError {
-    #[error("{file}: {message}")]
-    File { file: String, message: String },
-    #[error("{file}: row {row}: field `{field}`: {message}")]
-    Row {
-        file: String,
-        row: usize,
-        field: String,
-        message: String,
-    },
-    #[error("dataset spec {spec:?}: {message}")]
-    Spec { spec: String, message: String },
-    #[error("item {item}: {message}")]
-    Item { item: String, message: String },
-}
-
-/// One multiple-choice item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Item {
-    pub id: String,
-    /// Dataset key: `truthfulqa_mc`, `mmlu_pro`, `sample`, or the custom file's stem.
-    pub dataset: String,
-    pub question: String,
-    pub options: Vec<String>,
-    /// Index of the correct option.
-    pub correct: usize,
-    pub category: String,
-    /// Source metadata (split, row index, question id, …).
-    pub meta: BTreeMap<String, String>,
-}
-
-impl Item {
-    pub(crate) fn letter(i: usize) -> char {
-        crate::protocol::letter(i)
-    }
-    pub fn letters(&self) -> Vec<char> {
-        (0..self.options.len()).map(Item::letter).collect()
-    }
-    pub fn correct_letter(&self) -> char {
-        Item::letter(self.correct)
-    }
-    pub(crate) fn wrong_indices(&self) -> Vec<usize> {
-        (0..self.options.len()).filter(|&i| i != self.correct).collect()
-    }
-}
-
-/// `" ".join(text.strip().split())` (docs/protocol.md §1.1), with Python's whitespace set.
-pub(crate) fn normalize_ws(s: &str) -> String {
-    s.split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn check_item(item: &Item, file: &str, row: usize) -> Result<(), DataError> {
     let bad = |field: &str, message: String| DataError::Row {
@@ -373,6 +319,25 @@ fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truthfulqa_rows_as_jsonl_name_the_line() {
+        // The JSONL form of the parquet readers' row checks (data::parquet's tests).
+        let text = r#"{"question":"Q?","mc1_targets":{"choices":["r","w"],"labels":[1,0]}}
+{"question":"Q2?","mc1_targets":{"choices":["r","w"],"labels":[1,1]}}"#;
+        let e = load_jsonl_str(text, "x.jsonl", "x").unwrap_err().to_string();
+        assert!(e.starts_with("x.jsonl: row 2: field `mc1_targets.labels`: 2 labels are 1, exactly one must be (item truthfulqa_mc_00001)"), "{e}");
+    }
+
+    #[test]
+    fn hf_schemas_as_jsonl() {
+        let text = r#"{"question":"Q?","mc1_targets":{"choices":["r","w"],"labels":[1,0]},"mc2_targets":{"choices":[],"labels":[]}}
+{"question_id":5,"question":"M?","options":["a","b","c"],"answer":"C","answer_index":2,"category":"math","src":"s"}"#;
+        let items = load_jsonl_str(text, "x.jsonl", "x").unwrap();
+        assert_eq!(items[0].id, "truthfulqa_mc_00000");
+        assert_eq!(items[1].id, "mmlu_pro_5");
+        assert_eq!(items[1].correct, 2);
+    }
 
     #[test]
     fn the_long_items_are_mmlu_pro_shaped() {

@@ -1,6 +1,7 @@
 //! Items, datasets, and the paper's deterministic selection.
 
 mod csvfile;
+mod item;
 pub(crate) mod items;
 pub mod parquet;
 pub mod pyrandom;
@@ -8,7 +9,8 @@ pub mod selection;
 
 use std::path::PathBuf;
 
-pub use items::{DataError, DatasetSpec, Item};
+pub use item::{DataError, Item};
+pub use items::DatasetSpec;
 pub use selection::Selected;
 
 /// The paper's selection seed (subset draw and advocated wrong options).

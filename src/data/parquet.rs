@@ -8,7 +8,7 @@ use std::path::Path;
 use polars::prelude::*;
 use serde_json::Value;
 
-use super::items::{normalize_ws, DataError, Item};
+use super::item::{normalize_ws, DataError, Item};
 
 fn file_err(path: &Path, message: impl Into<String>) -> DataError {
     DataError::File {
@@ -334,11 +334,6 @@ mod tests {
             let e = load_truthfulqa(&p).unwrap_err().to_string();
             assert!(e.starts_with(&format!("{}: {needle}", p.display())), "{e}");
         }
-        // The same rows as JSONL name the line.
-        let text = r#"{"question":"Q?","mc1_targets":{"choices":["r","w"],"labels":[1,0]}}
-{"question":"Q2?","mc1_targets":{"choices":["r","w"],"labels":[1,1]}}"#;
-        let e = super::super::items::load_jsonl_str(text, "x.jsonl", "x").unwrap_err().to_string();
-        assert!(e.starts_with("x.jsonl: row 2: field `mc1_targets.labels`: 2 labels are 1, exactly one must be (item truthfulqa_mc_00001)"), "{e}");
     }
 
     #[test]
@@ -381,15 +376,5 @@ mod tests {
         std::fs::write(&bad, b"not parquet").unwrap();
         let e = load_mmlu_pro(&bad).unwrap_err().to_string();
         assert!(e.contains("not a readable parquet file"), "{e}");
-    }
-
-    #[test]
-    fn hf_schemas_as_jsonl() {
-        let text = r#"{"question":"Q?","mc1_targets":{"choices":["r","w"],"labels":[1,0]},"mc2_targets":{"choices":[],"labels":[]}}
-{"question_id":5,"question":"M?","options":["a","b","c"],"answer":"C","answer_index":2,"category":"math","src":"s"}"#;
-        let items = super::super::items::load_jsonl_str(text, "x.jsonl", "x").unwrap();
-        assert_eq!(items[0].id, "truthfulqa_mc_00000");
-        assert_eq!(items[1].id, "mmlu_pro_5");
-        assert_eq!(items[1].correct, 2);
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::csvfile::read_rows;
-use super::items::{normalize_ws, DataError, Item};
+use super::item::{normalize_ws, DataError, Item};
 use super::pyrandom::{deterministic_wrong_index, shuffled_order, PyRandom};
 use crate::protocol::letter_index;
 

@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use super::{sha256_file, FetchError, FetchOptions};
 use crate::config::ModelEntry;
-use crate::util::{no_proxy_for, origin};
+use crate::util::{human_bytes, no_proxy_for, origin};
 
 /// The hub's address when `HF_ENDPOINT` is not set.
 pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -726,17 +726,6 @@ fn place(entry: &ModelEntry, blob: &Path, dest: &Path, actual: &str, log: &mut d
         blob.display()
     );
     Ok(dest.to_path_buf())
-}
-
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u < UNITS.len() - 1 {
-        v /= 1000.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
 use super::index::{dataset_display, PairData, CLEAN_REF, R0_REF};
 use super::{false_context, plausibility, relabel, Ctx, Output};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_CONTROLS};
+use crate::metrics::bootstrap::SEED_OFFSET_CONTROLS;
 use crate::metrics::{hysteresis_gap, item_gaps, mean, rate};
 
 const NEUTRAL_RESET: &str = "neutral_history:strong_reset";
@@ -353,9 +353,7 @@ struct Table07View {
 }
 
 pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_CONTROLS;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_CONTROLS);
     let mut long = Vec::new();
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {

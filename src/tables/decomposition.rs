@@ -7,7 +7,7 @@ use super::common::*;
 use super::format::{Ci, Num};
 use super::index::dataset_short;
 use super::{Ctx, Output};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_DECOMPOSITION};
+use crate::metrics::bootstrap::SEED_OFFSET_DECOMPOSITION;
 use crate::metrics::{
     contamination_advocated_flags, contamination_any_wrong_flags, failure_decomposition,
     DecompCell,
@@ -63,9 +63,7 @@ struct Table10View {
 }
 
 pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_DECOMPOSITION;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_DECOMPOSITION);
     let mut long = Vec::new();
     let mut counts = Vec::new();
     let mut wide = Vec::new();

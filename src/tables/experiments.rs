@@ -13,7 +13,7 @@ use super::format::{Ci, Num, Pct, PyBool};
 use super::index::{dataset_short, PairData, CLEAN_REF, R0_REF};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::{custom_ramps, find, ids, recovery_op, recovery_ops};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_EXPERIMENT_RAMPS, SEED_OFFSET_SELF_CONSISTENCY};
+use crate::metrics::bootstrap::{SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_EXPERIMENT_RAMPS, SEED_OFFSET_SELF_CONSISTENCY};
 use crate::metrics::criteria::Family;
 use crate::metrics::{aggregate, item_gaps, mean, positive_hysteresis_flags};
 
@@ -92,9 +92,7 @@ fn aligned(p: &PairData, key: &str) -> Option<(usize, Vec<crate::metrics::Obs>, 
 }
 
 pub(super) fn experiment_operations(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_EXPERIMENTS;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_EXPERIMENTS);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
         for op in recovery_ops().iter().filter(|o| o.is_experiment()) {
@@ -222,9 +220,7 @@ struct RampView {
 /// Every step of every custom pressure ramp (`[[ramp]]` of an experiment file) the run scored,
 /// per pair, against the clean context.
 pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_EXPERIMENT_RAMPS;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_EXPERIMENT_RAMPS);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
         let Some(clean) = p.resolve(&CLEAN_REF) else { continue };
@@ -340,9 +336,7 @@ struct SelfConsistencyView {
 }
 
 pub(super) fn self_consistency(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_SELF_CONSISTENCY;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_SELF_CONSISTENCY);
     let ops = [ids::RESET_AFTER_CORRECT_LETTERS, ids::RESET_AFTER_CLEAN_LETTERS, ids::RESET_AFTER_USER_TURNS_ONLY];
     let short = |k: &str| recovery_op(k).map_or("", |o| o.short);
     let (mut t, mut d) = (Vec::new(), Vec::new());

@@ -234,8 +234,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     if pairs.is_empty() {
         return Vec::new();
     }
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed;
+    let (samples, seed, _) = ctx.opts.bootstrap(0);
     let mut imported = Vec::new();
 
     // per pair

@@ -40,7 +40,8 @@ mod relabel;
 mod reset_gap;
 mod served;
 mod summary;
-pub mod testutil;
+#[cfg(test)]
+pub(crate) mod testutil;
 mod truncation;
 
 #[cfg(test)]
@@ -57,6 +58,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::store::run_dir::{Manifest, RunDirError, RunPlan, MANIFEST_FILE};
+use crate::metrics::bootstrap::IndexStream;
 use crate::store::{write_atomic, ItemRow};
 use hierarchy::Hierarchy;
 use index::RunIndex;
@@ -91,6 +93,13 @@ impl Default for TableOptions {
 }
 
 impl TableOptions {
+    /// The bootstrap set-up of one table group: the run's replicate count, the group's seed (the
+    /// base seed + `offset`, docs/protocol.md §8.3) and a fresh index stream on that seed.
+    pub(crate) fn bootstrap(&self, offset: u64) -> (usize, u64, IndexStream) {
+        let seed = self.seed + offset;
+        (self.bootstrap_samples, seed, IndexStream::new(seed))
+    }
+
     /// The default settings with the scopes of a run plan (none without a plan).
     pub fn for_plan(plan: Option<&RunPlan>) -> TableOptions {
         TableOptions {
@@ -147,7 +156,6 @@ impl<'p, 'a> Ctx<'p, 'a> {
 
 /// Builds every table the indexed rows have data for. Pure (no I/O); [`write_tables`] writes
 /// them. A table with a scope in `opts.scopes` is built from the index of its scope's pairs.
-#[cfg_attr(not(test), allow(dead_code))] // write_tables shares its context with the figures
 pub(crate) fn build_tables(idx: &RunIndex, opts: &TableOptions) -> Vec<Output> {
     build_with(&Ctx::new(idx, opts))
 }
@@ -235,7 +243,7 @@ pub fn write_tables(
             written.push(p);
         }
     }
-    remove_stale(&dir, &written)?;
+    remove_stale(&dir, &written, is_table_file)?;
     let figures = figures::write_figures(&ctx, &out_dir.join("figures"), &mut written)?;
     let summary = summary::render(&idx, opts, &outputs, &figures);
     let p = out_dir.join("summary.md");
@@ -284,9 +292,25 @@ pub fn write_reproduction(
     reproduction(&idx, opts, &outputs, out_dir)
 }
 
-fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
+/// Whether `name` is one of the files `tables/` holds: `table*`, `aux_*` or an experiment
+/// table, as CSV, Markdown or LaTeX.
+fn is_table_file(name: &str) -> bool {
+    (name.starts_with("table")
+        || name.starts_with("aux_")
+        || EXPERIMENT_STEMS.iter().any(|s| name.starts_with(&format!("{s}."))))
+        && (name.ends_with(".csv") || name.ends_with(".md") || name.ends_with(".tex"))
+}
+
+/// Removes the files of `dir` whose name `ours` accepts and that are not in `keep`, in path
+/// order. A missing `dir` has nothing to remove.
+fn remove_stale(
+    dir: &Path,
+    keep: &[PathBuf],
+    ours: impl Fn(&str) -> bool,
+) -> Result<(), TablesError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(source) => {
             return Err(TablesError::Io {
                 path: dir.to_path_buf(),
@@ -294,18 +318,12 @@ fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
             })
         }
     };
-    let mut stale = Vec::new();
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().to_string();
-        let ours = (name.starts_with("table")
-            || name.starts_with("aux_")
-            || EXPERIMENT_STEMS.iter().any(|s| name.starts_with(&format!("{s}."))))
-            && (name.ends_with(".csv") || name.ends_with(".md") || name.ends_with(".tex"));
-        if ours && p.is_file() && !keep.contains(&p) {
-            stale.push(p);
-        }
-    }
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| ours(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && !keep.contains(p))
+        .collect();
     stale.sort();
     for p in stale {
         std::fs::remove_file(&p).map_err(|source| TablesError::Io {

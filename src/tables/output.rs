@@ -2,6 +2,13 @@
 
 use super::format::{csv_text, table_of, tex_escape, Row, Table};
 
+/// The id of the served-coverage table: like the experiment tables it is never listed as
+/// missing (an in-process run has nothing to cover).
+pub(crate) const SERVED_ID: &str = "Served";
+
+/// The id of hyst-tui's experiment tables.
+pub(crate) const EXPERIMENT_ID: &str = "Experiment";
+
 /// One generated table (three files).
 #[derive(Clone, Debug)]
 pub(crate) struct Output {
@@ -48,7 +55,7 @@ impl Output {
         self.display.as_ref().unwrap_or(&self.table)
     }
     fn heading(&self) -> String {
-        if self.id == "Aux" || self.id == super::registry::EXPERIMENT_ID || self.id == super::registry::SERVED_ID {
+        if self.id == "Aux" || self.id == EXPERIMENT_ID || self.id == SERVED_ID {
             self.title.clone()
         } else {
             format!("{}: {}", self.id, self.title)

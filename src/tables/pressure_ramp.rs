@@ -8,7 +8,7 @@ use super::common::*;
 use super::format::{Ci, Num};
 use super::index::CLEAN_REF;
 use super::{Ctx, Output};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
+use crate::metrics::bootstrap::SEED_OFFSET_PRESSURE_RAMP;
 use crate::metrics::{conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate};
 
 /// Markdown/LaTeX view: the paper's columns as printed (`Clean, Press., Reset, Gap, Pos.,
@@ -44,9 +44,7 @@ struct RampView {
 }
 
 pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_PRESSURE_RAMP;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_PRESSURE_RAMP);
     let mut long = Vec::new();
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {

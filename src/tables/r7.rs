@@ -181,8 +181,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     if pairs.is_empty() {
         return Vec::new();
     }
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed;
+    let (samples, seed, _) = ctx.opts.bootstrap(0);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for (name, cands, label) in table6_conditions() {
         let (c, x, _) = pooled(&pairs, &cands);

@@ -2,7 +2,7 @@
 //! is built. [`super::build_tables`], `summary.md` and the tests all derive from [`TABLES`].
 
 use crate::dialogue::conditions::ids;
-use super::output::Output;
+use super::output::{Output, EXPERIMENT_ID, SERVED_ID};
 use super::{
     cctp, controls, decomposition, definitions, examples, expanded_family, experiments, false_context,
     plausibility, pressure_ramp, r7, relabel, reset_gap, served, truncation, Ctx,
@@ -291,12 +291,6 @@ pub(crate) static TABLES: &[TableSpec] = &[
     },
 ];
 
-/// The id of the served-coverage table: like the experiment tables it is never listed as
-/// missing (an in-process run has nothing to cover).
-pub(crate) const SERVED_ID: &str = "Served";
-
-/// The id of hyst-tui's experiment tables.
-pub(crate) const EXPERIMENT_ID: &str = "Experiment";
 
 #[cfg(test)]
 mod tests {

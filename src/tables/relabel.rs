@@ -13,7 +13,7 @@ use super::{Ctx, Output};
 fn relabel_order() -> &'static [&'static str] {
     crate::dialogue::conditions::group_keys(crate::dialogue::recipe::Group::Relabel)
 }
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_RELABEL};
+use crate::metrics::bootstrap::SEED_OFFSET_RELABEL;
 use crate::metrics::{
     aggregate, chance_old_letter_rate, mean, p_correct_gain, restoration_ratio,
     semantic_letter_rates, wrong_reduction, Obs, RelabelObs, SemanticLetter,
@@ -343,9 +343,7 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
     }
 
     // Per-pair paired CIs (relabel_effect_with_ci + semantic_letter_with_ci)
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_RELABEL;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_RELABEL);
     let mut long = Vec::new();
     for p in &ctx.idx.pairs {
         if !p.has(BASE) || !p.has(SHUFFLE) {

@@ -7,7 +7,7 @@ use super::common::*;
 use super::format::{Ci, Num, Pct};
 use super::index::{dataset_display, dataset_short};
 use super::{Ctx, Output};
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
+use crate::metrics::bootstrap::SEED_OFFSET_PRESSURE_RAMP;
 use crate::metrics::{item_gaps, mean, positive_hysteresis_rate};
 
 /// `table09_ordinary_reset_gap.csv`.
@@ -51,9 +51,7 @@ struct Table09View {
 }
 
 pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_PRESSURE_RAMP;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_PRESSURE_RAMP);
     let mut t = Vec::new();
     let mut d = Vec::new();
     for (p, r0, a) in ctx.idx.clean_r0_pairs() {

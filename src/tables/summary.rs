@@ -192,7 +192,7 @@ pub(super) fn render(
     // not written
     let missing: Vec<MissingView> = TABLES
         .iter()
-        .filter(|t| !t.written(outputs) && t.id != super::registry::EXPERIMENT_ID && t.id != super::registry::SERVED_ID)
+        .filter(|t| !t.written(outputs) && t.id != super::output::EXPERIMENT_ID && t.id != super::output::SERVED_ID)
         .map(|t| MissingView {
             table: t.id,
             content: t.title,

@@ -95,7 +95,7 @@ fn every_expected_file_exists() {
     let written = write_tables(&rows, dir.path(), &opts()).unwrap();
     // Every paper table: the synthetic rows hold no experiment operations (their tables are
     // tested in tables/experiments.rs and tests/experiments.rs).
-    let experiment: Vec<&str> = TABLES.iter().filter(|t| t.id == super::registry::EXPERIMENT_ID || t.id == super::registry::SERVED_ID).flat_map(|t| t.stems.iter().copied()).collect();
+    let experiment: Vec<&str> = TABLES.iter().filter(|t| t.id == super::output::EXPERIMENT_ID || t.id == super::output::SERVED_ID).flat_map(|t| t.stems.iter().copied()).collect();
     let all: Vec<&str> = all_stems().into_iter().filter(|s| !experiment.contains(s)).collect();
     for stem in &all {
         for ext in ["csv", "md", "tex"] {

@@ -15,6 +15,9 @@
 //! (items beyond the third repeat the pattern). The remaining mass is split equally over the
 //! other options. So for `toy_a` the Table 2 gap is mean(0.40, 0.20, 0.05) = 0.216667, the
 //! conditional lock-in is 1/3 (all three follow w at strong pressure, only item 0 at reset).
+//!
+//! Unit tests only: the integration tests read `synthetic_rows(3)` from
+//! `tests/data/synthetic_rows.jsonl` ([`FIXTURE`], kept equal by a test here).
 
 use crate::dialogue::conditions::{all, Kind};
 use crate::metrics::{argmax_first, entropy_nats};
@@ -83,7 +86,7 @@ fn letter(i: usize) -> String {
 }
 
 /// Every condition of the registry for 2 pairs × `n_items` items.
-pub fn synthetic_rows(n_items: usize) -> Vec<ItemRow> {
+pub(crate) fn synthetic_rows(n_items: usize) -> Vec<ItemRow> {
     synthetic_rows_where(n_items, |_| true)
 }
 
@@ -220,4 +223,26 @@ pub(crate) fn reshape(r: &mut ItemRow, p_wrong: f64, p_correct: f64) {
     probs[w] = p_wrong;
     probs[c] = p_correct;
     set_probs(r, &probs);
+}
+
+/// `synthetic_rows(3)` as JSON lines, for the integration tests (tests/common/synthetic.rs
+/// reads it; a crate outside the library cannot build the rows).
+pub(crate) const FIXTURE: &str = "tests/data/synthetic_rows.jsonl";
+
+#[test]
+fn the_integration_tests_fixture_is_synthetic_rows() {
+    let want: String = synthetic_rows(3)
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("an item row serialises") + "\n")
+        .collect();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    if std::env::var_os("HYST_WRITE_FIXTURE").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} is not synthetic_rows(3): rewrite it with HYST_WRITE_FIXTURE=1 cargo test --release --lib fixture",
+        path.display()
+    );
 }

@@ -345,8 +345,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
     );
 
     // Table 5 paper view: mean gap over pairs + aggregate-row CI
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed;
+    let (samples, seed, _) = ctx.opts.bootstrap(0);
     let mut b = Vec::new();
     let mut bd = Vec::new();
     let mut degenerate = false;

@@ -203,8 +203,11 @@ impl App {
             dataset_spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             model_key = run.model_key;
             notice = Some(match run.problems.first() {
-                None if cfg.newest_run => "the newest run of the data directory (6: every run; --dataset sample scores instead)".to_string(),
-                None => "browsing a stored run (m: load a model to score more)".to_string(),
+                None if cfg.newest_run => format!(
+                    "the newest run of the data directory ({}: every run; --dataset sample scores instead)",
+                    keymap::key_for(Action::ShowView(View::Tables))
+                ),
+                None => format!("browsing a stored run ({}: load a model to score more)", keymap::key_for(Action::OpenModels)),
                 Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
             });
             problems = run.problems;
@@ -560,7 +563,7 @@ impl App {
     /// Starts the hierarchy suite on the current dataset and model in a background thread.
     fn start_batch(&mut self) {
         if self.batch.as_ref().is_some_and(BatchTask::running) {
-            self.notice = Some("a batch is already running (x stops it)".into());
+            self.notice = Some(format!("a batch is already running ({} stops it)", keymap::key_for(Action::StopBatch)));
             return;
         }
         let model_key = self.model_key().to_string();

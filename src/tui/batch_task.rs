@@ -10,6 +10,8 @@ use std::time::Instant;
 
 use crate::batch::{BatchEvent, BatchObserver, BatchPlan};
 use crate::config::ModelsConfig;
+use crate::tui::action::Action;
+use crate::tui::keymap::key_for;
 
 /// What the batch thread tells the UI.
 enum BatchMsg {
@@ -64,7 +66,7 @@ impl BatchTask {
                 let r = crate::batch::run(&models, &plan, &mut observer)
                     .map(|s| {
                         if s.interrupted {
-                            format!("stopped after {} of {} items (resume: b again)", s.items_done, s.items_total)
+                            format!("stopped after {} of {} items (resume: {} again)", s.items_done, s.items_total, key_for(Action::StartBatch))
                         } else {
                             format!("{} items, {} tables written", s.items_done, s.tables.len())
                         }

@@ -1,7 +1,7 @@
 //! Keys → [`Action`]s, as data: [`KEYS`] is the one table of every key — where it works, the
 //! keys, what they do, and the text the help overlay, the footers and the README's key table
 //! show for it. [`action_for`] looks keys up in it; the help overlay
-//! ([`help_sections`]), the footer hints ([`hints`]) and the README's table ([`readme_table`],
+//! ([`help_sections`]), the footer hints ([`hints`]) and the README's table (`readme_table`, in test builds,
 //! checked against README.md by a test) are rendered from it. The keymap only reads where the
 //! keys go (the view, an open overlay, whether a filter is being typed) and changes nothing;
 //! unknown keys map to `None`.
@@ -166,8 +166,9 @@ pub(crate) struct KeyEntry {
     pub(crate) binds: &'static [Bind],
     /// The help overlay's line.
     pub(crate) help: &'static str,
-    /// The README's wording, when it says more than the help ("" = the help's).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The README's wording, when it says more than the help ("" = the help's); read only by
+    /// the test that renders the README's table.
+    #[cfg(test)]
     pub(crate) readme: &'static str,
     /// The short hints of the place's footer or title: (keys, word).
     pub(crate) hints: &'static [(&'static str, &'static str)],
@@ -178,7 +179,7 @@ impl KeyEntry {
     pub(crate) fn plain_keys(&self) -> String {
         self.keys.replace('`', "")
     }
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn readme_text(&self) -> &'static str {
         if self.readme.is_empty() {
             self.help
@@ -195,11 +196,25 @@ const fn k(code: KeyCode, a: Action) -> Bind {
     (Key::Code(code), Does::Act(a))
 }
 const fn entry(at: Where, keys: &'static str, binds: &'static [Bind], help: &'static str) -> KeyEntry {
-    KeyEntry { at, keys, binds, help, readme: "", hints: &[] }
+    KeyEntry {
+        at,
+        keys,
+        binds,
+        help,
+        #[cfg(test)]
+        readme: "",
+        hints: &[],
+    }
 }
 impl KeyEntry {
+    /// The README's wording of the entry (kept by test builds only: see `readme_table`).
+    #[cfg(test)]
     const fn readme(self, text: &'static str) -> KeyEntry {
         KeyEntry { readme: text, ..self }
+    }
+    #[cfg(not(test))]
+    const fn readme(self, _text: &'static str) -> KeyEntry {
+        self
     }
     const fn hints(self, hints: &'static [(&'static str, &'static str)]) -> KeyEntry {
         KeyEntry { hints, ..self }
@@ -408,9 +423,54 @@ pub(crate) fn hint_keys(at: Where, sep: &str) -> String {
     parts.join(sep)
 }
 
+/// The key that does `action`, as messages name it (`x`, `Esc`, `Ctrl-E`): its first binding
+/// in the table. Messages ask for it instead of writing the key, so they follow a rebinding.
+/// `?` for an action no key does (a test checks the actions messages name).
+pub(crate) fn key_for(action: Action) -> String {
+    KEYS.iter()
+        .flat_map(|e| e.binds.iter())
+        .find_map(|(key, does)| match does {
+            Does::Act(a) if *a == action => key_name(*key),
+            _ => None,
+        })
+        .unwrap_or_else(|| "?".to_string())
+}
+
+/// A key's name in messages; `None` for the catch-all keys (typed text, any key).
+fn key_name(k: Key) -> Option<String> {
+    Some(match k {
+        Key::Char(c) => c.to_string(),
+        Key::Ctrl(c) => format!("Ctrl-{}", c.to_ascii_uppercase()),
+        Key::Code(code) => code_name(code),
+        Key::Alt(code) => format!("Alt-{}", code_name(code)),
+        Key::Text | Key::AnyChar | Key::Any => return None,
+    })
+}
+
+fn code_name(code: KeyCode) -> String {
+    match code {
+        Enter => "Enter".into(),
+        Esc => "Esc".into(),
+        Tab => "Tab".into(),
+        BackTab => "Shift-Tab".into(),
+        Backspace => "Backspace".into(),
+        Delete => "Delete".into(),
+        Home => "Home".into(),
+        End => "End".into(),
+        PageUp => "PgUp".into(),
+        PageDown => "PgDn".into(),
+        Up => "↑".into(),
+        Down => "↓".into(),
+        Left => "←".into(),
+        Right => "→".into(),
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
 /// The README's key table (Markdown), between its `<!-- keys:begin -->` and `<!-- keys:end -->`
 /// markers (the test that compares them is its only user).
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 pub(crate) fn readme_table() -> String {
     let mut t = String::from("| where | key | action |\n|---|---|---|\n");
     for (section, entries) in help_sections() {
@@ -425,6 +485,21 @@ pub(crate) fn readme_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every action a message names has a key (`key_for` never answers `?` for them).
+    #[test]
+    fn the_keys_messages_name_exist() {
+        for a in [
+            A::StopBatch, A::StartBatch, A::UndoEdit, A::SaveEdit, A::StartEdit, A::OpenModels, A::Generate,
+            A::AdvocateNextWrong, A::EditApply, A::ClearFilter, A::MoveRun(-1), A::MoveRun(1), A::OpenSelectedRun,
+            A::ShowView(View::Tables),
+        ] {
+            assert_ne!(key_for(a), "?", "{a:?}");
+        }
+        assert_eq!(key_for(A::StopBatch), "x");
+        assert_eq!(key_for(A::ClearFilter), "Esc");
+        assert_eq!(key_for(A::EditExternal), "Ctrl-E");
+    }
 
     fn cx(view: View) -> KeyContext {
         KeyContext { view, overlay: Overlay::None, filter_mode: false }

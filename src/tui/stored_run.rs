@@ -19,8 +19,8 @@ use super::model::Part;
 use crate::data::{Item, Selected};
 use crate::dialogue::conditions::recovery_op;
 use crate::dialogue::{Control, CURVE};
-use crate::protocol::{letter_index, SlotScore, TopToken};
-use crate::store::rows::parse_letter_map;
+use crate::batch::item::{item_row_score, row_to_score};
+use crate::protocol::{letter_index, SlotScore};
 use crate::store::run_dir::load_item_rows;
 use crate::store::ItemRow;
 
@@ -83,38 +83,7 @@ fn row_item(r: &ItemRow) -> Result<Selected, String> {
 /// A checked row as the explorer's score for `item` (no variants or rendered prompt: rows do
 /// not keep them).
 fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
-    let letters = item.letters();
-    let value = |m: &BTreeMap<String, f64>, l: char| m.get(&l.to_string()).copied();
-    let probs_map = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
-    let probs: Vec<f64> = letters
-        .iter()
-        .map(|&l| value(&probs_map, l).ok_or_else(|| format!("option_probs_json has no probability for {l}")))
-        .collect::<Result<_, _>>()?;
-    let logs = parse_letter_map(&r.option_log_scores_json).unwrap_or_default();
-    let log_scores: Vec<f64> = letters.iter().map(|&l| value(&logs, l).unwrap_or(f64::NAN)).collect();
-    let pred = letter_index(&r.pred_letter)
-        .filter(|&i| i < letters.len())
-        .ok_or_else(|| format!("pred_letter {:?} is not one of the item's options", r.pred_letter))?;
-    let top_tokens: Vec<TopToken> = serde_json::from_str(&r.top_tokens_json).unwrap_or_default();
-    Ok(SlotScore {
-        letters,
-        log_scores,
-        probs,
-        pred,
-        margin_top2: r.margin_top2,
-        entropy: r.entropy,
-        max_prob: r.max_prob,
-        letter_mass: r.letter_mass,
-        variant_probs: vec![],
-        variants: vec![],
-        top_tokens,
-        prompt_tokens: r.prompt_tokens,
-        tokens_evaluated: r.tokens_evaluated,
-        tokens_reused: r.tokens_reused,
-        prompt_hash: r.prompt_hash.clone(),
-        rendered_prompt: String::new(),
-        bound: r.letter_bound(),
-    })
+    item_row_score(r, &item.letters()).map(|s| row_to_score(&s))
 }
 
 /// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).

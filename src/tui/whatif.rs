@@ -16,7 +16,9 @@ use sha2::{Digest, Sha256};
 use crate::engine::{Job, JobOutput, JobResult};
 use crate::protocol::{ChatMessage, SlotScore};
 
+use super::action::Action;
 use super::generations::key;
+use super::keymap::key_for;
 use super::jobs::Submit;
 use super::model::{split_user_turn, Part};
 
@@ -531,7 +533,7 @@ pub(crate) struct SavedOp<'a> {
 /// The experiment file text of one operation.
 pub(crate) fn experiment_toml(op: &SavedOp) -> String {
     let mut t = String::new();
-    t.push_str("# Written by the hyst-tui explorer (what-if edit, S in the Dialogue view).\n");
+    t.push_str(&format!("# Written by the hyst-tui explorer (what-if edit, {} in the Dialogue view).\n", key_for(Action::SaveEdit)));
     t.push_str(&format!("description = {}\n\n[[operation]]\n", toml_str(&op.description)));
     t.push_str(&format!("name = {}\n", toml_str(&op.name)));
     t.push_str(&format!("short = {}\n", toml_str(&op.short)));
@@ -590,7 +592,10 @@ pub(crate) fn ramp_experiment_toml(r: &SavedRamp) -> String {
     let (ramp, ramp_short) = r.ramp_names();
     let (op, op_short) = r.op_names();
     let mut t = String::new();
-    t.push_str("# Written by the hyst-tui explorer (what-if edit of a ramp step, S in the Dialogue view).\n");
+    t.push_str(&format!(
+        "# Written by the hyst-tui explorer (what-if edit of a ramp step, {} in the Dialogue view).\n",
+        key_for(Action::SaveEdit)
+    ));
     t.push_str(&format!("description = {}\n\n[[ramp]]\n", toml_str(&r.description)));
     t.push_str(&format!("name = {}\nshort = {}\ndescription = {}\n", toml_str(&ramp), toml_str(&ramp_short), toml_str(&r.description)));
     for (k, (name, message, prefix)) in PAPER_RAMP_STEPS.iter().enumerate() {

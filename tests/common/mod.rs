@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod screens;
+pub mod synthetic;
 
 use hyst_tui::config::{models_dir, ModelEntry, ModelsConfig};
 use hyst_tui::engine::{Engine, EngineOptions};

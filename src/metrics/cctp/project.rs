@@ -2,8 +2,8 @@
 
 use super::input::{CctpError, Prepared};
 use super::numerics::{alpha_bucket, cctp_entropy};
-use super::spec::{Path, TubeSpec};
-use super::tube::{guarantee_check, tube_eval, GuaranteeCheck, TubeEval};
+use super::spec::{GuaranteeCheck, Path, TubeSpec};
+use super::tube::{guarantee_check, tube_eval, TubeEval};
 use crate::metrics::{argmax_first, is_flattened, kl_divergence};
 
 /// `advocated_correct_suppressed = p_proj(c) < p_clean(c) − 0.05`.

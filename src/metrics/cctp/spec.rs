@@ -1,4 +1,5 @@
-//! Interpolation paths, tube thresholds and the eight CCTP variants of docs/protocol.md §7.4.
+//! Interpolation paths, tube thresholds and the eight CCTP variants of docs/protocol.md §7.4;
+//! the result of the α = 1 implementation guarantee ([`GuaranteeCheck`]).
 
 /// Interpolation path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,3 +104,28 @@ pub(crate) const VARIANTS: [Variant; 8] = [
         spec: TubeSpec::KlOnly(0.10),
     },
 ];
+
+/// Tolerance of the α = 1 implementation guarantee (|KL|, |Σq − 1|).
+pub(crate) const GUARANTEE_TOL: f64 = 1e-8;
+
+/// The α = 1 implementation guarantee.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct GuaranteeCheck {
+    pub(crate) tube_pass: bool,
+    pub(crate) same_top1: bool,
+    /// `|KL(P‖Q_1)|`.
+    pub(crate) kl_abs: f64,
+    /// `|Σ Q_1 − 1|`.
+    pub(crate) sum_error: f64,
+    pub(crate) finite: bool,
+}
+
+impl GuaranteeCheck {
+    pub(crate) fn passes(&self) -> bool {
+        self.tube_pass
+            && self.same_top1
+            && self.kl_abs <= GUARANTEE_TOL
+            && self.sum_error <= GUARANTEE_TOL
+            && self.finite
+    }
+}

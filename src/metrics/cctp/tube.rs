@@ -3,13 +3,11 @@
 
 use super::input::Prepared;
 use super::numerics::cctp_entropy;
-use super::spec::{Path, TubeSpec};
+use super::spec::{GuaranteeCheck, Path, TubeSpec};
 use crate::metrics::{argmax_first, kl_divergence, pairwise_sum};
 
 /// Slack added to the KL threshold: `KL <= kl + 1e-10`.
 pub(crate) const KL_CHECK_EPS: f64 = 1e-10;
-/// Tolerance of the α = 1 implementation guarantee (|KL|, |Σq − 1|).
-pub(crate) const GUARANTEE_TOL: f64 = 1e-8;
 
 /// Check names in binding-priority order.
 pub(crate) const BINDING_PRIORITY: [&str; 5] = [
@@ -83,28 +81,6 @@ pub(crate) fn tube_eval(p_clean: &[f64], q: &[f64], spec: &TubeSpec) -> TubeEval
     }
 }
 
-/// The α = 1 implementation guarantee.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct GuaranteeCheck {
-    pub(crate) tube_pass: bool,
-    pub(crate) same_top1: bool,
-    /// `|KL(P‖Q_1)|`.
-    pub(crate) kl_abs: f64,
-    /// `|Σ Q_1 − 1|`.
-    pub(crate) sum_error: f64,
-    pub(crate) finite: bool,
-}
-
-impl GuaranteeCheck {
-    pub(crate) fn passes(&self) -> bool {
-        self.tube_pass
-            && self.same_top1
-            && self.kl_abs <= GUARANTEE_TOL
-            && self.sum_error <= GUARANTEE_TOL
-            && self.finite
-    }
-}
-
 /// Evaluates the guarantee at α = 1 for `path` / `spec`.
 pub(crate) fn guarantee_check(prep: &Prepared, path: Path, spec: &TubeSpec) -> GuaranteeCheck {
     let q = prep.project(path, 1.0);
@@ -130,7 +106,19 @@ pub(crate) fn guarantee_check(prep: &Prepared, path: Path, spec: &TubeSpec) -> G
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::cctp::reference::input;
     use crate::metrics::cctp::spec::Tube;
+
+    #[test]
+    fn the_guarantee_holds_exactly_on_every_path() {
+        let inp = input(&[-0.3, -2.5, -4.0, -1.2], &[-3.1, -0.2, -2.9, -1.9], 1, 0);
+        let prep = Prepared::new(&inp).unwrap();
+        for path in [Path::LogitLinear, Path::ProbLinear, Path::GeometricProb] {
+            let g = guarantee_check(&prep, path, &TubeSpec::Full(Tube::MAIN));
+            assert!(g.passes());
+            assert_eq!(g.kl_abs, 0.0);
+        }
+    }
 
     #[test]
     fn tube_eval_boundaries() {

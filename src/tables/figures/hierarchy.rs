@@ -7,9 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::*;
-use crate::metrics::criteria::{
-    main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, main_ops,
-};
+use crate::metrics::criteria::{main_op, main_ops, Criterion};
 use crate::tables::index::dataset_display;
 use crate::tables::Ctx;
 
@@ -56,17 +54,8 @@ pub(crate) fn data(ctx: &Ctx) -> Option<Heat> {
                     })
                 })
                 .collect();
-            let aggs: Vec<CondAgg> = hp
-                .ops
-                .iter()
-                .filter(|o| main_op(o.key).is_some())
-                .map(|o| CondAgg {
-                    condition: o.key.to_string(),
-                    clean: o.clean,
-                    x: o.x,
-                })
-                .collect();
-            let mro = minimal_recovery_operation(&pass_flags(&aggs, &Criterion::MAIN))
+            let mro = hp
+                .mro(&Criterion::MAIN)
                 .and_then(main_op)
                 .map(|op| op.short);
             HeatRow {

@@ -181,35 +181,10 @@ pub(crate) fn write_figures(
         keep.push(p.clone());
         written.push(p);
     }
-    remove_stale(dir, &keep)?;
+    // `figures/` holds only figures.
+    let is_svg = |name: &str| Path::new(name).extension().is_some_and(|x| x == "svg");
+    super::remove_stale(dir, &keep, is_svg)?;
     Ok(figs)
-}
-
-/// Removes the `*.svg` files of `dir` not in `keep` (`figures/` holds only figures).
-fn remove_stale(dir: &Path, keep: &[PathBuf]) -> Result<(), TablesError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(TablesError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })
-        }
-    };
-    let mut stale: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "svg") && p.is_file() && !keep.contains(p))
-        .collect();
-    stale.sort();
-    for p in stale {
-        std::fs::remove_file(&p).map_err(|source| TablesError::Io {
-            path: p.clone(),
-            source,
-        })?;
-    }
-    Ok(())
 }
 
 /// The `Figures` section of `summary.md`: a link and a line per figure, then what was not drawn.

@@ -6,7 +6,7 @@ use crate::dialogue::conditions::ids;
 use plotters::prelude::*;
 
 use super::style::*;
-use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_PRESSURE_RAMP};
+use crate::metrics::bootstrap::SEED_OFFSET_PRESSURE_RAMP;
 use crate::metrics::mean;
 use crate::tables::boot::{paired_cis, Stat};
 use crate::tables::common::{pc, pw};
@@ -54,9 +54,7 @@ pub(crate) struct Ramp {
 /// and shared by the 12 means, as Table 2 draws its own; so when every ramp step has the same
 /// items (as the ramp suite writes them) the clean, strong and R0 p(w) intervals equal Table 2's.
 pub(crate) fn data(ctx: &Ctx) -> Vec<Ramp> {
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed + SEED_OFFSET_PRESSURE_RAMP;
-    let mut stream = IndexStream::new(seed);
+    let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_PRESSURE_RAMP);
     let mut out = Vec::new();
     for p in &ctx.idx.pairs {
         let Some(sources) = STEPS

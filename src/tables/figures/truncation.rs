@@ -62,8 +62,7 @@ pub(crate) fn data(ctx: &Ctx) -> Option<Boundary> {
         return None;
     }
     let conds = conditions();
-    let samples = ctx.opts.bootstrap_samples;
-    let seed = ctx.opts.seed;
+    let (samples, seed, _) = ctx.opts.bootstrap(0);
     let pairs: Vec<(String, String, Vec<Option<f64>>)> = gaps
         .iter()
         .map(|(model, dataset, rows)| {

@@ -5,7 +5,6 @@
 //! | [`Num`] | 6 decimals, empty for NaN | 3 decimals, `NA` |
 //! | [`Pct`] (a fraction) | 6 decimals, empty for NaN | percentage, 1 decimal, `NA` |
 //! | [`Ci`] | `[lo, hi]` with 6 decimals, empty when either is NaN | `[lo, hi]` with 3 decimals, `NA` |
-//! | [`PctCi`] | as [`Ci`] (fractions) | `[lo, hi]` in percentage points, 1 decimal |
 //! | [`PyBool`] | `True` / `False` (pandas style) | `True` / `False` |
 //!
 //! Text (`String`, `&str`) and counts (`usize`, `u64`) are plain serde values; `Option::None` is
@@ -23,7 +22,6 @@ use super::fmt_float;
 pub(super) const NUM: &str = "hyst_tui::tables::Num";
 pub(super) const PCT: &str = "hyst_tui::tables::Pct";
 pub(super) const CI: &str = "hyst_tui::tables::Ci";
-pub(super) const PCT_CI: &str = "hyst_tui::tables::PctCi";
 pub(super) const BOOL: &str = "hyst_tui::tables::PyBool";
 
 /// A number (probability, gap, rate as a fraction, …).
@@ -38,12 +36,6 @@ pub(crate) struct Pct(pub(crate) f64);
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Ci(pub(crate) f64, pub(crate) f64);
 
-/// A 95% interval of fractions, shown in percentage points in Markdown/LaTeX. (No table
-/// prints one at present: the paper's intervals are fractions.)
-#[allow(dead_code)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct PctCi(pub(crate) f64, pub(crate) f64);
-
 /// A boolean written the pandas way (`True` / `False`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct PyBool(pub(crate) bool);
@@ -51,12 +43,6 @@ pub(crate) struct PyBool(pub(crate) bool);
 impl From<(f64, f64)> for Ci {
     fn from((lo, hi): (f64, f64)) -> Ci {
         Ci(lo, hi)
-    }
-}
-
-impl From<(f64, f64)> for PctCi {
-    fn from((lo, hi): (f64, f64)) -> PctCi {
-        PctCi(lo, hi)
     }
 }
 
@@ -103,17 +89,6 @@ impl Serialize for Pct {
 impl Serialize for Ci {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serialize_cell(s, || csv_interval(self.0, self.1), CI, &(self.0, self.1))
-    }
-}
-
-impl Serialize for PctCi {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serialize_cell(
-            s,
-            || csv_interval(self.0, self.1),
-            PCT_CI,
-            &(self.0, self.1),
-        )
     }
 }
 

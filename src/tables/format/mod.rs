@@ -99,8 +99,7 @@ mod cells;
 mod join;
 mod rows;
 
-#[allow(unused_imports)]
-pub(crate) use cells::{Ci, Num, Pct, PctCi, PyBool};
+pub(crate) use cells::{Ci, Num, Pct, PyBool};
 pub(crate) use join::Join;
 pub(crate) use rows::{csv_text, table_of, Row};
 
@@ -114,11 +113,10 @@ pub(crate) enum Cell {
     /// A fraction shown as a percentage.
     Pct(f64),
     Bool(bool),
-    /// A 95% interval `[lo, hi]`; `pct` shows it in percentage points.
+    /// A 95% interval `[lo, hi]`.
     Ci {
         lo: f64,
         hi: f64,
-        pct: bool,
     },
     /// Missing value (`NA`).
     Na,
@@ -159,13 +157,8 @@ fn display_value(c: &Cell) -> String {
         Cell::Num(v) => fmt_float(*v, 3).unwrap_or_else(na),
         Cell::Pct(v) => fmt_float(*v * 100.0, 1).unwrap_or_else(na),
         Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        Cell::Ci { lo, hi, pct } => {
-            let (lo, hi, d) = if *pct {
-                (lo * 100.0, hi * 100.0, 1)
-            } else {
-                (*lo, *hi, 3)
-            };
-            match (fmt_float(lo, d), fmt_float(hi, d)) {
+        Cell::Ci { lo, hi } => {
+            match (fmt_float(*lo, 3), fmt_float(*hi, 3)) {
                 (Some(a), Some(b)) => format!("[{a}, {b}]"),
                 _ => na(),
             }

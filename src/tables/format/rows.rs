@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::ser::{self, Impossible, Serialize, SerializeStruct, SerializeTuple, Serializer};
 
-use super::cells::{BOOL, CI, NUM, PCT, PCT_CI};
+use super::cells::{BOOL, CI, NUM, PCT};
 use super::{Cell, Table};
 
 /// A typed table row: serialisable as a struct, with a `Default` that names the columns of an
@@ -83,7 +83,7 @@ impl ser::Error for RowError {
 fn unsupported(what: &str) -> RowError {
     RowError(format!(
         "a table row is a struct of text, counts, Option and the cell types of tables::format \
-         (Num, Pct, Ci, PctCi, PyBool); got {what}"
+         (Num, Pct, Ci, PyBool); got {what}"
     ))
 }
 
@@ -232,7 +232,7 @@ impl Serializer for CellSerializer {
         name: &'static str,
         value: &T,
     ) -> Result<Cell, RowError> {
-        if ![NUM, PCT, CI, PCT_CI, BOOL].contains(&name) {
+        if ![NUM, PCT, CI, BOOL].contains(&name) {
             // any other newtype is transparent
             return value.serialize(self);
         }
@@ -242,7 +242,6 @@ impl Serializer for CellSerializer {
                 Ok(c)
             }
             (PCT, Cell::Num(v)) => Ok(Cell::Pct(v)),
-            (PCT_CI, Cell::Ci { lo, hi, .. }) => Ok(Cell::Ci { lo, hi, pct: true }),
             (name, c) => Err(RowError(format!("malformed {name}: {c:?}"))),
         }
     }
@@ -284,7 +283,7 @@ impl SerializeTuple for PairSerializer {
     }
     fn end(self) -> Result<Cell, RowError> {
         match self.ends[..] {
-            [lo, hi] => Ok(Cell::Ci { lo, hi, pct: false }),
+            [lo, hi] => Ok(Cell::Ci { lo, hi }),
             _ => Err(RowError(format!("interval with {} ends", self.ends.len()))),
         }
     }
@@ -294,7 +293,7 @@ impl SerializeTuple for PairSerializer {
 mod tests {
     use serde::Serialize;
 
-    use super::super::{Ci, Num, Pct, PctCi, PyBool};
+    use super::super::{Ci, Num, Pct, PyBool};
     use super::*;
 
     #[derive(Serialize, Default)]
@@ -306,7 +305,6 @@ mod tests {
         p: Num,
         share: Pct,
         ci: Ci,
-        ci_pp: PctCi,
         ok: PyBool,
         missing: Option<Num>,
     }
@@ -319,7 +317,6 @@ mod tests {
             p: Num(p),
             share: Pct(0.25),
             ci: Ci(-1e-7, 0.5),
-            ci_pp: PctCi(0.1, f64::NAN),
             ok: PyBool(true),
             missing: None,
         }
@@ -330,9 +327,9 @@ mod tests {
         let rows = [example(0.2166666), example(f64::NAN)];
         assert_eq!(
             csv_text(&rows),
-            "name,n,seed,p(w),share,ci,ci_pp,ok,missing\n\
-             \"a, \"\"b\"\"\",3,12346,0.216667,0.250000,\"[0.000000, 0.500000]\",,True,\n\
-             \"a, \"\"b\"\"\",3,12346,,0.250000,\"[0.000000, 0.500000]\",,True,\n"
+            "name,n,seed,p(w),share,ci,ok,missing\n\
+             \"a, \"\"b\"\"\",3,12346,0.216667,0.250000,\"[0.000000, 0.500000]\",True,\n\
+             \"a, \"\"b\"\"\",3,12346,,0.250000,\"[0.000000, 0.500000]\",True,\n"
         );
         let t = table_of(&rows);
         assert_eq!(t.columns[3], "p(w)");
@@ -350,12 +347,6 @@ mod tests {
                     Cell::Ci {
                         lo: -1e-7,
                         hi: 0.5,
-                        pct: false
-                    },
-                    Cell::Ci {
-                        lo: 0.1,
-                        hi: f64::NAN,
-                        pct: true
                     },
                     Cell::Bool(true),
                     Cell::Na,
@@ -369,9 +360,9 @@ mod tests {
         let rows: [Example; 0] = [];
         assert_eq!(
             csv_text(&rows),
-            "name,n,seed,p(w),share,ci,ci_pp,ok,missing\n"
+            "name,n,seed,p(w),share,ci,ok,missing\n"
         );
-        assert_eq!(table_of(&rows).columns.len(), 9);
+        assert_eq!(table_of(&rows).columns.len(), 8);
     }
 
     #[test]

@@ -64,7 +64,8 @@ impl HierPair<'_, '_> {
     fn op(&self, key: &str) -> Option<&OpStats> {
         self.ops.iter().find(|o| o.key == key)
     }
-    fn cond_aggs(&self) -> Vec<CondAgg> {
+    /// The pair-level aggregates of the main operations the pair ran, in its operation order.
+    pub(crate) fn cond_aggs(&self) -> Vec<CondAgg> {
         self.ops
             .iter()
             .filter(|o| main_op(o.key).is_some())
@@ -76,7 +77,7 @@ impl HierPair<'_, '_> {
             .collect()
     }
     /// Minimal recovery operation under a criterion (`None` = not restored).
-    fn mro(&self, c: &Criterion) -> Option<&'static str> {
+    pub(crate) fn mro(&self, c: &Criterion) -> Option<&'static str> {
         let flags = pass_flags(&self.cond_aggs(), c);
         minimal_recovery_operation(&flags)
     }
@@ -169,8 +170,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                 pairs.push(HierPair { p, ops });
             }
         }
-        let samples = opts.bootstrap_samples;
-        let seed = opts.seed + SEED_OFFSET_RECOVERY_OPS;
+        let (samples, seed, _) = opts.bootstrap(SEED_OFFSET_RECOVERY_OPS);
         let mut h = Hierarchy {
             pairs,
             long: Vec::new(),

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use super::{App, MAX_COMPARED};
 use crate::tui::engine_slot::EngineSlot;
 use crate::tui::generations::GenState;
+use crate::tui::action::Action;
 use crate::tui::jobs::Submit;
+use crate::tui::keymap::key_for;
 use crate::tui::scheduler::{self, Answer, Scheduler, Scope};
 use crate::tui::shared_scores::Access;
 use crate::config::models_dir;
@@ -147,7 +149,7 @@ impl App {
                     self.gens.queue(&model, &msgs);
                     self.notice = Some("generating once the model has loaded…".into());
                 }
-                None => self.notice = Some("no model loaded to generate with (m loads one)".into()),
+                None => self.notice = Some(format!("no model loaded to generate with ({} loads one)", key_for(Action::OpenModels))),
             },
         }
     }

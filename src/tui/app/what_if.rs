@@ -8,7 +8,9 @@ use super::App;
 use crate::dialogue::conditions::{self, base_of, Base};
 use crate::dialogue::Builder;
 use crate::protocol::{letter, ChatMessage};
+use crate::tui::action::Action;
 use crate::tui::engine_slot::EngineState;
+use crate::tui::keymap::key_for;
 use crate::tui::model::{self, Part};
 use crate::tui::screen::Overlay;
 use crate::tui::whatif::{self, experiment_toml, EditRow, EditScore, Editor, FinalTurn, Retarget, SavedOp, Version, WhatIfCurve, WhatIfShown};
@@ -75,22 +77,27 @@ impl App {
             None => (e.wrong, original.clone()),
         };
         if edited == original {
-            self.notice = Some("that is the original dialogue again (u goes back to it)".into());
+            self.notice = Some(format!("that is the original dialogue again ({} goes back to it)", key_for(Action::UndoEdit)));
             return;
         }
         self.whatifs.push(item, part, Version::new(edited, wrong, base));
         self.request_whatif();
-        let save = match part {
-            Part::Curve(1..=4) if self.saves_as_operation(item, part) => "S saves it as a ramp with R0 after it",
-            _ if self.saves_as_operation(item, part) => "S saves it as an operation",
-            _ => "S saves the conversations",
+        let saves = match part {
+            Part::Curve(1..=4) if self.saves_as_operation(item, part) => "saves it as a ramp with R0 after it",
+            _ if self.saves_as_operation(item, part) => "saves it as an operation",
+            _ => "saves the conversations",
         };
         let waiting = match self.engine_state() {
-            EngineState::Ready(_) => "scoring…",
-            EngineState::Loading { .. } => "scored once the model has loaded…",
-            _ => "no model to score it: m loads one",
+            EngineState::Ready(_) => "scoring…".to_string(),
+            EngineState::Loading { .. } => "scored once the model has loaded…".to_string(),
+            _ => format!("no model to score it: {} loads one", key_for(Action::OpenModels)),
         };
-        self.notice = Some(format!("what-if version {}: {waiting} (u undoes, {save})", self.whatifs.versions(item, part)));
+        self.notice = Some(format!(
+            "what-if version {}: {waiting} ({} undoes, {} {saves})",
+            self.whatifs.versions(item, part),
+            key_for(Action::UndoEdit),
+            key_for(Action::SaveEdit)
+        ));
         self.whatif_notice = Some((item, part));
     }
 
@@ -105,11 +112,13 @@ impl App {
             Some(EditScore::Done(s)) => {
                 let orig = self.score(item, part).and_then(|o| o.prob(wi.wrong));
                 format!(
-                    "what-if version {} scored: p({}) {} → {} (u undoes, S saves)",
+                    "what-if version {} scored: p({}) {} → {} ({} undoes, {} saves)",
                     wi.version,
                     letter(wi.wrong),
                     orig.map_or("?".into(), |p| format!("{p:.3}")),
-                    s.prob(wi.wrong).map_or("?".into(), |p| format!("{p:.3}"))
+                    s.prob(wi.wrong).map_or("?".into(), |p| format!("{p:.3}")),
+                    key_for(Action::UndoEdit),
+                    key_for(Action::SaveEdit)
                 )
             }
             Some(EditScore::Failed(e)) => format!("what-if version {}: scoring failed: {e}", wi.version),
@@ -142,17 +151,17 @@ impl App {
             Part::Curve(_) => false,
         };
         if custom {
-            self.notice = Some("w: another advocated option works on the paper's ramp and the operations after it, not on a custom ramp".into());
+            self.notice = Some(format!("{}: another advocated option works on the paper's ramp and the operations after it, not on a custom ramp", key_for(Action::AdvocateNextWrong)));
             return;
         }
         if let Some(rt) = &self.retarget {
             let id = self.entry(rt.item).map_or("?", |e| e.item.id.as_str());
-            self.notice = Some(format!("w: still scoring {} with {} advocated ({id}); try again when it is done", model::part_label(rt.part), letter(rt.wrong)));
+            self.notice = Some(format!("{}: still scoring {} with {} advocated ({id}); try again when it is done", key_for(Action::AdvocateNextWrong), model::part_label(rt.part), letter(rt.wrong)));
             return;
         }
         let from = self.whatifs.current(item, part).map_or(e.wrong, |v| v.wrong);
         let Some(wrong) = whatif::next_wrong(e.item.options.len(), e.item.correct, e.wrong, from) else {
-            self.notice = Some(format!("w: this item has no other wrong option to advocate (u goes back to {})", letter(e.wrong)));
+            self.notice = Some(format!("{}: this item has no other wrong option to advocate ({} goes back to {})", key_for(Action::AdvocateNextWrong), key_for(Action::UndoEdit), letter(e.wrong)));
             return;
         };
         let mut d = crate::dialogue::DialogueItem::from(e);
@@ -161,13 +170,13 @@ impl App {
         let original = self.messages(item, part);
         let same = original.is_some() && self.scores.messages(&b, self.model_key(), &d, part) == original;
         if same {
-            self.notice = Some("w: this step's dialogue does not name the advocated option".into());
+            self.notice = Some(format!("{}: this step's dialogue does not name the advocated option", key_for(Action::AdvocateNextWrong)));
             return;
         }
         // An operation that repeats the clean answer needs it before anything is scored.
         let clean = self.scores.clean_letter(self.model_key(), &e.item.id);
         if model::messages_for(&b, &d, part, &[Some('A'); 4], clean, &|_| None).is_none() {
-            self.notice = Some("w: this step needs the model's clean answer first; try again once it is scored".into());
+            self.notice = Some(format!("{}: this step needs the model's clean answer first; try again once it is scored", key_for(Action::AdvocateNextWrong)));
             return;
         }
         self.retarget = Some(Retarget { item, part, wrong, from, letters: Vec::new() });
@@ -201,11 +210,12 @@ impl App {
                 }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
                 self.notice = Some(format!(
-                    "what-if version {} of {}: the user advocates {} instead of {}{ramp}, built anew from the protocol · u undoes",
+                    "what-if version {} of {}: the user advocates {} instead of {}{ramp}, built anew from the protocol · {} undoes",
                     self.whatifs.versions(rt.item, rt.part),
                     d.item.id,
                     letter(rt.wrong),
-                    letter(rt.from)
+                    letter(rt.from),
+                    key_for(Action::UndoEdit)
                 ));
                 return;
             }
@@ -214,7 +224,7 @@ impl App {
                 Some(m) if rt.letters.len() < 4 => m,
                 _ => {
                     self.retarget = None;
-                    self.notice = Some("w: this step needs the model's clean answer first; try again once it is scored".into());
+                    self.notice = Some(format!("{}: this step needs the model's clean answer first; try again once it is scored", key_for(Action::AdvocateNextWrong)));
                     return;
                 }
             };
@@ -228,7 +238,7 @@ impl App {
                 }
                 Some(EditScore::Failed(err)) => {
                     self.retarget = None;
-                    self.notice = Some(format!("w: scoring {} failed: {err}", model::part_label(step)));
+                    self.notice = Some(format!("{}: scoring {} failed: {err}", key_for(Action::AdvocateNextWrong), model::part_label(step)));
                     return;
                 }
                 Some(EditScore::Running) => return,
@@ -239,14 +249,18 @@ impl App {
                         EngineState::Loading { .. } => "waiting for the model to score",
                         _ => {
                             self.retarget = None;
-                            self.notice = Some("w: no model to score the ramp under another option (m loads one)".into());
+                            self.notice = Some(format!(
+                                "{}: no model to score the ramp under another option ({} loads one)",
+                                key_for(Action::AdvocateNextWrong),
+                                key_for(Action::OpenModels)
+                            ));
                             return;
                         }
                     };
                     if let Some(eng) = self.lanes[0].engine.ready() {
                         self.whatifs.request(eng, &model, &msgs, letters);
                     }
-                    self.notice = Some(format!("w: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), model::part_label(step)));
+                    self.notice = Some(format!("{}: {waiting} the ramp of {} with {} advocated: {}…", key_for(Action::AdvocateNextWrong), d.item.id, letter(rt.wrong), model::part_label(step)));
                     return;
                 }
             }
@@ -302,7 +316,7 @@ impl App {
         match r {
             Ok(text) if self.overlay == Overlay::Editor => {
                 self.editor.set_text(text);
-                self.notice = Some("the text from $EDITOR is in the editor: Enter scores it".into());
+                self.notice = Some(format!("the text from $EDITOR is in the editor: {} scores it", key_for(Action::EditApply)));
             }
             Ok(_) => {}
             Err(e) => self.notice = Some(format!("$EDITOR: {e}")),
@@ -329,7 +343,7 @@ impl App {
                 n => format!("back to what-if version {n}"),
             });
         } else {
-            self.notice = Some("no what-if edit here (E edits)".into());
+            self.notice = Some(format!("no what-if edit here ({} edits)", key_for(Action::StartEdit)));
         }
     }
 
@@ -351,7 +365,7 @@ impl App {
         let Some((item, e)) = self.current_entry() else { return };
         let part = self.current_part();
         let (Some(v), Some(msgs)) = (self.whatifs.current(item, part).cloned(), self.messages(item, part)) else {
-            self.notice = Some("no what-if edit here to save (E edits a message)".into());
+            self.notice = Some(format!("no what-if edit here to save ({} edits a message)", key_for(Action::StartEdit)));
             return;
         };
         let other_wrong = v.wrong != e.wrong;
@@ -493,7 +507,11 @@ impl App {
         let Some(item) = self.current() else { return };
         let rows = self.edit_rows(item);
         if rows.is_empty() {
-            self.notice = Some("no what-if edit of this item yet (E edits a message, w advocates another option)".into());
+            self.notice = Some(format!(
+                "no what-if edit of this item yet ({} edits a message, {} advocates another option)",
+                key_for(Action::StartEdit),
+                key_for(Action::AdvocateNextWrong)
+            ));
             return;
         }
         let part = self.current_part();

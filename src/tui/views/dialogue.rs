@@ -15,7 +15,8 @@ use super::{bar, block, fmt_p, message, option_of, pad, pending_text, trunc, wid
 use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
-use crate::tui::keymap::{hints, Where};
+use crate::tui::action::Action;
+use crate::tui::keymap::{hints, key_for, Where};
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::{EditScore, WhatIfShown};
@@ -30,7 +31,8 @@ fn ramp_turns(n: usize) -> Vec<String> {
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some((item, e)) = app.current_entry() else {
-        message(f, area, app, "Dialogue", "No item (the filter hides every item: Esc in the Items view clears it).");
+        let text = format!("No item (the filter hides every item: {} in the Items view clears it).", key_for(Action::ClearFilter));
+        message(f, area, app, "Dialogue", &text);
         return;
     };
     let side = area.width >= 72;
@@ -116,7 +118,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     // The option the shown dialogue advocates: a what-if version's (w), else the item's.
     let wrong = wi.as_ref().map_or(e.wrong, |w| w.wrong);
     let title = match (&edited, &wi) {
-        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} (u: back)", e.item.id, part_label(part), w.version),
+        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} ({}: back)", e.item.id, part_label(part), w.version, key_for(Action::UndoEdit)),
         _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
     };
     let b = block(app, title);
@@ -150,7 +152,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let mut selected_line = None;
     let role = |mi: usize, text: String| -> Vec<Span<'static>> {
         if selected == Some(mi) {
-            vec![Span::styled(text, th.selected()), Span::styled(" ◂ E edits", th.accent())]
+            vec![Span::styled(text, th.selected()), Span::styled(format!(" ◂ {} edits", key_for(Action::StartEdit)), th.accent())]
         } else {
             vec![Span::styled(text, th.role())]
         }
@@ -414,11 +416,11 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
 }
 
 /// What a what-if edit waits for while it has no score: the engine, its load, or a model.
-fn edit_waiting(app: &App) -> &'static str {
+fn edit_waiting(app: &App) -> String {
     match app.engine_state() {
-        EngineState::Ready(_) => "scoring the edit…",
-        EngineState::Loading { .. } => "scoring the edit once the model has loaded…",
-        _ => "no model to score the edit (m loads one)",
+        EngineState::Ready(_) => "scoring the edit…".into(),
+        EngineState::Loading { .. } => "scoring the edit once the model has loaded…".into(),
+        _ => format!("no model to score the edit ({} loads one)", key_for(Action::OpenModels)),
     }
 }
 
@@ -427,7 +429,7 @@ fn generation_lines(app: &App, g: &GenState, w: usize, lines: &mut Vec<Line<'sta
     let th = app.theme();
     lines.push(Line::from(""));
     match g {
-        GenState::Running => lines.push(Line::from(Span::styled("would say: generating… (a stops)", th.warn()))),
+        GenState::Running => lines.push(Line::from(Span::styled(format!("would say: generating… ({} stops)", key_for(Action::Generate)), th.warn()))),
         GenState::Failed(e) => lines.push(Line::from(Span::styled(trunc(&format!("would say: failed: {e}"), w), th.error()))),
         GenState::Done(g) => {
             let end = if g.finished { ", end of turn" } else { "" };

@@ -17,7 +17,8 @@ use ratatui::Frame;
 
 use super::app::App;
 use super::engine_slot::EngineState;
-use super::keymap::{hint_keys, hints, Where};
+use super::action::Action;
+use super::keymap::{hint_keys, hints, key_for, Where};
 use super::screen::{Overlay, View};
 use super::model::Part;
 
@@ -291,7 +292,7 @@ pub fn pending_text(app: &App, item: usize, part: Part) -> String {
     match app.engine_state() {
         EngineState::Loading { .. } => "loading model…".into(),
         EngineState::Failed { error, .. } => format!("no model: {error}"),
-        EngineState::Off => "not in the stored run (m: load a model to score it)".into(),
+        EngineState::Off => format!("not in the stored run ({}: load a model to score it)", key_for(Action::OpenModels)),
         EngineState::Ready(_) => {
             if app.in_flight(item, part) {
                 "scoring…".into()

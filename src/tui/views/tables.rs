@@ -10,7 +10,8 @@ use ratatui::Frame;
 
 use super::{bar, block, pad, trunc, width, wrap};
 use crate::tui::app::App;
-use crate::tui::keymap::{hints, Where};
+use crate::tui::action::Action;
+use crate::tui::keymap::{hints, key_for, Where};
 use crate::tui::markdown::{Align, Block};
 
 const MAX_CELL: usize = 36;
@@ -115,10 +116,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 None => (String::new(), th.plain()),
             };
             l2.push(Span::styled(txt, st));
-            l2.push(Span::styled(" · b run again", th.dim()));
+            l2.push(Span::styled(format!(" · {} run again", key_for(Action::StartBatch)), th.dim()));
         }
         None => l2.push(Span::styled(
-            format!("b: run the hierarchy suite on {} with {}", app.dataset_spec(), app.model_key()),
+            format!("{}: run the hierarchy suite on {} with {}", key_for(Action::StartBatch), app.dataset_spec(), app.model_key()),
             th.dim(),
         )),
     }
@@ -135,8 +136,17 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     };
     if t.files().is_empty() {
         let msg = match t.dir() {
-            None if !runs.is_empty() => "No run loaded. [ and ] choose a run above, Enter opens it; b runs the hierarchy suite in the background.".to_string(),
-            None => "No run loaded. Press b to run the hierarchy suite in the background (its tables show here when it finishes), or start with --run DIR to browse a stored run.".to_string(),
+            None if !runs.is_empty() => format!(
+                "No run loaded. {} and {} choose a run above, {} opens it; {} runs the hierarchy suite in the background.",
+                key_for(Action::MoveRun(-1)),
+                key_for(Action::MoveRun(1)),
+                key_for(Action::OpenSelectedRun),
+                key_for(Action::StartBatch)
+            ),
+            None => format!(
+                "No run loaded. Press {} to run the hierarchy suite in the background (its tables show here when it finishes), or start with --run DIR to browse a stored run.",
+                key_for(Action::StartBatch)
+            ),
             Some(d) => format!("No tables in {} yet (they are written when the batch finishes).", d.display()),
         };
         super::message(f, body, app, "Tables", &msg);
