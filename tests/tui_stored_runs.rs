@@ -1,6 +1,7 @@
 //! A stored run with damaged rows (`hyst-tui --run DIR`): the explorer skips and reports every
 //! bad row with its line, keeps the good items, and no view or overlay panics while drawing
-//! what is left. A run with no usable row is refused with a message naming the file.
+//! what is left. A run with no usable row is refused with a message naming the file; a run a
+//! batch is still writing says so (and before its first item is stored, is refused).
 
 mod common;
 
@@ -228,4 +229,30 @@ fn a_run_with_no_usable_row_is_refused_naming_the_file() {
     std::fs::write(dir.path().join(ITEM_ROWS_JSONL), "{not json\n[1, 2]\n").unwrap();
     let err = format!("{:#}", App::new(config(dir.path())).err().expect("refused"));
     assert!(err.contains(&file) && err.contains("line 1"), "{err}");
+}
+
+/// A run that a batch is writing (its lock held, here by this test as a batch would hold it):
+/// the explorer shows the items stored so far and says so, naming the writer; before the first
+/// item is stored it is refused in one line.
+#[test]
+fn a_run_being_written_says_so_and_one_with_no_item_yet_is_refused() {
+    use std::io::Write;
+    let dir = write_run();
+    let mut lock = std::fs::File::create(dir.path().join(".lock")).unwrap();
+    writeln!(lock, "4242").unwrap();
+    lock.try_lock().unwrap();
+    let app = App::new(config(dir.path())).unwrap();
+    let s = buffer_to_text(&render_to_buffer(&app, 200, 30).expect("render 200x30"));
+    // (No manifest here, so the run's total is not known.)
+    assert!(s.contains("a batch (pid 4242) is still writing this run: 3 items shown; reopen it (6: Runs, Enter) for more"), "{s}");
+
+    std::fs::remove_file(dir.path().join(ITEM_ROWS_JSONL)).unwrap();
+    let err = format!("{:#}", App::new(config(dir.path())).err().expect("refused"));
+    assert!(err.contains("no item of the run is stored yet") && err.contains("pid 4242 is writing it"), "{err}");
+    assert!(!err.contains('\n'), "{err}");
+
+    // Released: the same directory is an ordinary (if empty) run again.
+    drop(lock);
+    let err = format!("{:#}", App::new(config(dir.path())).err().expect("refused"));
+    assert!(err.contains("cannot read") && !err.contains("is writing it"), "{err}");
 }

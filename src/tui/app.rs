@@ -203,6 +203,15 @@ impl App {
             dataset_spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
             model_key = run.model_key;
             notice = Some(match run.problems.first() {
+                None if run.being_written.is_some() => {
+                    let (pid, total) = run.being_written.clone().unwrap_or_default();
+                    format!(
+                        "a batch (pid {pid}) is still writing this run: {}{} items shown; reopen it ({}: Runs, Enter) for more",
+                        entries.len(),
+                        total.map(|t| format!(" of {t}")).unwrap_or_default(),
+                        keymap::key_for(Action::ShowView(View::Tables))
+                    )
+                }
                 None if cfg.newest_run => format!(
                     "the newest run of the data directory ({}: every run; --dataset sample scores instead)",
                     keymap::key_for(Action::ShowView(View::Tables))

@@ -58,6 +58,9 @@ pub(crate) struct StoredRun {
     pub(crate) scores: Vec<(String, String, Part, SlotScore)>,
     /// Rows skipped and items left out, in file order.
     pub(crate) problems: Vec<RowProblem>,
+    /// A batch is writing the run now (its lock is held): the pid, and the items the run will
+    /// have when its manifest says.
+    pub(crate) being_written: Option<(String, Option<usize>)>,
 }
 
 /// The item a checked row belongs to.
@@ -112,6 +115,16 @@ struct Seen {
 /// the model does not have are left aside). Bad rows are skipped and listed in
 /// [`StoredRun::problems`]; it fails when the file cannot be read or no usable item remains.
 pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
+    let being_written = match crate::store::lock::RunLock::check_free(dir) {
+        Err(crate::store::lock::LockError::InUse { pid, .. }) => {
+            Some((pid, crate::store::Manifest::read(dir).ok().map(|m| m.items_total)))
+        }
+        _ => None,
+    };
+    if let (Some((pid, total)), false) = (&being_written, dir.join(crate::store::run_dir::ITEM_ROWS_JSONL).exists()) {
+        let of = total.map(|t| format!(" of {t}")).unwrap_or_default();
+        bail!("{}: no item of the run is stored yet (0{of}; pid {pid} is writing it): open it again once its first item is done", dir.display());
+    }
     let loaded = load_item_rows(dir)?;
     let path = loaded.path.clone();
     if loaded.rows.is_empty() && loaded.skipped.is_empty() {
@@ -223,7 +236,7 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
     }
     let dataset = datasets.join("+");
     let models = models.into_iter().map(str::to_string).collect();
-    Ok(StoredRun { model_key, models, dataset, items, scores, problems })
+    Ok(StoredRun { model_key, models, dataset, items, scores, problems, being_written })
 }
 
 #[cfg(test)]
