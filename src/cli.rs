@@ -194,6 +194,12 @@ pub struct BatchArgs {
     /// available memory, at most 4096).
     #[arg(long, value_name = "MB")]
     pub snapshot_mem: Option<u64>,
+    /// llama.cpp sequences decoded together, each with a KV stream of its own: an item's
+    /// branches go into one decode call, and one item per 16 sequences is scored at once
+    /// (default 1 on a CPU: one prompt per call; 64 with a GPU back-end). Results do not depend
+    /// on it on the CPU; on a GPU it is checked like prefix reuse.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub pack: Option<u32>,
     /// Print the work the run implies (pairs, suites, items, contexts, estimated tokens) without
     /// loading a model, and exit.
     #[arg(long)]
@@ -496,6 +502,15 @@ pub enum BenchCmd {
         /// The most workers in the scaling table (1, 2, 4, … up to N; default: the cores).
         #[arg(long, value_name = "N")]
         workers: Option<usize>,
+        /// Sequences of the packed run (`--pack` of a batch).
+        #[arg(long, default_value_t = 16, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256))]
+        pack: u32,
+        /// Sequences of each point of the throughput curve, comma separated; `none`: no curve.
+        #[arg(long, default_value = "1,2,4,8,16", value_name = "N1,N2|none")]
+        curve: String,
+        /// Where the curve's SVG figure goes.
+        #[arg(long, default_value = "bench-throughput.svg", value_name = "FILE")]
+        figure: PathBuf,
     },
     /// A served model (models.toml `endpoint`) vs its own GGUF in-process, same workload, one
     /// run: contexts/s, tokens/s and max |dp|.

@@ -71,6 +71,69 @@ fn prefix_reuse_is_bit_identical_qwen() {
     check_reuse_is_exact(QWEN, 1);
 }
 
+/// Packed decoding (`--pack`) gives every conversation the bits it gets alone: two items on
+/// two lanes at once, each lane's ramp one prompt at a time and the rest of its conversations
+/// as one group spread over forks, against one prompt per decode call.
+fn check_packing_is_exact(key: &str) {
+    use hyst_tui::engine::{Job, JobOutput};
+    // Each item's seven ramp points and its first nine other conversations.
+    let all = shared_prefix_conversations(2);
+    let half = all.len() / 2;
+    let per_item = 16;
+    let convs: Vec<_> = all[..per_item].iter().chain(&all[half..half + per_item]).cloned().collect();
+    let alone = engine(key);
+    let reference: Vec<SlotScore> = convs.iter().map(|(m, l)| alone.score(m, l).unwrap()).collect();
+    drop(alone);
+    let packed = engine_with(key, EngineOptions { threads: 2, pack: 32, ..EngineOptions::default() });
+    assert_eq!(hyst_tui::engine::item_lanes(32), 2);
+    let scored: Vec<Vec<SlotScore>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|lane| {
+                let (packed, mine) = (&packed, &convs[lane * per_item..(lane + 1) * per_item]);
+                s.spawn(move || {
+                    let letters = mine[0].1.clone();
+                    let prepared: Vec<_> = mine.iter().map(|(m, _)| packed.prepare(m).unwrap()).collect();
+                    // The ramp's seven points one by one on the lane, then the rest together.
+                    let mut out = Vec::new();
+                    for p in &prepared[..7] {
+                        match packed.run(Job::ScorePrepared { prepared: p.clone(), letters: letters.clone(), lane }).unwrap() {
+                            JobOutput::Score(s) => out.push(*s),
+                            _ => unreachable!(),
+                        }
+                    }
+                    match packed.run(Job::ScoreGroup { prompts: prepared[7..].to_vec(), letters, lane }).unwrap() {
+                        JobOutput::Scores(v) => out.extend(v),
+                        _ => unreachable!(),
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let scored: Vec<SlotScore> = scored.into_iter().flatten().collect();
+    assert_eq!(scored.len(), reference.len());
+    for (i, (a, b)) in scored.iter().zip(&reference).enumerate() {
+        assert_eq!(a.prompt_hash, b.prompt_hash);
+        assert_eq!(bits(a), bits(b), "{key}: conversation {i} differs between packed and one-at-a-time decoding");
+    }
+    let st = &packed.stats;
+    let calls = st.decode_calls.load(std::sync::atomic::Ordering::Relaxed);
+    let tokens = st.decode_tokens.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(calls > 0 && (calls as usize) < convs.len(), "{key}: {calls} decode calls for {} conversations: nothing was packed", convs.len());
+    assert!(tokens / calls > 64, "{key}: {} tokens per decode call", tokens / calls);
+}
+
+#[test]
+fn packed_decoding_is_bit_identical_smollm2() {
+    check_packing_is_exact("smollm2-135m");
+}
+
+#[test]
+fn packed_decoding_is_bit_identical_qwen() {
+    check_packing_is_exact("qwen2.5-coder-0.5b");
+}
+
 #[test]
 fn no_cache_engine_matches_cached_engine() {
     let convs = shared_prefix_conversations(1);

@@ -38,8 +38,6 @@ pub struct CachedScorer<'a> {
     pub misses: usize,
     /// Rows used for each prompt hash in this item (cache hits and new scores).
     pub used: BTreeMap<String, ScoreRow>,
-    /// When set, the token ids of every newly scored context are kept here (benchmarks).
-    pub record_tokens: Option<Vec<Vec<i32>>>,
 }
 
 impl<'a> CachedScorer<'a> {
@@ -57,7 +55,6 @@ impl<'a> CachedScorer<'a> {
             hits: 0,
             misses: 0,
             used: BTreeMap::new(),
-            record_tokens: None,
         }
     }
 
@@ -65,41 +62,79 @@ impl<'a> CachedScorer<'a> {
     /// prompt is rendered and tokenized once: the cache key is computed from its tokens, and on a
     /// miss the engine scores those same tokens.
     pub(crate) fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
-        let prepared = self.engine.prepare(messages)?;
-        let hash = crate::engine::served::prompt_hash(&prepared);
+        let mut rows = self.score_rows(&[messages], letters, false)?;
+        Ok(rows.remove(0))
+    }
+
+    /// [`score_row`](Self::score_row) for several conversations: those found nowhere go to the
+    /// engine together, as one group of branches when `group` (decoded together by a packing
+    /// engine, [`Engine::score_group`]), else one after another. Rows in the conversations' order.
+    pub(crate) fn score_rows(&mut self, conversations: &[&[ChatMessage]], letters: &[char], group: bool) -> Result<Vec<ScoreRow>, EngineError> {
         let letters_s: String = letters.iter().collect();
-        let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
+        let mut rows: Vec<Option<ScoreRow>> = Vec::with_capacity(conversations.len());
+        let mut keys = Vec::with_capacity(conversations.len());
+        // (conversation index, key, prepared) of each prompt the engine must score
+        let mut misses: Vec<(usize, String, crate::engine::Prepared)> = Vec::new();
+        for (i, messages) in conversations.iter().enumerate() {
+            let prepared = self.engine.prepare(messages)?;
+            let hash = crate::engine::served::prompt_hash(&prepared);
+            let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
+            let found = if misses.iter().any(|m| m.1 == key) { None } else { self.lookup(&key) };
+            if found.is_none() && !misses.iter().any(|m| m.1 == key) {
+                misses.push((i, key.clone(), prepared));
+            }
+            keys.push(key);
+            rows.push(found);
+        }
+        if !misses.is_empty() {
+            let scores = if group {
+                self.engine.score_group(misses.iter().map(|m| m.2.clone()).collect(), letters)?
+            } else {
+                misses.iter().map(|m| self.engine.score_prepared(m.2.clone(), letters)).collect::<Result<Vec<_>, _>>()?
+            };
+            for ((i, key, _), s) in misses.into_iter().zip(scores) {
+                self.misses += 1;
+                let mut row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
+                row.context_key = context_key(&self.model_sha256, &self.prompt_format, conversations[i], &letters_s, &self.provenance);
+                debug_assert_eq!(row.key, key);
+                self.pending.push(row.clone());
+                self.used.insert(key, row.clone());
+                rows[i] = Some(row);
+            }
+        }
+        // A conversation that occurs twice in the group takes its twin's row (a hit, as it
+        // would be one after the other).
+        let mut out = Vec::with_capacity(rows.len());
+        for (r, key) in rows.into_iter().zip(&keys) {
+            match r {
+                Some(r) => out.push(r),
+                None => out.push(self.lookup(key).expect("a twin in the same group was scored")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The row of `key` from the run's cache, this item's rows, or the shared store (counted
+    /// as a hit), if any.
+    fn lookup(&mut self, key: &str) -> Option<ScoreRow> {
         let here = self
             .cache
             .read()
             .expect("cache lock")
-            .get(&key)
+            .get(key)
             .cloned()
             .or_else(|| self.pending.iter().find(|r| r.key == key).cloned())
             .or_else(|| self.imported.iter().find(|r| r.key == key).cloned());
         if let Some(r) = here {
             self.hits += 1;
-            self.used.insert(key, r.clone());
-            return Ok(r);
+            self.used.insert(key.to_string(), r.clone());
+            return Some(r);
         }
-        if let Some(r) = self.shared.and_then(|s| s.read().expect("shared store lock").get(&key)) {
-            self.hits += 1;
-            self.imported.push(r.clone());
-            self.used.insert(key, r.clone());
-            return Ok(r);
-        }
-        let tokens = self.record_tokens.is_some().then(|| prepared.tokens.clone());
-        let s = self.engine.score_prepared(prepared, letters)?;
-        self.misses += 1;
-        if let (Some(rec), Some(t)) = (&mut self.record_tokens, tokens) {
-            rec.push(t);
-        }
-        let mut row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
-        row.context_key = context_key(&self.model_sha256, &self.prompt_format, messages, &letters_s, &self.provenance);
-        debug_assert_eq!(row.key, key);
-        self.pending.push(row.clone());
-        self.used.insert(key, row.clone());
-        Ok(row)
+        let r = self.shared.and_then(|s| s.read().expect("shared store lock").get(key))?;
+        self.hits += 1;
+        self.imported.push(r.clone());
+        self.used.insert(key.to_string(), r.clone());
+        Some(r)
     }
 }
 
@@ -262,10 +297,12 @@ pub fn score_item(
         let clean = clean.expect("the wrong-pressure ramp runs first");
         let mut mine: Vec<&&Condition> = conds.iter().filter(|c| base_of(c) == base).collect();
         mine.sort_by_key(|c| scoring_group(c));
-        for c in mine {
-            let built = build(c, b, &d, &ramp_letters, clean);
-            let row = scorer.score_row(&built.messages, &letters)?;
-            out.push(make_item_row(sel, model, c, &built, &row, prompts_fp, b));
+        // The conditions of one ramp branch off its history: one group for the engine.
+        let built: Vec<conditions::Built> = mine.iter().map(|c| build(c, b, &d, &ramp_letters, clean)).collect();
+        let conversations: Vec<&[ChatMessage]> = built.iter().map(|x| x.messages.as_slice()).collect();
+        let rows = scorer.score_rows(&conversations, &letters, true)?;
+        for ((c, built), row) in mine.iter().zip(&built).zip(&rows) {
+            out.push(make_item_row(sel, model, c, built, row, prompts_fp, b));
         }
     }
     Ok(out)

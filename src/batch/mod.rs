@@ -40,7 +40,7 @@ use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, Sco
 use crate::tables::{write_tables, TableOptions};
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
-pub use plan::{plan, BatchPlan, BatchRequest, RunPlan, Shard};
+pub use plan::{default_pack, plan, BatchPlan, BatchRequest, RunPlan, Shard};
 
 /// What a running batch reports, in order: `Started`, then per model `ModelLoading`, then per
 /// item `ItemStarted`, `ContextsScored`, `ItemFinished`; `Finished` at the end (also after a
@@ -86,6 +86,43 @@ pub struct BatchSummary {
     pub seconds: f64,
     pub interrupted: bool,
     pub tables: Vec<PathBuf>,
+    /// Seconds committing items (score-store appends, the manifest) and writing the outputs at
+    /// the end (item rows, parquet, tables, figures).
+    pub commit_seconds: f64,
+    pub output_seconds: f64,
+    /// What each in-process engine measured, per model in run order.
+    pub engines: Vec<EngineReport>,
+}
+
+/// An in-process engine's clocks and counters at the end of its model's items
+/// ([`crate::engine::EngineStats`]), and its KV operations when the plan recorded them.
+#[derive(Clone, Debug, Default)]
+pub struct EngineReport {
+    pub model: String,
+    /// Seconds in each of [`crate::engine::SCORING_PHASES`].
+    pub phases: Vec<f64>,
+    /// Seconds the worker spent in jobs.
+    pub busy: f64,
+    pub decode_calls: u64,
+    pub decode_tokens: u64,
+    pub pad_tokens: u64,
+    pub kv_ops: Vec<crate::engine::KvOp>,
+}
+
+impl EngineReport {
+    fn of(model: &str, engine: &Engine, kv_ops: Vec<crate::engine::KvOp>) -> EngineReport {
+        let st = &engine.stats;
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        EngineReport {
+            model: model.to_string(),
+            phases: st.phase_nanos.iter().map(|n| load(n) as f64 / 1e9).collect(),
+            busy: load(&st.busy_micros) as f64 / 1e6,
+            decode_calls: load(&st.decode_calls),
+            decode_tokens: load(&st.decode_tokens),
+            pad_tokens: load(&st.pad_tokens),
+            kv_ops,
+        }
+    }
 }
 
 impl BatchSummary {
@@ -340,8 +377,10 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         live: LiveTables::start(out, plan.tables_every, table_opts.clone()),
         manifest,
         out,
+        commit_seconds: 0.0,
     };
     let mut interrupted = false;
+    let mut reports = Vec::new();
     for mkey in &cfg.models {
         let mine: Vec<(&(String, usize, Vec<Suite>), &Range<usize>)> =
             work.iter().zip(&ranges).filter(|((m, _, _), r)| m == mkey && !r.is_empty()).collect();
@@ -379,10 +418,17 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 cache: &cache,
                 shared: shared.as_ref(),
             };
+            if plan.record_kv {
+                engines[0].record_kv(true)?;
+            }
             if run_pair(&job, &engines, &mut run, observer)? {
                 interrupted = true;
                 break;
             }
+        }
+        if model.endpoint.is_none() {
+            let ops = if plan.record_kv { engines[0].record_kv(false)? } else { Vec::new() };
+            reports.push(EngineReport::of(&model.key, &engines[0], ops));
         }
         for e in engines {
             e.shutdown();
@@ -391,10 +437,11 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
             break;
         }
     }
-    let Commit { mut rows, totals, done, live, mut manifest, .. } = run;
+    let Commit { mut rows, totals, done, live, mut manifest, commit_seconds, .. } = run;
     if let Some(l) = live {
         l.finish();
     }
+    let t_out = Instant::now();
     manifest.items_done = done;
     for (key, rec) in manifest.served.iter_mut() {
         rec.count_coverage(key, &rows);
@@ -414,6 +461,9 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         seconds: t0.elapsed().as_secs_f64(),
         interrupted,
         tables,
+        commit_seconds,
+        output_seconds: t_out.elapsed().as_secs_f64(),
+        engines: reports,
     };
     observer.event(BatchEvent::Finished { summary: &summary });
     Ok(summary)
@@ -498,6 +548,8 @@ struct Commit<'a> {
     /// last progress).
     manifest: Manifest,
     out: &'a Path,
+    /// Seconds spent in [`Commit::commit`].
+    commit_seconds: f64,
 }
 
 /// Writes a run's item rows and tables from the rows so far.
@@ -576,6 +628,7 @@ impl Commit<'_> {
         }
         self.totals.scored += r.scored;
         self.totals.from_store += r.from_store;
+        let t0 = Instant::now();
         let mut new_rows = r.imported;
         new_rows.extend(r.pending.iter().cloned());
         {
@@ -595,6 +648,7 @@ impl Commit<'_> {
         self.done += 1;
         self.manifest.items_done = self.done;
         self.manifest.write(self.out)?;
+        self.commit_seconds += t0.elapsed().as_secs_f64();
         if let Some(l) = &mut self.live {
             l.maybe_write(&self.rows);
         }

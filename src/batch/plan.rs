@@ -95,6 +95,8 @@ pub struct BatchPlan {
     pub tables_every: std::time::Duration,
     /// What to do where prefix reuse is not bit-exact (checked per model on a GPU back-end).
     pub reuse_policy: crate::engine::exactness::ReusePolicy,
+    /// Record every KV operation of the engines into the summary (`bench`'s matched anchor).
+    pub record_kv: bool,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -106,6 +108,16 @@ pub(crate) fn default_workers() -> usize {
     } else {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         (cores / 8).max(1)
+    }
+}
+
+/// Sequences decoded together when `--pack` is not given: one on a CPU, where a call of one
+/// prompt's suffix already keeps the cores busy; 64 with a GPU back-end, where it does not.
+pub fn default_pack() -> u32 {
+    if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
+        64
+    } else {
+        1
     }
 }
 
@@ -198,6 +210,7 @@ pub fn plan(
         } else {
             crate::engine::exactness::ReusePolicy::FallBackToScratch
         },
+        record_kv: false,
     })
 }
 

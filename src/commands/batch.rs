@@ -42,6 +42,7 @@ pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
     if let Some(mb) = a.snapshot_mem {
         engine.snapshot_mem = Some(mb * 1024 * 1024);
     }
+    engine.pack = a.pack.unwrap_or_else(batch::default_pack);
     batch::plan(&ctx.config, &req, ctx.prompts()?, engine, command_line())
 }
 

@@ -101,6 +101,9 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
     if let Some(x) = a.snapshot_mem {
         push("--snapshot-mem", x.to_string());
     }
+    if let Some(x) = a.pack {
+        push("--pack", x.to_string());
+    }
     push("--tables-every", "0".into());
     global.extend(batch);
     Ok(global)

@@ -6,9 +6,13 @@ pub(crate) mod cache;
 pub mod exactness;
 pub mod provenance;
 pub mod served;
+pub(crate) mod packed;
 pub(crate) mod scoring;
+pub(crate) mod session;
 pub(crate) mod template;
 pub(crate) mod worker;
+
+pub use session::{item_lanes, KvOp};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -102,6 +106,10 @@ pub struct EngineOptions {
     /// at most 4 GiB). A model whose single snapshot exceeds it reuses prefixes from the live
     /// sequence only.
     pub snapshot_mem: Option<u64>,
+    /// llama.cpp sequences decoded together (`--pack`): 1 decodes one prompt per call; more
+    /// give each sequence a KV stream of its own, spread an item's branches over them and
+    /// score [`item_lanes`] items at once (`session.rs`).
+    pub pack: u32,
 }
 
 /// Layers offloaded when neither `--gpu-layers` nor models.toml says: all (999) in a build with
@@ -165,6 +173,7 @@ impl Default for EngineOptions {
             top_k: 10,
             gpu_layers: None,
             snapshot_mem: None,
+            pack: 1,
         }
     }
 }
@@ -190,6 +199,17 @@ pub struct ModelInfo {
     /// A served model: its server and how it is scored (`None`: loaded in this process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<served::ServedInfo>,
+    /// llama.cpp sequences decoded together ([`EngineOptions::pack`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub pack: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A rendered and tokenized prompt.
@@ -207,8 +227,13 @@ pub enum Job {
         messages: Vec<ChatMessage>,
         letters: Vec<char>,
     },
-    /// Measure the answer slot of a prompt already rendered and tokenized ([`Job::Prepare`]).
-    ScorePrepared { prepared: Prepared, letters: Vec<char> },
+    /// Measure the answer slot of a prompt already rendered and tokenized ([`Job::Prepare`]),
+    /// on lane `lane` (0 unless the engine packs sequences, see [`EngineOptions::pack`]).
+    ScorePrepared { prepared: Prepared, letters: Vec<char>, lane: usize },
+    /// Measure several prepared prompts of lane `lane` (an item's branches): with forks to
+    /// spare they are decoded together, each from the lane's longest shared prefix; else one
+    /// after another on the lane. Scores in the prompts' order.
+    ScoreGroup { prompts: Vec<Prepared>, letters: Vec<char>, lane: usize },
     /// Render and tokenize only.
     Prepare { messages: Vec<ChatMessage> },
     /// Tokenize raw text (no BOS added) with or without special-token parsing.
@@ -230,11 +255,19 @@ pub enum Job {
     /// Raw llama.cpp throughput: decode `n_tokens` tokens of `tokens` (repeated as needed) into an
     /// empty KV cache, in `n_batch`-sized calls, and time it. Clears the cache afterwards.
     RawDecode { tokens: Vec<i32>, n_tokens: usize },
+    /// Start (true) or stop recording every KV operation and decode call ([`KvOp`]); stopping
+    /// returns what was recorded ([`JobOutput::Trace`]).
+    Record(bool),
+    /// Replay recorded operations with nothing but llama.cpp calls, timed ([`JobOutput::Timed`]);
+    /// the cache is empty before and after.
+    Replay(Arc<Vec<KvOp>>),
 }
 
 #[derive(Clone, Debug)]
 pub enum JobOutput {
     Score(Box<SlotScore>),
+    Scores(Vec<SlotScore>),
+    Trace(Vec<KvOp>),
     Prepared(Prepared),
     Tokens(Vec<i32>),
     Pieces(Vec<String>),
@@ -282,17 +315,37 @@ pub struct EngineStats {
     /// Host memory held by KV snapshots now, and the most ever held.
     pub snapshot_bytes: AtomicU64,
     pub snapshot_peak_bytes: AtomicU64,
+    /// Nanoseconds an in-process worker has spent in each of [`SCORING_PHASES`] since it
+    /// started (`bench batch` splits its wall time with them).
+    pub phase_nanos: [AtomicU64; SCORING_PHASES.len()],
+    /// llama.cpp decode calls so far, the tokens in them (padding included), and the padding.
+    pub decode_calls: AtomicU64,
+    pub decode_tokens: AtomicU64,
+    pub pad_tokens: AtomicU64,
 }
 
-/// Handle to the engine worker thread.
+/// Tokens each sequence of a packing engine holds when neither `--ctx` nor a smaller
+/// models.toml `context` says: the KV cache takes `pack` times this (a protocol prompt is a
+/// few hundred to two thousand tokens).
+pub const PACKED_CTX: u32 = 4096;
+
+/// The parts of scoring an in-process worker times, in [`EngineStats::phase_nanos`] order.
+pub const SCORING_PHASES: [&str; 6] = ["template rendering", "tokenization", "KV snapshot save", "KV copy and restore", "llama.cpp decode", "logits → letters"];
+
+/// Handle to the engine worker thread. A packing engine ([`EngineOptions::pack`]) has one
+/// handle per lane ([`Engine::lanes`]): each sends its scores to its own lane.
 pub struct Engine {
     tx: Sender<Request>,
-    next_id: AtomicU64,
+    next_id: Arc<AtomicU64>,
     /// Jobs with an id below this are answered with `Cancelled` without running.
     cancel_below: Arc<AtomicU64>,
     pub stats: Arc<EngineStats>,
     info: ModelInfo,
     handle: Option<JoinHandle<()>>,
+    /// The lane this handle scores on.
+    lane: usize,
+    /// The first handle: dropping it stops the worker.
+    primary: bool,
 }
 
 impl Engine {
@@ -309,25 +362,25 @@ impl Engine {
 
     /// `n` engines over one loaded model (the weights are loaded once): each has its own
     /// worker thread and llama.cpp context, with the same exactness rules, and `opts.threads`
-    /// CPU threads are divided between them.
+    /// CPU threads are divided between them. A packing engine gives a handle per lane.
     pub(crate) fn start_workers(entry: &ModelEntry, path: &Path, opts: EngineOptions, n: usize) -> Result<Vec<Self>, EngineError> {
         let n = n.max(1);
         if entry.endpoint.is_some() {
             return Self::start_served_workers(entry, path, opts, Some(n));
         }
         if n == 1 {
-            return Ok(vec![Self::start(entry, path, opts)?]);
+            return Ok(Self::start(entry, path, opts)?.with_lanes());
         }
         worker::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
         let model = Arc::new(worker::load_model(path, &opts)?);
-        (0..n)
-            .map(|i| {
-                let mut o = opts.clone();
-                o.threads = (opts.threads / n + usize::from(i < opts.threads % n)).max(1);
-                Self::spawn(entry, path, o, Some(model.clone()), format!("hyst-engine-{i}"))
-            })
-            .collect()
+        let mut v = Vec::new();
+        for i in 0..n {
+            let mut o = opts.clone();
+            o.threads = (opts.threads / n + usize::from(i < opts.threads % n)).max(1);
+            v.extend(Self::spawn(entry, path, o, Some(model.clone()), format!("hyst-engine-{i}"))?.with_lanes());
+        }
+        Ok(v)
     }
 
     /// `n` engines on a served model (`None`: models.toml's `concurrency`, else the server's
@@ -391,12 +444,35 @@ impl Engine {
         let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
         Ok(Self {
             tx,
-            next_id: AtomicU64::new(1),
+            next_id: Arc::new(AtomicU64::new(1)),
             cancel_below,
             stats,
             info,
             handle: Some(handle),
+            lane: 0,
+            primary: true,
         })
+    }
+
+    /// Handles for every lane of this engine (itself first): one item is scored on each at a
+    /// time. An engine that does not pack has one lane.
+    fn with_lanes(self) -> Vec<Engine> {
+        let n = if self.info.served.is_some() { 1 } else { item_lanes(self.info.pack) };
+        let mut v = Vec::with_capacity(n);
+        for lane in 1..n {
+            v.push(Engine {
+                tx: self.tx.clone(),
+                next_id: self.next_id.clone(),
+                cancel_below: self.cancel_below.clone(),
+                stats: self.stats.clone(),
+                info: self.info.clone(),
+                handle: None,
+                lane,
+                primary: false,
+            });
+        }
+        v.insert(0, self);
+        v
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -444,8 +520,34 @@ impl Engine {
         match self.run(Job::ScorePrepared {
             prepared,
             letters: letters.to_vec(),
+            lane: self.lane,
         })? {
             JobOutput::Score(s) => Ok(*s),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    /// Scores prompts prepared by [`Engine::prepare`] that branch off the same history
+    /// ([`Job::ScoreGroup`]); the scores come in the prompts' order.
+    pub(crate) fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
+        match self.run(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })? {
+            JobOutput::Scores(s) => Ok(s),
+            _ => Err(EngineError::WorkerGone),
+        }
+    }
+
+    /// Starts (`true`) or stops recording the worker's KV operations; stopping returns them.
+    pub fn record_kv(&self, on: bool) -> Result<Vec<KvOp>, EngineError> {
+        match self.run(Job::Record(on))? {
+            JobOutput::Trace(t) => Ok(t),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Replays recorded KV operations with nothing but llama.cpp calls; returns the seconds.
+    pub fn replay(&self, ops: Arc<Vec<KvOp>>) -> Result<f64, EngineError> {
+        match self.run(Job::Replay(ops))? {
+            JobOutput::Timed(s) => Ok(s),
             _ => Err(EngineError::WorkerGone),
         }
     }
@@ -501,8 +603,11 @@ impl Engine {
         self.run(Job::ClearCache).map(|_| ())
     }
 
-    /// Stops the worker after its current job and waits for it.
+    /// Stops the worker after its current job and waits for it (a lane's handle only lets go).
     pub fn shutdown(mut self) {
+        if !self.primary {
+            return;
+        }
         let _ = self.tx.send(Request::Shutdown);
         if let Some(h) = self.handle.take() {
             let _ = h.join();
@@ -512,6 +617,9 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        if !self.primary {
+            return;
+        }
         // Do not wait: a quitting UI must not block on a decode in flight.
         self.cancel_pending();
         let _ = self.tx.send(Request::Shutdown);
@@ -571,8 +679,9 @@ fn worker_main(
             return;
         }
     };
-    let n_ctx = opts.n_ctx.unwrap_or(entry.context);
-    let mut session = match worker::Session::new(model, &opts, n_ctx) {
+    // Packing holds `pack` sequences of this size each: without --ctx, at most PACKED_CTX.
+    let n_ctx = opts.n_ctx.unwrap_or(if opts.pack > 1 { entry.context.min(PACKED_CTX) } else { entry.context });
+    let mut session = match session::Session::new(model, &opts, n_ctx) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -581,10 +690,26 @@ fn worker_main(
     };
     let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
     let top_k = opts.top_k;
+    let publish = |session: &session::Session, prompter: &worker::Prompter| {
+        let (bytes, peak) = session.snapshot_bytes();
+        stats.snapshot_bytes.store(bytes as u64, Ordering::Relaxed);
+        stats.snapshot_peak_bytes.fetch_max(peak as u64, Ordering::Relaxed);
+        let c = &session.clocks;
+        let phases = [&prompter.render_nanos, &prompter.tokenize_nanos, &c.save, &c.restore, &c.decode, &c.letters];
+        for (at, p) in stats.phase_nanos.iter().zip(phases) {
+            at.store(p.get(), Ordering::Relaxed);
+        }
+        stats.decode_calls.store(c.decode_calls.get(), Ordering::Relaxed);
+        stats.decode_tokens.store(c.decode_tokens.get(), Ordering::Relaxed);
+        stats.pad_tokens.store(c.pad_tokens.get(), Ordering::Relaxed);
+    };
+    if session.seqs() > 1 {
+        packed::packed_loop(rx, &cancel_below, &stats, &mut session, &mut prompter, top_k, &publish);
+        return;
+    }
     job_loop(rx, &cancel_below, &stats, |_id, job, cancelled| {
         let output = run_job(&mut session, &mut prompter, job, top_k, cancelled);
-        stats.snapshot_bytes.store(session.cache.bytes() as u64, Ordering::Relaxed);
-        stats.snapshot_peak_bytes.fetch_max(session.cache.peak_bytes as u64, Ordering::Relaxed);
+        publish(&session, &prompter);
         output
     });
 }
@@ -614,25 +739,36 @@ fn job_loop(
         // A generation stops between tokens once its job is cancelled.
         let cancelled = || id < cancel_below.load(Ordering::SeqCst);
         let output = run(id, job, &cancelled);
-        if let Ok(JobOutput::Score(s)) = &output {
-            stats
-                .tokens_evaluated
-                .fetch_add(s.tokens_evaluated as u64, Ordering::Relaxed);
-            stats
-                .tokens_reused
-                .fetch_add(s.tokens_reused as u64, Ordering::Relaxed);
-        }
-        stats
-            .busy_micros
-            .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
-        stats.jobs_done.fetch_add(1, Ordering::Relaxed);
-        stats.busy.store(false, Ordering::SeqCst);
+        stats.count(&output, t0);
         let _ = reply.send(JobResult { id, output });
     }
 }
 
+impl EngineStats {
+    /// Counts the tokens of a job's scores.
+    pub(crate) fn count_scores(&self, output: &Result<JobOutput, EngineError>) {
+        let scores: &[SlotScore] = match output {
+            Ok(JobOutput::Score(s)) => std::slice::from_ref(&**s),
+            Ok(JobOutput::Scores(v)) => v,
+            _ => &[],
+        };
+        for s in scores {
+            self.tokens_evaluated.fetch_add(s.tokens_evaluated as u64, Ordering::Relaxed);
+            self.tokens_reused.fetch_add(s.tokens_reused as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a finished job that started at `t0`: its scores' tokens, its time.
+    pub(crate) fn count(&self, output: &Result<JobOutput, EngineError>, t0: std::time::Instant) {
+        self.count_scores(output);
+        self.busy_micros.fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
+        self.jobs_done.fetch_add(1, Ordering::Relaxed);
+        self.busy.store(false, Ordering::SeqCst);
+    }
+}
+
 fn run_job(
-    session: &mut worker::Session,
+    session: &mut session::Session,
     prompter: &mut worker::Prompter,
     job: Job,
     top_k: usize,
@@ -642,22 +778,24 @@ fn run_job(
         Job::Generate { messages, max_tokens, stop } => {
             let prepared = prompter.prepare(&messages)?;
             let stopped = || cancelled() || stop.load(Ordering::SeqCst);
-            session.generate(prompter, &prepared.tokens, max_tokens, &stopped).map(JobOutput::Generated)
+            session.generate(prompter.model, &prepared.tokens, max_tokens, &stopped).map(JobOutput::Generated)
         }
         Job::Score { messages, letters } => {
             if letters.len() > 26 {
                 return Err(EngineError::TooManyOptions { n: letters.len() });
             }
             let prepared = prompter.prepare(&messages)?;
-            worker::score_prepared(session, prompter, prepared, &letters, top_k)
+            worker::score_prepared(session, prompter, 0, prepared, &letters, top_k)
                 .map(|s| JobOutput::Score(Box::new(s)))
         }
-        Job::ScorePrepared { prepared, letters } => {
-            if letters.len() > 26 {
-                return Err(EngineError::TooManyOptions { n: letters.len() });
-            }
-            worker::score_prepared(session, prompter, prepared, &letters, top_k).map(|s| JobOutput::Score(Box::new(s)))
+        Job::ScorePrepared { prepared, letters, lane } => {
+            worker::score_prepared(session, prompter, lane, prepared, &letters, top_k).map(|s| JobOutput::Score(Box::new(s)))
         }
+        Job::ScoreGroup { prompts, letters, lane } => prompts
+            .into_iter()
+            .map(|p| worker::score_prepared(session, prompter, lane, p, &letters, top_k))
+            .collect::<Result<Vec<_>, _>>()
+            .map(JobOutput::Scores),
         Job::Prepare { messages } => prompter.prepare(&messages).map(JobOutput::Prepared),
         Job::Tokenize {
             text,
@@ -688,5 +826,10 @@ fn run_job(
             Ok(JobOutput::Done)
         }
         Job::RawDecode { tokens, n_tokens } => session.raw_decode(&tokens, n_tokens).map(JobOutput::Timed),
+        Job::Record(on) => {
+            let trace = std::mem::replace(&mut session.trace, on.then(Vec::new));
+            Ok(JobOutput::Trace(trace.unwrap_or_default()))
+        }
+        Job::Replay(ops) => session.replay(&ops).map(JobOutput::Timed),
     }
 }

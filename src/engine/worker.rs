@@ -3,25 +3,21 @@
 //! and is not `Sync`).
 //!
 //! Exactness (design.md "Engine facts"): llama.cpp is built with `GGML_CPU_REPACK=OFF`, flash
-//! attention is disabled, and every decode call carries tokens of one sequence only. Prompts are
-//! split at the longest common prefix of the *token ids* of fully rendered prompts.
+//! attention is disabled, and a decode call carries tokens of one sequence, or of several that
+//! each have a KV stream of their own (`session.rs`). Prompts are split at the longest common
+//! prefix of the *token ids* of fully rendered prompts.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use sha2::{Digest, Sha256};
 
-use super::cache::PrefixCache;
-use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
+use super::session::{add_since, Session};
 use super::scoring::score_letters;
 use super::template::{apply_system_policy, ChatTemplate};
 use super::{EngineError, EngineOptions, ModelInfo, Prepared};
@@ -118,6 +114,9 @@ pub(crate) struct Prompter<'m> {
     pub template: ChatTemplate,
     pub entry: ModelEntry,
     letter_cache: HashMap<char, LetterTokens>,
+    /// Nanoseconds spent rendering templates and tokenizing prompts, since the worker started.
+    pub(crate) render_nanos: std::cell::Cell<u64>,
+    pub(crate) tokenize_nanos: std::cell::Cell<u64>,
 }
 
 impl<'m> Prompter<'m> {
@@ -140,6 +139,8 @@ impl<'m> Prompter<'m> {
             template,
             entry: entry.clone(),
             letter_cache: HashMap::new(),
+            render_nanos: Default::default(),
+            tokenize_nanos: Default::default(),
         })
     }
 
@@ -155,8 +156,12 @@ impl<'m> Prompter<'m> {
             return Err(EngineError::BadInput("the conversation has no messages".into()));
         }
         let msgs = apply_system_policy(messages, self.entry.system)?;
+        let t0 = std::time::Instant::now();
         let text = self.template.render(&msgs)?;
+        add_since(&self.render_nanos, t0);
+        let t0 = std::time::Instant::now();
         let tokens = self.tokenize(&text, true);
+        add_since(&self.tokenize_nanos, t0);
         if tokens.is_empty() {
             return Err(EngineError::BadInput("the rendered prompt is empty".into()));
         }
@@ -225,305 +230,54 @@ impl<'m> Prompter<'m> {
             cache: opts.cache,
             slots: opts.slots,
             served: None,
+            pack: opts.pack.max(1),
         }
     }
 }
 
-/// A llama.cpp context plus the bookkeeping of what its KV cache holds (see `cache.rs` for why
-/// one live sequence plus host-memory snapshots keeps prefix reuse bit-exact).
-pub(crate) struct Session<'m> {
-    pub ctx: LlamaContext<'m>,
-    pub cache: PrefixCache,
-    snapshots: Vec<SeqState>,
-    n_batch: usize,
-    batch: LlamaBatch<'static>,
-    use_cache: bool,
-    /// A snapshot too large for the byte budget was skipped (logged once).
-    warned_budget: bool,
-    pub n_ctx: u32,
-}
-
-const SEQ: i32 = 0;
-
-/// End of the decode chunk starting at `start` (of `n` tokens): at most `n_batch` tokens, and the
-/// chunk after it is never shorter than `min_tail` (the previous chunk gives some up instead).
-pub(crate) fn chunk_end(start: usize, n: usize, n_batch: usize, min_tail: usize) -> usize {
-    let end = (start + n_batch).min(n);
-    let rest = n - end;
-    if rest > 0 && rest < min_tail {
-        // Leave `min_tail` for the last chunk, as long as this one keeps at least `min_tail`.
-        let shortened = n - min_tail;
-        if shortened >= start + min_tail {
-            return shortened;
-        }
-    }
-    end
-}
-
-impl<'m> Session<'m> {
-    pub(crate) fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
-        let n_batch: u32 = 512;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(n_batch)
-            .with_n_ubatch(n_batch)
-            .with_n_seq_max(1)
-            .with_n_threads(opts.threads as i32)
-            .with_n_threads_batch(opts.threads as i32)
-            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED);
-        let ctx = model
-            .new_context(backend()?, params)
-            .map_err(|e| EngineError::Backend(format!("cannot create a llama.cpp context: {e}")))?;
-        let max_snapshots = if opts.cache { opts.slots.saturating_sub(1) as usize } else { 0 };
-        Ok(Self {
-            n_ctx: ctx.n_ctx(),
-            ctx,
-            cache: PrefixCache::new(max_snapshots, opts.snapshot_bytes()),
-            warned_budget: false,
-            snapshots: Vec::new(),
-            n_batch: n_batch as usize,
-            batch: LlamaBatch::new(n_batch as usize, 1),
-            use_cache: opts.cache,
-        })
-    }
-
-    /// Decodes `tokens[from..]` at positions `from..`; logits for the last token only. Every
-    /// call holds at most `n_batch` tokens of the one sequence.
-    fn decode_range(&mut self, tokens: &[i32], from: usize) -> Result<(), EngineError> {
-        let n = tokens.len();
-        let mut start = from;
-        while start < n {
-            let end = chunk_end(start, n, self.n_batch, super::cache::MIN_TAIL);
-            self.batch.clear();
-            for (i, &t) in tokens[start..end].iter().enumerate() {
-                let pos = start + i;
-                self.batch
-                    .add(LlamaToken(t), pos as i32, &[SEQ], pos + 1 == n)
-                    .map_err(|e| EngineError::Backend(e.to_string()))?;
-            }
-            self.ctx.decode(&mut self.batch).map_err(|e| match e {
-                llama_cpp_2::DecodeError::NoKvCacheSlot => EngineError::KvFull,
-                other => EngineError::Backend(format!("llama.cpp decode failed: {other}")),
-            })?;
-            start = end;
-        }
-        Ok(())
-    }
-
-    fn backend_err(what: &str, e: impl std::fmt::Display) -> EngineError {
-        EngineError::Backend(format!("{what}: {e}"))
-    }
-
-    /// Makes the KV cache hold `tokens` (reusing the longest cached prefix) and leaves the last
-    /// token's logits ready; returns (evaluated, reused).
-    pub(crate) fn evaluate(&mut self, tokens: &[i32]) -> Result<(usize, usize), EngineError> {
-        let n = tokens.len();
-        if n > self.n_ctx as usize {
-            return Err(EngineError::ContextOverflow {
-                tokens: n,
-                n_ctx: self.n_ctx,
-            });
-        }
-        let plan = if self.use_cache {
-            self.cache.plan(tokens, super::cache::MIN_TAIL)
-        } else {
-            super::cache::Plan { save_live: false, restore: None, reuse: 0 }
-        };
-        let result = self.apply_and_decode(tokens, &plan);
-        match result {
-            Ok(()) => {
-                self.cache.live = tokens.to_vec();
-                Ok((n - plan.reuse, plan.reuse))
-            }
-            Err(e) => {
-                // Unknown KV state: forget everything so the next prompt starts clean.
-                self.clear();
-                Err(match e {
-                    EngineError::KvFull => EngineError::ContextOverflow { tokens: n, n_ctx: self.n_ctx },
-                    e => e,
-                })
-            }
-        }
-    }
-
-    fn apply_and_decode(&mut self, tokens: &[i32], plan: &super::cache::Plan) -> Result<(), EngineError> {
-        // Snapshot indices shift when saving drops superseded ones: remember the tokens.
-        let restore_tokens = plan.restore.map(|i| self.cache.snapshots[i].tokens.clone());
-        if plan.save_live {
-            let size = self.ctx.state_seq_get_size_ext(SEQ, LlamaStateSeqFlags::empty());
-            if let Some(dropped) = self.cache.room_for(restore_tokens.as_deref(), size) {
-                let state = self
-                    .ctx
-                    .state_seq_get(SEQ, LlamaStateSeqFlags::empty())
-                    .map_err(|e| Self::backend_err("saving a KV snapshot", e))?;
-                self.cache.push_snapshot(&dropped, size);
-                for &i in dropped.iter().rev() {
-                    self.snapshots.remove(i);
-                }
-                self.snapshots.push(state);
-            } else if !self.cache.fits(size) && !self.warned_budget {
-                self.warned_budget = true;
-                tracing::info!(
-                    "a KV snapshot takes {} bytes, over the snapshot memory budget of {} bytes: prefix reuse continues from the live sequence only",
-                    size,
-                    self.cache.max_bytes
-                );
-            }
-        }
-        if let Some(want) = restore_tokens {
-            let i = self
-                .cache
-                .snapshots
-                .iter()
-                .position(|sn| sn.tokens == want)
-                .ok_or_else(|| EngineError::Backend("internal: planned KV snapshot disappeared".into()))?;
-            self.ctx.clear_kv_cache();
-            self.ctx
-                .state_seq_set(&self.snapshots[i], SEQ)
-                .map_err(|e| Self::backend_err("restoring a KV snapshot", e))?;
-            self.cache.touch(i);
-            self.cache.live = self.cache.snapshots[i].tokens.clone();
-        }
-        if plan.reuse == 0 {
-            self.ctx.clear_kv_cache();
-        } else {
-            self.ctx
-                .kv_cache_seq_rm(SEQ, Some(plan.reuse as u32), None)
-                .map_err(|e| Self::backend_err("KV cache removal failed", e))?;
-        }
-        self.cache.live.truncate(plan.reuse);
-        self.decode_range(tokens, plan.reuse)
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.ctx.clear_kv_cache();
-        self.cache.clear();
-        self.snapshots.clear();
-    }
-
-    /// Decodes `n` tokens (cycling through `tokens`) from an empty cache; returns seconds.
-    pub(crate) fn raw_decode(&mut self, tokens: &[i32], n: usize) -> Result<f64, EngineError> {
-        if tokens.is_empty() || n == 0 || n > self.n_ctx as usize {
-            return Err(EngineError::BadInput(format!(
-                "raw decode needs 1..={} tokens",
-                self.n_ctx
-            )));
-        }
-        let seq: Vec<i32> = tokens.iter().copied().cycle().take(n).collect();
-        self.clear();
-        let t0 = std::time::Instant::now();
-        let r = self.decode_range(&seq, 0);
-        let secs = t0.elapsed().as_secs_f64();
-        self.clear();
-        r.map(|_| secs)
-    }
-
-    /// Greedy generation after `tokens` (see [`Job::Generate`](super::Job::Generate)): the
-    /// prompt is evaluated as for a score, then one token at a time is chosen (argmax of the
-    /// logits, the lowest id on a tie) and decoded after it. Afterwards the generated tokens are
-    /// removed from the KV cache, which then holds `tokens` again, as `cache.live` says.
-    pub(crate) fn generate(
-        &mut self,
-        prompter: &Prompter,
-        tokens: &[i32],
-        max_tokens: usize,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<super::Generation, EngineError> {
-        self.evaluate(tokens)?;
-        let n = tokens.len();
-        let mut out = Vec::new();
-        let steps = self.greedy_steps(prompter, n, max_tokens, cancelled, &mut out);
-        if !out.is_empty() {
-            // Only generated positions (n..) go; the prompt's cells are not touched.
-            if let Err(e) = self.ctx.kv_cache_seq_rm(SEQ, Some(n as u32), None) {
-                self.clear();
-                return Err(Self::backend_err("removing the generated tokens from the KV cache", e));
-            }
-        }
-        if matches!(steps, Err(ref e) if !matches!(e, EngineError::Cancelled)) {
-            // A failed decode leaves the KV cache in a state nothing records: start clean.
-            self.clear();
-        }
-        let finished = steps?;
-        let mut bytes = Vec::new();
-        for &t in &out {
-            bytes.extend(prompter.model.vocab().token_to_piece(LlamaToken(t), true, None));
-        }
-        Ok(super::Generation { text: String::from_utf8_lossy(&bytes).into_owned(), tokens: out, finished })
-    }
-
-    /// The loop of [`generate`](Self::generate): pushes the chosen tokens to `out`; true when
-    /// it stopped on an end-of-generation token.
-    fn greedy_steps(
-        &mut self,
-        prompter: &Prompter,
-        n: usize,
-        max_tokens: usize,
-        cancelled: &dyn Fn() -> bool,
-        out: &mut Vec<i32>,
-    ) -> Result<bool, EngineError> {
-        let vocab = prompter.model.vocab();
-        let mut logits_at = self.batch.n_tokens() - 1;
-        while out.len() < max_tokens {
-            if cancelled() {
-                return Err(EngineError::Cancelled);
-            }
-            let logits = self.ctx.get_logits_ith(logits_at);
-            let best = (0..logits.len()).fold(0, |b, i| if logits[i] > logits[b] { i } else { b }) as i32;
-            if vocab.is_eog(LlamaToken(best)) {
-                return Ok(true);
-            }
-            out.push(best);
-            let pos = n + out.len() - 1;
-            if out.len() == max_tokens || pos + 1 >= self.n_ctx as usize {
-                break;
-            }
-            self.batch.clear();
-            self.batch
-                .add(LlamaToken(best), pos as i32, &[SEQ], true)
-                .map_err(|e| EngineError::Backend(e.to_string()))?;
-            self.ctx.decode(&mut self.batch).map_err(|e| match e {
-                llama_cpp_2::DecodeError::NoKvCacheSlot => EngineError::KvFull,
-                other => EngineError::Backend(format!("llama.cpp decode failed: {other}")),
-            })?;
-            logits_at = 0;
-        }
-        Ok(false)
-    }
-
-    pub(crate) fn last_logits(&self) -> &[f32] {
-        self.ctx.get_logits_ith(self.batch.n_tokens() - 1)
-    }
-}
-
-/// Scores one prepared prompt.
-pub(crate) fn score_prepared(
-    session: &mut Session,
-    prompter: &mut Prompter,
-    prepared: Prepared,
-    letters: &[char],
-    top_k: usize,
-) -> Result<SlotScore, EngineError> {
+/// The letter tokens of `letters` (1 to 26 of them).
+pub(crate) fn letter_variants(prompter: &mut Prompter, letters: &[char]) -> Result<Vec<LetterTokens>, EngineError> {
     if letters.is_empty() {
         return Err(EngineError::BadInput("no option letters to score".into()));
     }
     if letters.len() > 26 {
         return Err(EngineError::TooManyOptions { n: letters.len() });
     }
-    let variants = letters
-        .iter()
-        .map(|&l| prompter.letter_tokens(l))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (evaluated, reused) = session.evaluate(&prepared.tokens)?;
-    let model = prompter.model;
-    let mut s = score_letters(session.last_logits(), &variants, top_k, &|id| {
-        token_text(model, LlamaToken(id))
-    });
+    letters.iter().map(|&l| prompter.letter_tokens(l)).collect()
+}
+
+/// The score of `prepared` from the logits at its answer slot.
+pub(crate) fn score_from_logits(
+    model: &LlamaModel,
+    logits: &[f32],
+    variants: &[LetterTokens],
+    top_k: usize,
+    prepared: &Prepared,
+    (evaluated, reused): (usize, usize),
+) -> SlotScore {
+    let mut s = score_letters(logits, variants, top_k, &|id| token_text(model, LlamaToken(id)));
     s.prompt_tokens = prepared.tokens.len();
     s.tokens_evaluated = evaluated;
     s.tokens_reused = reused;
     s.prompt_hash = hash_tokens(&prepared.tokens);
-    s.rendered_prompt = prepared.text;
+    s.rendered_prompt = prepared.text.clone();
+    s
+}
+
+/// Scores one prepared prompt on lane `lane`.
+pub(crate) fn score_prepared(
+    session: &mut Session,
+    prompter: &mut Prompter,
+    lane: usize,
+    prepared: Prepared,
+    letters: &[char],
+    top_k: usize,
+) -> Result<SlotScore, EngineError> {
+    let variants = letter_variants(prompter, letters)?;
+    let counts = session.evaluate(lane, &prepared.tokens)?;
+    let t0 = std::time::Instant::now();
+    let s = score_from_logits(prompter.model, session.read_logits(), &variants, top_k, &prepared, counts);
+    add_since(&session.clocks.letters, t0);
     Ok(s)
 }
 
@@ -533,37 +287,4 @@ pub(crate) fn hash_tokens(tokens: &[i32]) -> String {
         h.update(t.to_le_bytes());
     }
     hex::encode(h.finalize())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::chunk_end;
-
-    fn chunks(from: usize, n: usize) -> Vec<usize> {
-        let mut v = vec![];
-        let mut s = from;
-        while s < n {
-            let e = chunk_end(s, n, 512, 32);
-            v.push(e - s);
-            s = e;
-        }
-        v
-    }
-
-    #[test]
-    fn no_decode_chunk_is_smaller_than_the_minimum_tail() {
-        assert_eq!(chunks(0, 513), vec![481, 32]);
-        assert_eq!(chunks(0, 1024), vec![512, 512]);
-        assert_eq!(chunks(0, 1030), vec![512, 486, 32]);
-        assert_eq!(chunks(100, 140), vec![40]);
-        assert_eq!(chunks(0, 10), vec![10]);
-        for n in 1..1600 {
-            let c = chunks(0, n);
-            assert_eq!(c.iter().sum::<usize>(), n);
-            assert!(c.iter().all(|&x| x <= 512));
-            if n >= 32 {
-                assert!(c.iter().all(|&x| x >= 32), "{n}: {c:?}");
-            }
-        }
-    }
 }

@@ -247,6 +247,7 @@ impl Worker<'_> {
             cache: true,
             slots: self.facts.slots.unwrap_or(0) as u32,
             served: Some(served),
+            pack: 1,
         })
     }
 
@@ -257,7 +258,11 @@ impl Worker<'_> {
                 let prepared = self.side.prepare(client, ep, entry, &messages)?;
                 self.score(prepared, &letters).map(|s| JobOutput::Score(Box::new(s)))
             }
-            Job::ScorePrepared { prepared, letters } => self.score(prepared, &letters).map(|s| JobOutput::Score(Box::new(s))),
+            Job::ScorePrepared { prepared, letters, .. } => self.score(prepared, &letters).map(|s| JobOutput::Score(Box::new(s))),
+            // One request after another: the server batches requests of its own.
+            Job::ScoreGroup { prompts, letters, .. } => {
+                prompts.into_iter().map(|p| self.score(p, &letters)).collect::<Result<Vec<_>, _>>().map(JobOutput::Scores)
+            }
             Job::Prepare { messages } => self.side.prepare(client, ep, entry, &messages).map(JobOutput::Prepared),
             Job::Tokenize { text, parse_special } => self.side.tokenize(client, ep, &text, parse_special).map(JobOutput::Tokens),
             Job::Detokenize { tokens } => self.side.pieces(client, ep, &tokens).map(JobOutput::Pieces),
@@ -279,7 +284,10 @@ impl Worker<'_> {
             }
             // The server's prompt cache is the server's: nothing here to forget.
             Job::ClearCache => Ok(JobOutput::Done),
-            Job::RawDecode { .. } => Err(EngineError::BadInput("raw llama.cpp decoding is measured in-process only (this model is served)".into())),
+            Job::RawDecode { .. } | Job::Replay(_) => {
+                Err(EngineError::BadInput("raw llama.cpp decoding is measured in-process only (this model is served)".into()))
+            }
+            Job::Record(_) => Ok(JobOutput::Trace(Vec::new())),
         }
     }
 
