@@ -141,8 +141,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(BenchCmd::Engine { model, raw_tokens, items })) => {
             commands::bench::engine(&ctx, model.as_deref(), *raw_tokens, *items)
         }
-        Some(Command::Bench(BenchCmd::Batch { model, limit, dataset, workers })) => {
-            commands::bench::batch(&ctx, model.as_deref(), *limit, dataset, *workers)
+        Some(Command::Bench(BenchCmd::Batch { model, limit, dataset, workers, pack, curve, figure })) => {
+            let curve = commands::bench::parse_curve(curve)?;
+            let a = commands::bench::BatchBench { model: model.as_deref(), limit: *limit, dataset, max_workers: *workers, pack: *pack, curve, figure: figure.clone() };
+            commands::bench::batch(&ctx, &a)
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),

@@ -9,7 +9,23 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::Ctx;
-use hyst_tui::batch::{conditions_for, score_item, BatchEvent, BatchObserver, BatchRequest, CachedScorer};
+
+mod batch;
+pub use batch::{run as batch, BatchBench};
+
+/// `--curve`: numbers of sequences, comma separated (1 to 256 each), or `none`.
+pub fn parse_curve(s: &str) -> Result<Vec<u32>> {
+    if s == "none" {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(|x| match x.trim().parse::<u32>() {
+            Ok(n) if (1..=256).contains(&n) => Ok(n),
+            _ => anyhow::bail!("--curve: {x:?} is not a number of sequences from 1 to 256 (or use `none`)"),
+        })
+        .collect()
+}
+use hyst_tui::batch::{conditions_for, score_item, CachedScorer};
 use hyst_tui::config::{models_dir, ModelEntry};
 use hyst_tui::data::selection::select;
 use hyst_tui::data::{DatasetSpec, Selected};
@@ -34,8 +50,6 @@ pub fn trie_nodes(seqs: &[Vec<i32>]) -> usize {
 }
 
 struct Measured {
-    /// Token ids of each scored context, per item.
-    contexts: Vec<Vec<Vec<i32>>>,
     evaluated: usize,
     reused: usize,
     secs: f64,
@@ -58,11 +72,10 @@ fn measure(engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &Pr
     let cache = std::sync::RwLock::new(ScoreCache::open(&tmp.join("scores.jsonl"))?);
     let conds = conditions_for(&[Suite::Hierarchy]);
     engine.clear_cache()?;
-    let (mut evaluated, mut reused, mut bits, mut contexts, mut probs) = (0, 0, Vec::new(), Vec::new(), Vec::new());
+    let (mut evaluated, mut reused, mut bits, mut probs) = (0, 0, Vec::new(), Vec::new());
     let t0 = Instant::now();
     for s in items {
         let mut sc = CachedScorer::new(engine, &cache, model, "bench", &hyst_tui::engine::provenance::provenance(0));
-        sc.record_tokens = Some(Vec::new());
         score_item(&mut sc, &b, s, model, &conds, &[Control::PressureWrong], "bench")?;
         for r in &sc.pending {
             evaluated += r.tokens_evaluated;
@@ -70,11 +83,10 @@ fn measure(engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &Pr
             bits.extend(r.log_scores.iter().map(|x| x.to_bits()));
             probs.push(r.probs.clone());
         }
-        contexts.push(sc.record_tokens.take().unwrap_or_default());
     }
     let secs = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok(Measured { contexts, evaluated, reused, secs, bits, probs })
+    Ok(Measured { evaluated, reused, secs, bits, probs })
 }
 
 fn raw_throughput(engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
@@ -116,16 +128,19 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
     println!("ratio tokens scratch/reuse:    {:.2}", s.evaluated as f64 / c.evaluated as f64);
     println!("ratio wall time scratch/reuse: {:.2}", s.secs / c.secs);
     println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
-    verdict(c.bits == s.bits, &[])
+    verdict(c.bits == s.bits, true, &[])
 }
 
 /// A bench whose probabilities differ with and without prefix reuse, or between numbers of
 /// workers, fails (exit code 1) after printing its measurements: the engine's exactness does not
 /// hold on this build, and its scores must not be trusted.
-fn verdict(reuse_identical: bool, differing_workers: &[usize]) -> Result<()> {
+fn verdict(reuse_identical: bool, packed_identical: bool, differing_workers: &[usize]) -> Result<()> {
     let mut what = Vec::new();
     if !reuse_identical {
         what.push("with and without prefix reuse".to_string());
+    }
+    if !packed_identical {
+        what.push("with and without packing".to_string());
     }
     if !differing_workers.is_empty() {
         let w: Vec<String> = differing_workers.iter().map(usize::to_string).collect();
@@ -140,149 +155,26 @@ fn verdict(reuse_identical: bool, differing_workers: &[usize]) -> Result<()> {
     )
 }
 
-pub fn batch(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str, max_workers: Option<usize>) -> Result<()> {
-    let (cached_e, scratch_e, key) = engines(ctx, model)?;
-    let prompts = ctx.prompts()?;
-    let mut items = select(&DatasetSpec::parse(dataset)?.load()?, None, 42);
-    items.truncate(limit.max(1));
-    let c = measure(&cached_e, ctx.model(Some(&key))?, &items, &prompts)?;
-    let s = measure(&scratch_e, ctx.model(Some(&key))?, &items, &prompts)?;
-    let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], 512)?;
-    let snapshot_peak = cached_e.stats.snapshot_peak_bytes.load(std::sync::atomic::Ordering::Relaxed);
-    drop((cached_e, scratch_e));
-    let trie: usize = c.contexts.iter().map(|ctxs| trie_nodes(ctxs)).sum();
-    let n = items.len() as f64;
-    let per_item = c.contexts.iter().map(Vec::len).sum::<usize>() as f64 / n;
-    println!("model {key} · hierarchy suite · {} item(s) of {dataset} · {per_item:.0} distinct contexts per item", items.len());
-    println!("tokens per item, with reuse:        {:.1}", c.evaluated as f64 / n);
-    println!("tokens per item, without reuse:     {:.1}", s.evaluated as f64 / n);
-    println!("tokens per item, prefix-trie bound: {:.1}", trie as f64 / n);
-    println!("ratio scratch/reuse tokens:         {:.2}", s.evaluated as f64 / c.evaluated as f64);
-    println!("ratio reuse/trie-bound tokens:      {:.3}", c.evaluated as f64 / trie as f64);
-    println!("ratio wall time scratch/reuse:      {:.2}", s.secs / c.secs);
-    println!(
-        "end-to-end {:.1} tok/s vs raw llama.cpp {raw_tps:.1} tok/s: ratio {:.3}",
-        c.evaluated as f64 / c.secs,
-        c.evaluated as f64 / c.secs / raw_tps
-    );
-    println!("scores bit-identical with and without reuse: {}", if c.bits == s.bits { "yes" } else { "NO" });
-    let budget = ctx.engine_options().snapshot_bytes();
-    println!("KV snapshot memory: peak {:.1} MB of a {:.0} MB budget", snapshot_peak as f64 / 1e6, budget as f64 / 1e6);
-    let differing = scaling(ctx, &key, dataset, items.len(), max_workers)?;
-    verdict(c.bits == s.bits, &differing)
-}
-
-/// Times the batch pipeline itself with 1, 2, 4, … workers (up to `max_workers`, default the
-/// cores) on the same items, without any score store, and checks that every probability is
-/// the same whatever the number of workers; returns the numbers of workers whose probabilities
-/// differ from one worker's.
-fn scaling(ctx: &Ctx, key: &str, dataset: &str, limit: usize, max_workers: Option<usize>) -> Result<Vec<usize>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let max = max_workers.unwrap_or(cores).max(1);
-    let mut counts = vec![1];
-    while counts.last().copied().unwrap_or(1) * 2 <= max {
-        counts.push(counts.last().copied().unwrap_or(1) * 2);
-    }
-    if *counts.last().unwrap_or(&1) != max {
-        counts.push(max);
-    }
-    let threads = ctx.engine_options().threads;
-    println!("\nscaling over workers ({threads} CPU threads in all, divided between the workers; hierarchy suite, {limit} item(s)):");
-    println!("{:>8} {:>10} {:>10} {:>10} {:>9} {:>11}  {}", "workers", "seconds", "items/s", "tokens/s", "speed-up", "efficiency", "probabilities");
-    let mut base: Option<(f64, Vec<String>)> = None;
-    let mut differing = Vec::new();
-    for w in counts {
-        let dir = tempfile_dir(&format!("hyst-bench-scale-{w}"))?;
-        let req = BatchRequest {
-            models: vec![key.to_string()],
-            datasets: vec![dataset.to_string()],
-            suites: vec![Suite::Hierarchy],
-            limit: Some(limit),
-            out: Some(dir.clone()),
-            workers: Some(w),
-            tables_every: Some(0),
-            score_store: Some("off".into()),
-            ..BatchRequest::default()
-        };
-        let plan = hyst_tui::batch::plan(&ctx.config, &req, ctx.prompts()?, ctx.engine_options(), "bench".into())?;
-        let mut timer = Timer::default();
-        let s = hyst_tui::batch::run(&ctx.config, &plan, &mut timer)?;
-        let secs = timer.seconds();
-        let probs: Vec<String> = hyst_tui::store::read_item_rows(&dir)?.into_iter().map(|r| r.option_probs_json).collect();
-        let _ = std::fs::remove_dir_all(&dir);
-        let (t1, same) = match &base {
-            None => (secs, "reference".to_string()),
-            Some((t1, p)) if *p == probs => (*t1, "identical".to_string()),
-            Some((t1, _)) => {
-                differing.push(w);
-                (*t1, "DIFFERENT".to_string())
-            }
-        };
-        if base.is_none() {
-            base = Some((secs, probs));
-        }
-        println!(
-            "{w:>8} {secs:>10.2} {:>10.3} {:>10.1} {:>9.2} {:>10.0}%  {same}",
-            s.items_done as f64 / secs,
-            s.totals.tokens_evaluated as f64 / secs,
-            t1 / secs,
-            100.0 * t1 / secs / w as f64
-        );
-    }
-    Ok(differing)
-}
-
-/// Wall time from the first item started to the last one finished (table writing excluded).
-#[derive(Default)]
-struct Timer {
-    first: Option<Instant>,
-    last: Option<Instant>,
-}
-
-impl Timer {
-    fn seconds(&self) -> f64 {
-        match (self.first, self.last) {
-            (Some(a), Some(b)) => (b - a).as_secs_f64().max(1e-9),
-            _ => f64::NAN,
-        }
-    }
-}
-
-impl BatchObserver for Timer {
-    fn event(&mut self, e: BatchEvent<'_>) {
-        match e {
-            BatchEvent::ItemStarted { .. } if self.first.is_none() => self.first = Some(Instant::now()),
-            BatchEvent::ItemFinished { .. } => self.last = Some(Instant::now()),
-            _ => {}
-        }
-    }
-    fn stop_requested(&self) -> bool {
-        super::interrupted()
-    }
-}
-
-fn tempfile_dir(prefix: &str) -> Result<std::path::PathBuf> {
-    let d = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    Ok(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::{trie_nodes, verdict};
 
     #[test]
     fn a_difference_is_a_failing_verdict() {
-        assert!(verdict(true, &[]).is_ok());
+        assert!(verdict(true, true, &[]).is_ok());
         assert_eq!(
-            verdict(false, &[]).unwrap_err().to_string(),
+            verdict(true, false, &[]).unwrap_err().to_string(),
+            "probabilities differ with and without packing: scores of this build are not exact (see `hyst-tui doctor`)"
+        );
+        assert_eq!(
+            verdict(false, true, &[]).unwrap_err().to_string(),
             "probabilities differ with and without prefix reuse: scores of this build are not exact (see `hyst-tui doctor`)"
         );
         assert_eq!(
-            verdict(true, &[2, 4]).unwrap_err().to_string(),
+            verdict(true, true, &[2, 4]).unwrap_err().to_string(),
             "probabilities differ with 2, 4 workers against 1: scores of this build are not exact (see `hyst-tui doctor`)"
         );
-        assert!(verdict(false, &[3]).unwrap_err().to_string().starts_with("probabilities differ with and without prefix reuse and with 3 workers against 1: "));
+        assert!(verdict(false, true, &[3]).unwrap_err().to_string().starts_with("probabilities differ with and without prefix reuse and with 3 workers against 1: "));
     }
 
     #[test]
