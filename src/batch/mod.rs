@@ -471,9 +471,10 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
 
 /// The engine options for `model`: on a GPU back-end with prefix reuse on, the reuse is checked
 /// first (`engine::exactness`); where it is not bit-exact the model is scored from scratch, or
-/// (`--allow-inexact-reuse`) with reuse and the deviation noted. The check goes into the
-/// manifest either way. On the CPU nothing is checked (reuse is exact with this build's
-/// settings; `doctor` shows it).
+/// (`--allow-inexact-reuse`) with reuse and the deviation noted. Packed decoding (`--pack` above
+/// 1) is checked the same way, and turned off where it is not exact. The checks go into the
+/// manifest either way. On the CPU nothing is checked (both are exact with this build's
+/// settings; `doctor` and tests/engine.rs show it).
 fn reuse_policy_for(
     model: &ModelEntry,
     path: &Path,
@@ -481,33 +482,48 @@ fn reuse_policy_for(
     manifest: &mut Manifest,
     observer: &mut dyn BatchObserver,
 ) -> Result<crate::engine::EngineOptions> {
-    use crate::engine::exactness::reuse_check;
+    use crate::engine::exactness::{pack_check, reuse_check};
+    use crate::store::run_dir::ReuseRecord;
     let mut opts = plan.engine.clone();
-    if !opts.cache || !crate::engine::provenance::on_gpu(opts.gpu_layers_for(model)) {
+    let checks_reuse = opts.cache;
+    let checks_pack = opts.pack > 1;
+    if !(checks_reuse || checks_pack) || !crate::engine::provenance::on_gpu(opts.gpu_layers_for(model)) {
         return Ok(opts);
     }
     let probe = Engine::start(model, path, opts.clone()).with_context(|| format!("model `{}`", model.key))?;
-    let check = reuse_check(&probe).with_context(|| format!("model `{}`: the prefix-reuse check", model.key));
+    let checks = (|| {
+        let reuse = if checks_reuse { Some(reuse_check(&probe).with_context(|| format!("model `{}`: the prefix-reuse check", model.key))?) } else { None };
+        let pack = if checks_pack { Some(pack_check(&probe).with_context(|| format!("model `{}`: the packed-decoding check", model.key))?) } else { None };
+        anyhow::Ok((reuse, pack))
+    })();
     probe.shutdown();
-    let check = check?;
-    let (scratch, note) = check.decide(plan.reuse_policy);
-    if let Some(n) = note {
-        let msg = format!("{}: {n}", model.key);
-        tracing::warn!("{msg}");
-        observer.event(BatchEvent::Notice { message: &msg });
+    let (reuse, pack) = checks?;
+    let mut note = |n: Option<String>| {
+        if let Some(n) = n {
+            let msg = format!("{}: {n}", model.key);
+            tracing::warn!("{msg}");
+            observer.event(BatchEvent::Notice { message: &msg });
+        }
+    };
+    if let Some(check) = reuse {
+        let (scratch, n) = check.decide(plan.reuse_policy);
+        note(n);
+        let scoring = if scratch { "from scratch" } else { "prefix reuse" };
+        manifest.reuse_checks.insert(model.key.clone(), ReuseRecord { max_abs_dp: check.max_abs_dp, identical: check.identical, scoring: scoring.into() });
+        if scratch {
+            opts.cache = false;
+        }
     }
-    manifest.reuse_checks.insert(
-        model.key.clone(),
-        crate::store::run_dir::ReuseRecord {
-            max_abs_dp: check.max_abs_dp,
-            identical: check.identical,
-            scoring: if scratch { "from scratch" } else { "prefix reuse" }.into(),
-        },
-    );
+    if let Some(check) = pack {
+        let (off, n) = check.decide_pack(plan.reuse_policy);
+        note(n);
+        let scoring = if off { "one prompt per call" } else { "packed" };
+        manifest.pack_checks.insert(model.key.clone(), ReuseRecord { max_abs_dp: check.max_abs_dp, identical: check.identical, scoring: scoring.into() });
+        if off {
+            opts.pack = 1;
+        }
+    }
     manifest.write(&plan.out)?;
-    if scratch {
-        opts.cache = false;
-    }
     Ok(opts)
 }
 

@@ -197,6 +197,30 @@ fn check_model(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
         Err(e) => r.fail(&what, format!("scoring failed: {e}")),
     }
     engine.shutdown();
+    check_packing(ctx, r, m, &what);
+}
+
+/// Packed decoding (`--pack`) must not change a bit either: three branches decoded together
+/// against each alone, on an engine of four sequences.
+fn check_packing(ctx: &Ctx, r: &mut Report, m: &ModelEntry, what: &str) {
+    let opts = hyst_tui::engine::EngineOptions { pack: 4, n_ctx: Some(ctx.global.ctx.unwrap_or(m.context).min(2048)), ..ctx.engine_options() };
+    let engine = match Engine::start(m, &m.path(&models_dir()), opts) {
+        Ok(e) => e,
+        Err(e) => return r.fail(what, format!("cannot start a packing engine (4 sequences): {e}")),
+    };
+    match hyst_tui::engine::exactness::pack_check(&engine) {
+        Ok(c) if c.identical => r.ok(what, "packed decoding is exact (3 branches in shared decode calls, bit-identical to one per call)"),
+        Ok(c) if provenance::on_gpu(ctx.engine_options().gpu_layers_for(m)) => r.fail(
+            what,
+            format!(
+                "packed scores differ from one-prompt-per-call scores on this GPU back-end (max |Δp| {:.3e}): a batch decodes one prompt per call unless --allow-inexact-reuse",
+                c.max_abs_dp
+            ),
+        ),
+        Ok(c) => r.fail(what, format!("packed scores differ from one-prompt-per-call scores (max |Δp| {:.3e})", c.max_abs_dp)),
+        Err(e) => r.fail(what, format!("packed scoring failed: {e}")),
+    }
+    engine.shutdown();
 }
 
 /// A served model: the server answers, who renders the prompt and whether the server renders the

@@ -71,6 +71,52 @@ impl ReuseCheck {
     }
 }
 
+/// Is packed decoding exact here? Three branches of one history scored as one group (their
+/// suffixes in shared decode calls, on fork sequences) and each alone, one per call, on the
+/// same engine (which must pack: [`super::EngineOptions::pack`] > 1). Leaves the cache empty.
+pub fn pack_check(engine: &Engine) -> Result<ReuseCheck, EngineError> {
+    let (first, second) = conversations();
+    let mut third = second.clone();
+    third.pop();
+    third.push(ChatMessage::user("My teacher says it is Mars. Answer with the letter only."));
+    let letters = ['A', 'B', 'C', 'D'];
+    let prepared = [first, second, third].iter().map(|c| engine.prepare(c)).collect::<Result<Vec<_>, _>>()?;
+    engine.clear_cache()?;
+    let packed = engine.score_group(prepared.clone(), &letters)?;
+    let mut alone = Vec::new();
+    for p in prepared {
+        engine.clear_cache()?;
+        alone.push(engine.score_prepared(p, &letters)?);
+    }
+    engine.clear_cache()?;
+    let identical = packed.iter().zip(&alone).all(|(a, b)| {
+        a.log_scores.iter().zip(&b.log_scores).all(|(x, y)| x.to_bits() == y.to_bits()) && a.letter_mass.to_bits() == b.letter_mass.to_bits()
+    });
+    let max_abs_dp = packed
+        .iter()
+        .zip(&alone)
+        .flat_map(|(a, b)| a.probs.iter().zip(&b.probs).map(|(x, y)| (x - y).abs()))
+        .fold(0.0, f64::max);
+    Ok(ReuseCheck { tokens_reused: packed.iter().map(|s| s.tokens_reused).sum(), max_abs_dp, identical })
+}
+
+impl ReuseCheck {
+    /// Whether, under `policy`, a batch decodes one prompt per call instead of packing, and
+    /// the line that says what was found and done (`None` when packing is exact).
+    pub fn decide_pack(&self, policy: ReusePolicy) -> (bool, Option<String>) {
+        if self.identical {
+            return (false, None);
+        }
+        let off = policy == ReusePolicy::FallBackToScratch;
+        let what = if off {
+            "decoding one prompt per call (exact; --allow-inexact-reuse keeps packing)"
+        } else {
+            "keeping packed decoding (--allow-inexact-reuse)"
+        };
+        (off, Some(format!("packed scores differ from one-prompt-per-call scores on this back-end (max |Δp| {:.3e}): {what}", self.max_abs_dp)))
+    }
+}
+
 /// What a batch does on a backend where prefix reuse is not bit-exact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReusePolicy {

@@ -516,7 +516,7 @@ impl Engine {
     }
 
     /// Scores a prompt prepared by [`Engine::prepare`] (it is not rendered or tokenized again).
-    pub(crate) fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
+    pub fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
         match self.run(Job::ScorePrepared {
             prepared,
             letters: letters.to_vec(),
@@ -529,7 +529,7 @@ impl Engine {
 
     /// Scores prompts prepared by [`Engine::prepare`] that branch off the same history
     /// ([`Job::ScoreGroup`]); the scores come in the prompts' order.
-    pub(crate) fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
+    pub fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
         match self.run(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })? {
             JobOutput::Scores(s) => Ok(s),
             _ => Err(EngineError::WorkerGone),

@@ -170,6 +170,10 @@ pub struct Manifest {
     /// Per model, on a GPU back-end: the prefix-reuse check made when the batch loaded it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reuse_checks: BTreeMap<String, ReuseRecord>,
+    /// Per model, on a GPU back-end with `--pack` above 1: the packed-decoding check (its
+    /// `scoring` says "packed" or "one prompt per call").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pack_checks: BTreeMap<String, ReuseRecord>,
     /// Per served model: its endpoint, what the server reported and the letter coverage.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub served: BTreeMap<String, ServedRecord>,
@@ -241,6 +245,7 @@ impl Manifest {
             items_total,
             complete: false,
             reuse_checks: BTreeMap::new(),
+            pack_checks: BTreeMap::new(),
             served: BTreeMap::new(),
         }
     }
