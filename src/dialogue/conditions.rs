@@ -255,7 +255,7 @@ fn leak(s: &str) -> &'static str {
 impl Registry {
     fn build(user: &[ExperimentSource]) -> Result<Registry, RecipeError> {
         let origin = "bundled prompts/conditions.toml";
-        let mut defs: Vec<Definition> = recipe::parse_file(recipe::BUNDLED_CONDITIONS, origin, FileKind::Registry)?.defs;
+        let mut defs: Vec<Definition> = recipe::parse_file(crate::prompts::bundled_conditions(), origin, FileKind::Registry)?.defs;
         let sc = ExperimentSource::bundled_self_consistency();
         let mut files = vec![sc];
         files.extend(user.iter().cloned());

@@ -12,8 +12,6 @@ use sha2::{Digest, Sha256};
 use super::Suite;
 use crate::prompts::{allowed_placeholders, placeholders_in};
 
-/// The bundled registry of built-in conditions (every condition but the ramp steps).
-pub(crate) const BUNDLED_CONDITIONS: &str = include_str!("../../prompts/conditions.toml");
 
 /// The bundled self-consistency experiment (suite `self-consistency`; also the schema's worked
 /// example in the README).
@@ -789,8 +787,9 @@ mod tests {
 
     #[test]
     fn bundled_files_parse() {
-        let reg = parse_file(BUNDLED_CONDITIONS, "conditions.toml", FileKind::Registry).expect("registry valid").defs;
-        assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), 8);
+        let reg = parse_file(crate::prompts::bundled_conditions(), "conditions.toml", FileKind::Registry).expect("registry valid").defs;
+        assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), crate::dialogue::conditions::main_ops().len());
+        assert!(reg.iter().any(|d| d.group == Group::Main));
         exp(BUNDLED_SELF_CONSISTENCY).expect("self-consistency valid");
     }
 
