@@ -295,5 +295,29 @@ fn same_as_conditions_build_identical_messages() {
             n += 1;
         }
     }
-    assert_eq!(n, 5, "full_history_reset, reset_only, fresh_context, user_pressure, baseline_strong_reset");
+    assert_eq!(
+        n, 9,
+        "full_history_reset, reset_only, fresh_context, user_pressure, baseline_strong_reset, R0 (the ramp's strong_reset) and the clean probe of each ramp"
+    );
+}
+
+/// The rows a table may use for a condition: its own, then those of the conditions it is
+/// declared the same as (to the ramp step at the end), then those declared the same as it.
+#[test]
+fn sources_follow_same_as() {
+    use hyst_tui::dialogue::conditions::{clean_ref, r0_ref, sources};
+    let r0_class = ["ordinary_strong_reset", "strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"];
+    assert_eq!(r0_ref(), r0_class);
+    assert_eq!(sources("full_history_reset"), ["full_history_reset", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(sources("user_pressure"), ["user_pressure", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(sources("strong_reset"), ["strong_reset", "ordinary_strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"]);
+    assert_eq!(clean_ref(), ["clean_context_probe", "clean_context", "fresh_context"]);
+    assert_eq!(sources("clean_context"), ["clean_context", "clean_context_probe", "fresh_context"]);
+    assert_eq!(sources("fresh_context"), ["fresh_context", "clean_context_probe", "clean_context"]);
+    assert_eq!(sources("reset_only"), ["reset_only", "clean_no_mention"]);
+    assert_eq!(sources("clean_no_mention"), ["clean_no_mention", "reset_only"]);
+    // R3a's prompt is the clean one too, but no table stands the clean rows in for an operation.
+    assert_eq!(sources("fresh_context_deletion"), ["fresh_context_deletion"]);
+    assert_eq!(sources("remove_strong_only"), ["remove_strong_only"]);
+    assert!(sources("no_such_condition").is_empty());
 }

@@ -7,7 +7,8 @@
 use std::sync::OnceLock;
 
 use super::recipe::{
-    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, RampDef, Recipe, RecipeError, Text,
+    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, OpFamily, OrderingFamily, RampDef, Recipe,
+    RecipeError, Text,
 };
 use super::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::data::pyrandom::PyRandom;
@@ -170,6 +171,10 @@ pub struct RecoveryOp {
     pub table4_label: &'static str,
     /// Table 17's short name of the operation (main operations only).
     pub table17_label: &'static str,
+    /// Table 16's label (main operations only; Table 4's unless the paper printed another).
+    pub table16_label: &'static str,
+    /// Table 6's label (R0 and R7), else "".
+    pub table6_label: &'static str,
     /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
@@ -178,6 +183,10 @@ pub struct RecoveryOp {
     pub ci_label: &'static str,
     pub suite: Suite,
     pub group: Group,
+    /// Instruction or state (main operations; `family` in prompts/conditions.toml).
+    pub family: Option<OpFamily>,
+    /// The qualitative ordering's families it counts in (main operations; `ordering`).
+    pub ordering: &'static [OrderingFamily],
     pub category: &'static str,
     pub history_role: &'static str,
     pub description: &'static str,
@@ -244,6 +253,8 @@ struct Registry {
     user: Vec<ExperimentSource>,
     by_group: Vec<(Group, Vec<&'static str>)>,
     ramps: Vec<&'static RampDef>,
+    /// [`sources`] of every condition, in [`all`] order.
+    sources: Vec<&'static [&'static str]>,
 }
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -310,14 +321,19 @@ impl Registry {
             }
         }
         for d in &defs {
-            if let Some(t) = &d.same_as {
-                if !defs.iter().any(|o| &o.name == t) {
-                    return Err(RecipeError {
-                        file: d.origin.clone(),
-                        condition: d.name.clone(),
-                        field: "same_as".into(),
-                        message: format!("no condition {t:?}"),
-                    });
+            let err = |m: String| RecipeError { file: d.origin.clone(), condition: d.name.clone(), field: "same_as".into(), message: m };
+            // A chain of `same_as` ends: at a condition that names none, or at a ramp step.
+            let mut seen = vec![d.name.as_str()];
+            let mut at = d;
+            while let Some(t) = &at.same_as {
+                if seen.contains(&t.as_str()) {
+                    return Err(err(format!("the `same_as` chain {} comes back to {t:?}", seen.join(" -> "))));
+                }
+                seen.push(t);
+                match defs.iter().find(|o| &o.name == t) {
+                    Some(o) => at = o,
+                    None if curve_keys().any(|k| &k == t) => break,
+                    None => return Err(err(format!("no condition or ramp step {t:?}"))),
                 }
             }
         }
@@ -328,6 +344,11 @@ impl Registry {
                     Control::PressureWrong => (p.key().to_string(), Suite::Ramp),
                     _ => (format!("{}:{}", control.key(), p.key()), Suite::Controls),
                 };
+                // The probe is scored again with the clean step's very prompt.
+                let same_as = p.same_as().map(|twin| match control {
+                    Control::PressureWrong => twin.key(),
+                    _ => leak(&format!("{}:{}", control.key(), twin.key())),
+                });
                 conditions.push(Condition {
                     key,
                     label: p.key().to_string(),
@@ -341,7 +362,7 @@ impl Registry {
                     short: "",
                     group: None,
                     origin: "",
-                    same_as: None,
+                    same_as,
                 });
             }
         }
@@ -402,11 +423,15 @@ impl Registry {
                     name: leak(&d.ui_name),
                     table4_label: leak(&d.labels.table4),
                     table17_label: leak(&d.labels.table17),
+                    table16_label: leak(if d.labels.table16.is_empty() { &d.labels.table4 } else { &d.labels.table16 }),
+                    table6_label: leak(&d.labels.table6),
                     sweep_stem: leak(&d.labels.sweep_stem),
                     mro_label: leak(&d.labels.mro),
                     ci_label: if d.group == Group::Experiment { leak(&d.label) } else { leak(&d.labels.ci) },
                     suite: d.suite,
                     group: d.group,
+                    family: d.family,
+                    ordering: Box::leak(d.ordering.clone().into_boxed_slice()),
                     category: c.category,
                     history_role: c.history_role,
                     description: c.description,
@@ -420,8 +445,29 @@ impl Registry {
             .into_iter()
             .map(|g| (g, conditions.iter().filter(|c| c.group == Some(g)).map(|c| leak(&c.key)).collect()))
             .collect();
-        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps })
+        let sources = conditions.iter().map(|c| &*Box::leak(same_rows(&conditions, &c.key).into_boxed_slice())).collect();
+        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps, sources })
     }
+}
+
+/// The conditions whose rows stand for `key`'s (see [`sources`]).
+fn same_rows(conditions: &[Condition], key: &str) -> Vec<&'static str> {
+    let forward = |key: &str| -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut at = conditions.iter().find(|c| c.key == key);
+        while let Some(c) = at {
+            out.push(leak(&c.key));
+            at = c.same_as.and_then(|t| conditions.iter().find(|o| o.key == t)).filter(|o| !out.contains(&o.key.as_str()));
+        }
+        out
+    };
+    let mut out = forward(key);
+    for c in conditions {
+        if !out.contains(&c.key.as_str()) && forward(&c.key).contains(&key) {
+            out.push(leak(&c.key));
+        }
+    }
+    out
 }
 
 fn curve_keys() -> impl Iterator<Item = String> {
@@ -515,6 +561,28 @@ pub(crate) fn group_keys(g: Group) -> &'static [&'static str] {
 /// experiment operations (the bundled experiments' are shown when a stored run has them).
 pub(crate) fn explorer_ops() -> impl Iterator<Item = &'static RecoveryOp> {
     recovery_ops().iter().filter(|o| !o.is_experiment() || !o.origin.starts_with("bundled "))
+}
+
+/// The conditions whose rows a table may use for `key`'s, in the order it prefers them: the
+/// condition itself, then the conditions it is declared the same as (`same_as` in
+/// prompts/conditions.toml, followed to its end: a condition or a step of the pressure ramp,
+/// whose clean probe is the clean step again), then the conditions declared the same as it.
+/// Their messages are identical by construction, so their scores are too (docs/protocol.md
+/// §3.10). Empty for an unknown key.
+pub fn sources(key: &str) -> &'static [&'static str] {
+    let r = registry();
+    r.conditions.iter().position(|c| c.key == key).map_or(&[], |i| r.sources[i])
+}
+
+/// The clean reference of the tables: the clean probe, else the identical clean step, …
+pub fn clean_ref() -> &'static [&'static str] {
+    sources(super::CurvePoint::CleanContextProbe.key())
+}
+
+/// The ordinary reset R0 as a reference: the hierarchy's condition, else the ramp's step that is
+/// the same prompt, …
+pub fn r0_ref() -> &'static [&'static str] {
+    sources(ids::ORDINARY_RESET)
 }
 
 pub fn find(key: &str) -> Option<&'static Condition> {

@@ -120,6 +120,13 @@ impl CurvePoint {
             CurvePoint::CleanContextProbe => "clean probe: identical to the clean context, scored again",
         }
     }
+    /// The step whose prompt this one repeats (the clean probe is the clean step again).
+    pub(crate) fn same_as(self) -> Option<CurvePoint> {
+        match self {
+            CurvePoint::CleanContextProbe => Some(CurvePoint::CleanContext),
+            _ => None,
+        }
+    }
     /// Ramp steps 1..=5 that extend the history (weak … strong reset).
     pub(crate) fn ramp_step(self) -> Option<usize> {
         match self {

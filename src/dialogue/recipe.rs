@@ -192,12 +192,64 @@ impl Group {
     }
 }
 
-/// Table labels of a main operation.
+/// Which kind of recovery a main operation is: the qualitative ordering compares the best of
+/// each (`instruction_best_recovered`, `dialogue_state_best_recovered`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpFamily {
+    /// An instruction added to the kept pressure history (R0, R1, R2).
+    Instruction,
+    /// The dialogue state itself changes: history deleted, replaced or reconstructed (R3a … R5).
+    State,
+}
+
+/// The families of the threshold sweep's qualitative ordering (docs/protocol.md §8:
+/// `state_changing_max >= neutral_or_reconstruction_max >= instruction_level_max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OrderingFamily {
+    InstructionLevel,
+    StateChanging,
+    NeutralOrReconstruction,
+}
+
+impl OpFamily {
+    const ALL: [(OpFamily, &'static str); 2] = [(OpFamily::Instruction, "instruction"), (OpFamily::State, "state")];
+    fn parse(s: &str) -> Option<OpFamily> {
+        Self::ALL.iter().find(|(_, k)| *k == s).map(|(f, _)| *f)
+    }
+    /// The key as written in prompts/conditions.toml.
+    pub fn key(self) -> &'static str {
+        Self::ALL.iter().find(|(f, _)| *f == self).map_or("", |(_, k)| *k)
+    }
+}
+
+impl OrderingFamily {
+    pub(crate) const ALL: [(OrderingFamily, &'static str); 3] = [
+        (OrderingFamily::InstructionLevel, "instruction-level"),
+        (OrderingFamily::StateChanging, "state-changing"),
+        (OrderingFamily::NeutralOrReconstruction, "neutral-or-reconstruction"),
+    ];
+    fn parse(s: &str) -> Option<OrderingFamily> {
+        Self::ALL.iter().find(|(_, k)| *k == s).map(|(o, _)| *o)
+    }
+    /// The key as written in prompts/conditions.toml.
+    pub fn key(self) -> &'static str {
+        Self::ALL.iter().find(|(o, _)| *o == self).map_or("", |(_, k)| *k)
+    }
+}
+
+/// Table labels of an operation (the five of a main operation are required).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Labels {
+    /// The paper's Table 4 label (`R3a fresh-context deletion`).
     #[serde(default)]
     pub table4: String,
+    /// The paper's Table 16 label where it differs from Table 4's (`R3a fresh deletion`).
+    #[serde(default)]
+    pub table16: String,
+    /// The paper's Table 6 label (R0 and R7 only: `R7 evidence`).
+    #[serde(default)]
+    pub table6: String,
     /// Table 17's short name (`R3a deletion`).
     #[serde(default)]
     pub table17: String,
@@ -234,6 +286,10 @@ struct RawCondition {
     description: Option<String>,
     #[serde(default)]
     labels: Option<Labels>,
+    #[serde(default)]
+    family: Option<String>,
+    #[serde(default)]
+    ordering: Option<Vec<String>>,
     history: String,
     #[serde(default)]
     exchanges: Option<Vec<usize>>,
@@ -329,6 +385,8 @@ pub(crate) struct Definition {
     pub ui_name: String,
     pub description: String,
     pub labels: Labels,
+    pub family: Option<OpFamily>,
+    pub ordering: Vec<OrderingFamily>,
     pub recipe: Recipe,
     pub same_as: Option<String>,
     /// The file it comes from (`bundled prompts/conditions.toml`, or an experiment file).
@@ -718,6 +776,18 @@ fn definition(
     if group == Group::Main && (labels.table4.is_empty() || labels.table17.is_empty() || labels.sweep_stem.is_empty() || labels.mro.is_empty() || labels.ci.is_empty()) {
         return Err(err("labels", "a main operation needs table4, table17, sweep_stem, mro and ci labels"));
     }
+    let family = match rc.family.as_deref() {
+        None => None,
+        Some(f) => Some(OpFamily::parse(f).ok_or_else(|| err("family", &format!("unknown family {f:?} (instruction, state)")))?),
+    };
+    let mut ordering = Vec::new();
+    for o in rc.ordering.iter().flatten() {
+        let keys: Vec<&str> = OrderingFamily::ALL.iter().map(|(_, k)| *k).collect();
+        ordering.push(OrderingFamily::parse(o).ok_or_else(|| err("ordering", &format!("unknown family {o:?} ({})", keys.join(", "))))?);
+    }
+    if (family.is_some() || !ordering.is_empty()) && group != Group::Main {
+        return Err(err(if family.is_some() { "family" } else { "ordering" }, "only a main operation belongs to a family of the hierarchy"));
+    }
     let readable = name.replace(['_', '-'], " ");
     let history_role = rc.history_role.clone().unwrap_or_else(|| {
         match (&history, assistant) {
@@ -742,6 +812,8 @@ fn definition(
         ui_name: rc.ui_name.clone().unwrap_or_else(|| readable.clone()),
         description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, ramp.as_deref(), &origin_name(origin))),
         labels,
+        family,
+        ordering,
         recipe: Recipe { history, assistant, system, turn, shuffled, ramp },
         same_as: rc.same_as.clone(),
         origin: origin.to_string(),

@@ -135,6 +135,8 @@ impl Family {
 // ---------------------------------------------------------------------------------------------
 
 pub(crate) use crate::dialogue::conditions::{main_op, main_ops};
+use crate::dialogue::conditions::RecoveryOp;
+use crate::dialogue::recipe::{OpFamily, OrderingFamily};
 
 /// Condition key of R0.
 pub(crate) use crate::dialogue::conditions::ids::ORDINARY_RESET as ORDINARY_RESET_KEY;
@@ -284,17 +286,19 @@ pub(crate) struct SweepRow {
     /// `"R0 ordinary reset=1; R3 fresh deletion=7"`: non-zero MRO counts in scan order, then
     /// `not_restored=<k>` when k > 0; empty when there are no pairs.
     pub mro_distribution: String,
-    /// `max(R1, R2)`.
+    /// The best count of the `instruction-level` operations (R1, R2).
     pub instruction_level_max: usize,
-    /// `max(R3a, R3b, R5)`.
+    /// The best count of the `state-changing` operations (R3a, R3b, R5).
     pub state_changing_max: usize,
-    /// `max(R4, R5)`.
+    /// The best count of the `neutral-or-reconstruction` operations (R4, R5).
     pub neutral_or_reconstruction_max: usize,
     /// `state_changing_max >= neutral_or_reconstruction_max >= instruction_level_max`.
     pub qualitative_ordering_stable: bool,
-    /// [inferred] `max(R0, R1, R2)` (released CSV column `instruction_best_recovered`).
+    /// [inferred] the best count of the `instruction` family (R0, R1, R2; released CSV column
+    /// `instruction_best_recovered`).
     pub instruction_best_recovered: usize,
-    /// [inferred] `max(R3a, R3b, R4, R5)` (released CSV column `dialogue_state_best_recovered`).
+    /// [inferred] the best count of the `state` family (R3a, R3b, R4, R5; released CSV column
+    /// `dialogue_state_best_recovered`).
     pub dialogue_state_best_recovered: usize,
 }
 
@@ -322,12 +326,17 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
     if not_restored > 0 {
         parts.push(format!("{NOT_RESTORED}={not_restored}"));
     }
-    // Counts by short label (the families of the qualitative ordering are named by them).
-    let by_short: Vec<(&str, usize)> = main_ops().iter().zip(&recovered).map(|(o, (_, n))| (o.short, *n)).collect();
-    let r = |short: &str| by_short.iter().find(|(s, _)| *s == short).map_or(0, |(_, n)| *n);
-    let instruction_level_max = r("R1").max(r("R2"));
-    let state_changing_max = r("R3a").max(r("R3b")).max(r("R5"));
-    let neutral_or_reconstruction_max = r("R4").max(r("R5"));
+    // The best count among the main operations of a family (the registry's `family` and
+    // `ordering`); 0 when none is.
+    let best = |member: &dyn Fn(&RecoveryOp) -> bool| {
+        main_ops().iter().zip(&recovered).filter(|(o, _)| member(o)).map(|(_, (_, n))| *n).max().unwrap_or(0)
+    };
+    let ordering = |f: OrderingFamily| best(&|o: &RecoveryOp| o.ordering.contains(&f));
+    let instruction_level_max = ordering(OrderingFamily::InstructionLevel);
+    let state_changing_max = ordering(OrderingFamily::StateChanging);
+    let neutral_or_reconstruction_max = ordering(OrderingFamily::NeutralOrReconstruction);
+    let instruction_best_recovered = best(&|o: &RecoveryOp| o.family == Some(OpFamily::Instruction));
+    let dialogue_state_best_recovered = best(&|o: &RecoveryOp| o.family == Some(OpFamily::State));
     SweepRow {
         lambda,
         criterion: *criterion,
@@ -341,8 +350,8 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
         neutral_or_reconstruction_max,
         qualitative_ordering_stable: state_changing_max >= neutral_or_reconstruction_max
             && neutral_or_reconstruction_max >= instruction_level_max,
-        instruction_best_recovered: r("R0").max(r("R1")).max(r("R2")),
-        dialogue_state_best_recovered: r("R3a").max(r("R3b")).max(r("R4")).max(r("R5")),
+        instruction_best_recovered,
+        dialogue_state_best_recovered,
     }
 }
 

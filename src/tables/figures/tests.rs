@@ -419,7 +419,9 @@ fn ecdf_steps() {
 
 #[test]
 fn ramp_steps_are_registry_conditions() {
-    for (cands, _) in ramp::STEPS {
+    for (step, _) in ramp::STEPS {
+        let cands = crate::dialogue::conditions::sources(step.key());
+        assert_eq!(cands.first(), Some(&step.key()));
         for c in cands {
             assert!(crate::dialogue::conditions::find(c).is_some(), "{c}");
         }

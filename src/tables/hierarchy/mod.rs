@@ -11,7 +11,7 @@ mod sweep;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::index::{PairData, RunIndex, CLEAN_REF, R0_REF};
+use super::index::{PairData, RunIndex, clean_ref, r0_ref};
 use super::TableOptions;
 use crate::dialogue::conditions::{recovery_op, recovery_ops, RecoveryOp};
 use crate::dialogue::Suite;
@@ -114,13 +114,13 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
     pub(crate) fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
         let mut pairs = Vec::new();
         for p in &idx.pairs {
-            let Some(clean) = p.resolve(&CLEAN_REF) else {
+            let Some(clean) = p.resolve(clean_ref()) else {
                 continue;
             };
             if !builtin_ops().iter().any(|k| p.has(k)) {
                 continue;
             }
-            let Some(r0) = p.resolve(&R0_REF) else {
+            let Some(r0) = p.resolve(r0_ref()) else {
                 continue;
             };
             let mut ops = Vec::new();
