@@ -12,7 +12,6 @@ use sha2::{Digest, Sha256};
 use super::Suite;
 use crate::prompts::{allowed_placeholders, placeholders_in};
 
-
 /// The bundled self-consistency experiment (suite `self-consistency`; also the schema's worked
 /// example in the README).
 pub(crate) const BUNDLED_SELF_CONSISTENCY: &str = include_str!("../../assets/experiments/self-consistency.toml");
