@@ -585,6 +585,17 @@ pub fn r0_ref() -> &'static [&'static str] {
     sources(ids::ORDINARY_RESET)
 }
 
+/// [`explorer_ops`], each with the group whose section it opens (its group differs from the
+/// operation's before it), if it opens one: the views head a section on a change of group.
+pub(crate) fn explorer_sections() -> impl Iterator<Item = (Option<Group>, &'static RecoveryOp)> {
+    let mut before: Option<Group> = None;
+    explorer_ops().map(move |o| {
+        let opens = (before != Some(o.group)).then_some(o.group);
+        before = Some(o.group);
+        (opens, o)
+    })
+}
+
 pub fn find(key: &str) -> Option<&'static Condition> {
     all().iter().find(|c| c.key == key)
 }
