@@ -387,12 +387,16 @@ impl Registry {
                 });
             }
         }
-        // Operations first (main in scan order, then appendix, evidence and experiments), then
-        // the other conditions, each in file order: the registry order is the item rows' order.
+        // The operations first by group (main in scan order, then appendix, then evidence),
+        // then the other conditions, then the experiments' operations, each in file order: the
+        // registry order is the item rows' order (a main operation added at the end of the file
+        // still scans and shows with the main ones).
         let rank = |g: Group| match g {
-            Group::Main | Group::Appendix | Group::Evidence => 0,
-            Group::Truncation | Group::FalseContext | Group::Relabel => 1,
-            Group::Experiment => 2,
+            Group::Main => 0,
+            Group::Appendix => 1,
+            Group::Evidence => 2,
+            Group::Truncation | Group::FalseContext | Group::Relabel => 3,
+            Group::Experiment => 4,
         };
         let mut ordered: Vec<&Definition> = defs.iter().collect();
         ordered.sort_by_key(|d| rank(d.group));
