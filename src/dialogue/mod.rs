@@ -4,6 +4,7 @@
 //! assistant turns are the model's own argmax letters at each step, obtained through [`Scorer`].
 
 pub mod conditions;
+mod messages;
 pub mod ops_text;
 pub mod recipe;
 
