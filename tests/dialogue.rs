@@ -92,10 +92,10 @@ fn recovery_operations_keep_replace_or_delete_the_history() {
     let history = &r0[1..9];
     // preserved history, BASE system, new final turn
     for (key, msg) in [
-        ("explicit_user_retraction", Some(p.r1_retraction.as_str())),
-        ("self_verification_final_label", Some(p.r6_instruction.as_str())),
-        ("evidence_for_each_option_then_answer", Some(p.r6_evidence_comparison.as_str())),
-        ("source_skepticism_reset", Some(p.r2_source_skepticism.as_str())),
+        ("explicit_user_retraction", Some(p.get("r1_retraction").unwrap())),
+        ("self_verification_final_label", Some(p.get("r6_instruction").unwrap())),
+        ("evidence_for_each_option_then_answer", Some(p.get("r6_evidence_comparison").unwrap())),
+        ("source_skepticism_reset", Some(p.get("r2_source_skepticism").unwrap())),
         ("system_level_reset", None),
         ("evidence_grounded_recovery", None),
     ] {
@@ -107,8 +107,8 @@ fn recovery_operations_keep_replace_or_delete_the_history() {
             assert!(m[9].content.starts_with(msg), "{key}");
         }
         if key == "system_level_reset" {
-            assert_eq!(m[0].content, format!("{}\n\n{}", p.system, p.r2_system_addition));
-            assert!(m[9].content.starts_with(&p.r2_prefix), "R2 final turn is the question block only");
+            assert_eq!(m[0].content, format!("{}\n\n{}", p.system, p.get("r2_system_addition").unwrap()));
+            assert!(m[9].content.starts_with(p.get("r2_prefix").unwrap()), "R2 final turn is the question block only");
         } else {
             assert_eq!(m[0].content, p.system, "{key}");
         }
@@ -121,13 +121,13 @@ fn recovery_operations_keep_replace_or_delete_the_history() {
     assert_eq!(get("fresh_context_deletion").messages, get("clean_context").messages);
     let r3b = get("context_truncation").messages;
     assert_eq!(roles(&r3b), "su");
-    assert!(r3b[1].content.starts_with(&p.r3b_prefix) && has_question_block(&r3b[1].content, &d));
+    assert!(r3b[1].content.starts_with(p.get("r3b_prefix").unwrap()) && has_question_block(&r3b[1].content, &d));
     // R4: history replaced by [summary, "Understood."]
     let r4 = get("neutral_summary_replacement").messages;
     assert_eq!(roles(&r4), "suau");
-    assert_eq!(r4[1].content, p.r4_summary);
-    assert_eq!(r4[2].content, p.r4_ack);
-    assert!(r4[3].content.starts_with(&p.r4_prefix));
+    assert_eq!(r4[1].content, p.get("r4_summary").unwrap());
+    assert_eq!(r4[2].content, p.get("r4_ack").unwrap());
+    assert!(r4[3].content.starts_with(p.get("r4_prefix").unwrap()));
     // R5: structured state, not the question block (no closing line)
     let r5 = get("factual_state_reconstruction").messages;
     assert_eq!(roles(&r5), "su");
@@ -166,7 +166,7 @@ fn truncation_false_context_and_relabel() {
         let m = get(key).messages;
         assert_eq!(roles(&m), "suau", "{key}");
         assert!(m[1].content.contains(wrong.as_str()), "{key}");
-        assert_eq!(m[2].content, p.false_context_ack);
+        assert_eq!(m[2].content, p.get("false_context_ack").unwrap());
         assert_eq!(m[3], r0[9], "{key}: R0 final turn");
     }
     assert!(get("quoted_false_claim").messages[1].content.contains(&format!("'{wrong}'")));
@@ -185,7 +185,7 @@ fn truncation_false_context_and_relabel() {
     }
     let ns = get("option_relabel_no_shuffle_reset");
     assert_eq!(ns.options, d.item.options);
-    assert!(ns.messages[9].content.contains(&p.relabel_no_shuffle));
+    assert!(ns.messages[9].content.contains(p.get("relabel_no_shuffle").unwrap()));
 }
 
 /// Plays a fixed letter sequence, to test the self-conditioned ramp without a model.
@@ -295,5 +295,29 @@ fn same_as_conditions_build_identical_messages() {
             n += 1;
         }
     }
-    assert_eq!(n, 5, "full_history_reset, reset_only, fresh_context, user_pressure, baseline_strong_reset");
+    assert_eq!(
+        n, 9,
+        "full_history_reset, reset_only, fresh_context, user_pressure, baseline_strong_reset, R0 (the ramp's strong_reset) and the clean probe of each ramp"
+    );
+}
+
+/// The rows a table may use for a condition: its own, then those of the conditions it is
+/// declared the same as (to the ramp step at the end), then those declared the same as it.
+#[test]
+fn sources_follow_same_as() {
+    use hyst_tui::dialogue::conditions::{clean_ref, r0_ref, sources};
+    let r0_class = ["ordinary_strong_reset", "strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"];
+    assert_eq!(r0_ref(), r0_class);
+    assert_eq!(sources("full_history_reset"), ["full_history_reset", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(sources("user_pressure"), ["user_pressure", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(sources("strong_reset"), ["strong_reset", "ordinary_strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"]);
+    assert_eq!(clean_ref(), ["clean_context_probe", "clean_context", "fresh_context"]);
+    assert_eq!(sources("clean_context"), ["clean_context", "clean_context_probe", "fresh_context"]);
+    assert_eq!(sources("fresh_context"), ["fresh_context", "clean_context_probe", "clean_context"]);
+    assert_eq!(sources("reset_only"), ["reset_only", "clean_no_mention"]);
+    assert_eq!(sources("clean_no_mention"), ["clean_no_mention", "reset_only"]);
+    // R3a's prompt is the clean one too, but no table stands the clean rows in for an operation.
+    assert_eq!(sources("fresh_context_deletion"), ["fresh_context_deletion"]);
+    assert_eq!(sources("remove_strong_only"), ["remove_strong_only"]);
+    assert!(sources("no_such_condition").is_empty());
 }

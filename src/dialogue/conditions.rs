@@ -6,14 +6,13 @@
 
 use std::sync::OnceLock;
 
-use super::recipe::{
-    self, Assistant, Block, Definition, ExperimentSource, FileKind, Group, History, RampDef, Recipe, RecipeError, Text,
-};
+use super::recipe::{self, Definition, ExperimentSource, FileKind, Group, OpFamily, OrderingFamily, RampDef, Recipe, RecipeError};
 use super::{Builder, Control, CurvePoint, DialogueItem, CURVE};
-use crate::data::pyrandom::PyRandom;
-use crate::data::Item;
-use crate::protocol::{letter, letter_index, ChatMessage};
-use crate::prompts::fill;
+use crate::protocol::letter;
+
+// A condition's messages (`dialogue::messages`), where callers have always found them.
+pub use super::messages::{run_custom_ramp, Built};
+pub(crate) use super::messages::{build_recipe, clean_letter_or_correct, custom_ramp_messages, r7_evidence};
 
 /// Groups of conditions that batch mode runs together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -170,6 +169,10 @@ pub struct RecoveryOp {
     pub table4_label: &'static str,
     /// Table 17's short name of the operation (main operations only).
     pub table17_label: &'static str,
+    /// Table 16's label (main operations only; Table 4's unless the paper printed another).
+    pub table16_label: &'static str,
+    /// Table 6's label (R0 and R7), else "".
+    pub table6_label: &'static str,
     /// Column stem of `recovery_threshold_sensitivity.csv` (`<stem>_recovered`, `mro_<stem>`).
     pub sweep_stem: &'static str,
     /// Label used in `mro_distribution` (`"R0 ordinary reset=1; R3 fresh deletion=7"`).
@@ -178,6 +181,10 @@ pub struct RecoveryOp {
     pub ci_label: &'static str,
     pub suite: Suite,
     pub group: Group,
+    /// Instruction or state (main operations; `family` in prompts/conditions.toml).
+    pub family: Option<OpFamily>,
+    /// The qualitative ordering's families it counts in (main operations; `ordering`).
+    pub ordering: &'static [OrderingFamily],
     pub category: &'static str,
     pub history_role: &'static str,
     pub description: &'static str,
@@ -244,6 +251,8 @@ struct Registry {
     user: Vec<ExperimentSource>,
     by_group: Vec<(Group, Vec<&'static str>)>,
     ramps: Vec<&'static RampDef>,
+    /// [`sources`] of every condition, in [`all`] order.
+    sources: Vec<&'static [&'static str]>,
 }
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -255,7 +264,7 @@ fn leak(s: &str) -> &'static str {
 impl Registry {
     fn build(user: &[ExperimentSource]) -> Result<Registry, RecipeError> {
         let origin = "bundled prompts/conditions.toml";
-        let mut defs: Vec<Definition> = recipe::parse_file(recipe::BUNDLED_CONDITIONS, origin, FileKind::Registry)?.defs;
+        let mut defs: Vec<Definition> = recipe::parse_file(crate::prompts::bundled_conditions(), origin, FileKind::Registry)?.defs;
         let sc = ExperimentSource::bundled_self_consistency();
         let mut files = vec![sc];
         files.extend(user.iter().cloned());
@@ -310,14 +319,19 @@ impl Registry {
             }
         }
         for d in &defs {
-            if let Some(t) = &d.same_as {
-                if !defs.iter().any(|o| &o.name == t) {
-                    return Err(RecipeError {
-                        file: d.origin.clone(),
-                        condition: d.name.clone(),
-                        field: "same_as".into(),
-                        message: format!("no condition {t:?}"),
-                    });
+            let err = |m: String| RecipeError { file: d.origin.clone(), condition: d.name.clone(), field: "same_as".into(), message: m };
+            // A chain of `same_as` ends: at a condition that names none, or at a ramp step.
+            let mut seen = vec![d.name.as_str()];
+            let mut at = d;
+            while let Some(t) = &at.same_as {
+                if seen.contains(&t.as_str()) {
+                    return Err(err(format!("the `same_as` chain {} comes back to {t:?}", seen.join(" -> "))));
+                }
+                seen.push(t);
+                match defs.iter().find(|o| &o.name == t) {
+                    Some(o) => at = o,
+                    None if curve_keys().any(|k| &k == t) => break,
+                    None => return Err(err(format!("no condition or ramp step {t:?}"))),
                 }
             }
         }
@@ -328,6 +342,11 @@ impl Registry {
                     Control::PressureWrong => (p.key().to_string(), Suite::Ramp),
                     _ => (format!("{}:{}", control.key(), p.key()), Suite::Controls),
                 };
+                // The probe is scored again with the clean step's very prompt.
+                let same_as = p.same_as().map(|twin| match control {
+                    Control::PressureWrong => twin.key(),
+                    _ => leak(&format!("{}:{}", control.key(), twin.key())),
+                });
                 conditions.push(Condition {
                     key,
                     label: p.key().to_string(),
@@ -341,7 +360,7 @@ impl Registry {
                     short: "",
                     group: None,
                     origin: "",
-                    same_as: None,
+                    same_as,
                 });
             }
         }
@@ -366,12 +385,16 @@ impl Registry {
                 });
             }
         }
-        // Operations first (main in scan order, then appendix, evidence and experiments), then
-        // the other conditions, each in file order: the registry order is the item rows' order.
+        // The operations first by group (main in scan order, then appendix, then evidence),
+        // then the other conditions, then the experiments' operations, each in file order: the
+        // registry order is the item rows' order (a main operation added at the end of the file
+        // still scans and shows with the main ones).
         let rank = |g: Group| match g {
-            Group::Main | Group::Appendix | Group::Evidence => 0,
-            Group::Truncation | Group::FalseContext | Group::Relabel => 1,
-            Group::Experiment => 2,
+            Group::Main => 0,
+            Group::Appendix => 1,
+            Group::Evidence => 2,
+            Group::Truncation | Group::FalseContext | Group::Relabel => 3,
+            Group::Experiment => 4,
         };
         let mut ordered: Vec<&Definition> = defs.iter().collect();
         ordered.sort_by_key(|d| rank(d.group));
@@ -402,11 +425,15 @@ impl Registry {
                     name: leak(&d.ui_name),
                     table4_label: leak(&d.labels.table4),
                     table17_label: leak(&d.labels.table17),
+                    table16_label: leak(if d.labels.table16.is_empty() { &d.labels.table4 } else { &d.labels.table16 }),
+                    table6_label: leak(&d.labels.table6),
                     sweep_stem: leak(&d.labels.sweep_stem),
                     mro_label: leak(&d.labels.mro),
                     ci_label: if d.group == Group::Experiment { leak(&d.label) } else { leak(&d.labels.ci) },
                     suite: d.suite,
                     group: d.group,
+                    family: d.family,
+                    ordering: Box::leak(d.ordering.clone().into_boxed_slice()),
                     category: c.category,
                     history_role: c.history_role,
                     description: c.description,
@@ -420,8 +447,29 @@ impl Registry {
             .into_iter()
             .map(|g| (g, conditions.iter().filter(|c| c.group == Some(g)).map(|c| leak(&c.key)).collect()))
             .collect();
-        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps })
+        let sources = conditions.iter().map(|c| &*Box::leak(same_rows(&conditions, &c.key).into_boxed_slice())).collect();
+        Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps, sources })
     }
+}
+
+/// The conditions whose rows stand for `key`'s (see [`sources`]).
+fn same_rows(conditions: &[Condition], key: &str) -> Vec<&'static str> {
+    let forward = |key: &str| -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut at = conditions.iter().find(|c| c.key == key);
+        while let Some(c) = at {
+            out.push(leak(&c.key));
+            at = c.same_as.and_then(|t| conditions.iter().find(|o| o.key == t)).filter(|o| !out.contains(&o.key.as_str()));
+        }
+        out
+    };
+    let mut out = forward(key);
+    for c in conditions {
+        if !out.contains(&c.key.as_str()) && forward(&c.key).contains(&key) {
+            out.push(leak(&c.key));
+        }
+    }
+    out
 }
 
 fn curve_keys() -> impl Iterator<Item = String> {
@@ -517,39 +565,42 @@ pub(crate) fn explorer_ops() -> impl Iterator<Item = &'static RecoveryOp> {
     recovery_ops().iter().filter(|o| !o.is_experiment() || !o.origin.starts_with("bundled "))
 }
 
+/// The conditions whose rows a table may use for `key`'s, in the order it prefers them: the
+/// condition itself, then the conditions it is declared the same as (`same_as` in
+/// prompts/conditions.toml, followed to its end: a condition or a step of the pressure ramp,
+/// whose clean probe is the clean step again), then the conditions declared the same as it.
+/// Their messages are identical by construction, so their scores are too (docs/protocol.md
+/// §3.10). Empty for an unknown key.
+pub fn sources(key: &str) -> &'static [&'static str] {
+    let r = registry();
+    r.conditions.iter().position(|c| c.key == key).map_or(&[], |i| r.sources[i])
+}
+
+/// The clean reference of the tables: the clean probe, else the identical clean step, …
+pub fn clean_ref() -> &'static [&'static str] {
+    sources(super::CurvePoint::CleanContextProbe.key())
+}
+
+/// The ordinary reset R0 as a reference: the hierarchy's condition, else the ramp's step that is
+/// the same prompt, …
+pub fn r0_ref() -> &'static [&'static str] {
+    sources(ids::ORDINARY_RESET)
+}
+
+/// [`explorer_ops`], each with the group whose section it opens (its group differs from the
+/// operation's before it), if it opens one: the views head a section on a change of group.
+pub(crate) fn explorer_sections() -> impl Iterator<Item = (Option<Group>, &'static RecoveryOp)> {
+    let mut before: Option<Group> = None;
+    explorer_ops().map(move |o| {
+        let opens = (before != Some(o.group)).then_some(o.group);
+        before = Some(o.group);
+        (opens, o)
+    })
+}
+
 pub fn find(key: &str) -> Option<&'static Condition> {
     all().iter().find(|c| c.key == key)
 }
-
-/// The messages of a condition, plus how the options are shown in its final turn.
-#[derive(Clone, Debug)]
-pub struct Built {
-    pub messages: Vec<ChatMessage>,
-    /// Options as shown in the final turn (permuted for the relabel-shuffle condition).
-    pub options: Vec<String>,
-    /// Index (in `options`) of the correct and the advocated wrong option.
-    pub correct: usize,
-    pub wrong: usize,
-    /// For relabel-shuffle: `perm[new] = old`, and the letter the wrong option had before.
-    pub permutation: Option<Vec<usize>>,
-    pub old_wrong_letter: char,
-}
-
-/// Deterministic relabel permutation (`perm[new] = old`): CPython
-/// `Random(f"{seed}:{item_id}:relabel").shuffle(range(n))`; if the advocated wrong text would
-/// keep its letter, the permutation is rotated by one so it moves (possible whenever n ≥ 2).
-pub(crate) fn relabel_permutation(item: &Item, wrong: usize, seed: u64) -> Vec<usize> {
-    let n = item.options.len();
-    let mut perm: Vec<usize> = (0..n).collect();
-    PyRandom::from_str_seed(&format!("{seed}:{}:relabel", item.id)).shuffle(&mut perm);
-    if n >= 2 && perm[wrong] == wrong {
-        perm.rotate_left(1);
-    }
-    perm
-}
-
-/// Seed of the relabel permutation (the selection seed of the run).
-pub(crate) const RELABEL_SEED: u64 = 42;
 
 /// Builds a condition's messages. `letters` are the model's own letters on the ramp the condition
 /// builds on ([`base_of`]: A1..A4 of the paper's wrong-pressure ramp for every non-control
@@ -578,163 +629,4 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char], 
         }
         Kind::Recipe(r) => build_recipe(r, b, d, letters, clean),
     }
-}
-
-/// The one interpreter of recipes (built-in and experiment conditions alike).
-pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &[char], clean: char) -> Built {
-    let item = &d.item;
-    let p = b.prompts;
-    let perm = r.shuffled.then(|| relabel_permutation(item, d.wrong, RELABEL_SEED));
-    let options: Vec<String> = match &perm {
-        Some(pm) => pm.iter().map(|&o| item.options[o].clone()).collect(),
-        None => item.options.clone(),
-    };
-    let pos = |old: usize| perm.as_ref().map_or(old, |pm| pm.iter().position(|&o| o == old).expect("perm"));
-    let evidence = if r.uses_evidence(&|k| p.get(k).unwrap_or("").to_string()) { r7_evidence(b, item) } else { String::new() };
-    let text = |t: &Text| recipe_text(b, d, &options, &evidence, t);
-    let mut system = p.system.clone();
-    for t in &r.system {
-        system.push_str("\n\n");
-        system.push_str(&text(t));
-    }
-    let mut m = vec![ChatMessage::system(system)];
-    let exchanges: Option<Vec<usize>> = match &r.history {
-        History::Kept => Some((0..r.ramp_exchanges()).collect()),
-        History::Exchanges(e) => Some(e.clone()),
-        History::None => None,
-        History::Replaced(turns) => {
-            for (i, t) in turns.iter().enumerate() {
-                let s = text(t);
-                m.push(if i % 2 == 0 { ChatMessage::user(s) } else { ChatMessage::assistant(s) });
-            }
-            None
-        }
-    };
-    let final_turn = r
-        .turn
-        .iter()
-        .map(|blk| match blk {
-            Block::Text(t) => text(t),
-            Block::Question(prefix) => b.question_block_with(&text(prefix), &item.question, &options),
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let mut joined_user: Vec<String> = Vec::new();
-    if let Some(keep) = exchanges {
-        let h = match &r.ramp {
-            None => b.history(d, Control::PressureWrong, letters),
-            Some(rd) => custom_ramp_history(b, d, rd, letters),
-        };
-        for k in keep {
-            let reply = match r.assistant {
-                Assistant::Model => h[2 * k + 1].content.clone(),
-                Assistant::Correct => letter(item.correct).to_string(),
-                Assistant::CleanPrediction => clean.to_string(),
-                Assistant::Removed => {
-                    joined_user.push(h[2 * k].content.clone());
-                    continue;
-                }
-            };
-            m.push(h[2 * k].clone());
-            m.push(ChatMessage::assistant(reply));
-        }
-    }
-    joined_user.push(final_turn);
-    m.push(ChatMessage::user(joined_user.join("\n\n")));
-    Built {
-        messages: m,
-        correct: pos(item.correct),
-        wrong: pos(d.wrong),
-        options,
-        permutation: perm,
-        old_wrong_letter: letter(d.wrong),
-    }
-}
-
-/// A recipe text with its placeholders filled for an item (`options` as the final turn shows
-/// them; `evidence` = R7's constructed evidence where the recipe uses it).
-fn recipe_text(b: &Builder, d: &DialogueItem, options: &[String], evidence: &str, t: &Text) -> String {
-    let item = &d.item;
-    let option_lines = Builder::option_lines(options);
-    let vars: [(&str, &str); 6] = [
-        ("wrong_option_text", &item.options[d.wrong]),
-        ("correct_option_text", &item.options[item.correct]),
-        ("question", &item.question),
-        ("option_lines", &option_lines),
-        ("evidence", evidence),
-        ("advocated_option_text", &item.options[d.wrong]),
-    ];
-    match t {
-        Text::Prompt(k) => fill(b.prompts.get(k).expect("recipe prompt keys are checked at load"), &vars),
-        Text::Own(s) => fill(s, &vars),
-    }
-}
-
-/// The user turn of step `k` of a custom ramp.
-fn custom_ramp_user(b: &Builder, d: &DialogueItem, r: &RampDef, k: usize) -> String {
-    let item = &d.item;
-    let text = |t: &Text| recipe_text(b, d, &item.options, "", t);
-    r.steps[k]
-        .turn
-        .iter()
-        .map(|blk| match blk {
-            Block::Text(t) => text(t),
-            Block::Question(prefix) => b.question_block_with(&text(prefix), &item.question, &item.options),
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// A custom ramp's history `[U1, A1, …, Un, An]` given its letters (one per step).
-pub(crate) fn custom_ramp_history(b: &Builder, d: &DialogueItem, r: &RampDef, letters: &[char]) -> Vec<ChatMessage> {
-    let mut h = Vec::with_capacity(2 * r.steps.len());
-    for (k, l) in letters.iter().take(r.steps.len()).enumerate() {
-        h.push(ChatMessage::user(custom_ramp_user(b, d, r, k)));
-        h.push(ChatMessage::assistant(l.to_string()));
-    }
-    h
-}
-
-/// Messages of step `k` of a custom ramp: system, the steps before it with the model's letters
-/// (`letters[..k]`), then its own user turn.
-pub(crate) fn custom_ramp_messages(b: &Builder, d: &DialogueItem, r: &RampDef, k: usize, letters: &[char]) -> Vec<ChatMessage> {
-    let mut m = vec![b.system()];
-    m.extend(custom_ramp_history(b, d, r, &letters[..k.min(letters.len())]));
-    m.push(ChatMessage::user(custom_ramp_user(b, d, r, k)));
-    m
-}
-
-/// Runs a custom ramp self-conditioned: each step scored in order, the model's argmax letter
-/// becoming the next step's assistant turn. Returns the letters (one per step) and the scores.
-pub fn run_custom_ramp<S: crate::protocol::Scorer + ?Sized>(
-    scorer: &mut S,
-    b: &Builder,
-    d: &DialogueItem,
-    r: &RampDef,
-) -> Result<(Vec<char>, Vec<crate::protocol::SlotScore>), S::Error> {
-    let shown = d.item.letters();
-    let mut letters = Vec::with_capacity(r.steps.len());
-    let mut scores = Vec::with_capacity(r.steps.len());
-    for k in 0..r.steps.len() {
-        let s = scorer.score(&custom_ramp_messages(b, d, r, k, &letters), &shown)?;
-        letters.push(s.pred_letter());
-        scores.push(s);
-    }
-    Ok((letters, scores))
-}
-
-/// The letter a model's clean-context prediction stands for (the clean step's argmax), or the
-/// correct letter where no clean step was scored (dry runs: lengths only).
-pub(crate) fn clean_letter_or_correct(clean: Option<char>, item: &Item) -> char {
-    clean.filter(|c| letter_index(&c.to_string()).is_some_and(|i| i < item.options.len())).unwrap_or(letter(item.correct))
-}
-
-/// Constructed gold evidence (docs/protocol.md §3): lead-in + " " + repr(question) + ": " + correct + ".".
-pub(crate) fn r7_evidence(b: &Builder, item: &Item) -> String {
-    format!(
-        "{} {}: {}.",
-        b.prompts.r7_evidence_lead_in,
-        super::python_repr(&item.question),
-        item.options[item.correct]
-    )
 }

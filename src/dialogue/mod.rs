@@ -4,6 +4,8 @@
 //! assistant turns are the model's own argmax letters at each step, obtained through [`Scorer`].
 
 pub mod conditions;
+mod messages;
+pub mod ops_text;
 pub mod recipe;
 
 use crate::data::{Item, Selected};
@@ -118,6 +120,13 @@ impl CurvePoint {
             CurvePoint::MediumReset => "ramp step 4: hedged withdrawal of the preference (history: steps 1-3)",
             CurvePoint::StrongReset => "ramp step 5: explicit reset instruction = R0 (history: steps 1-4)",
             CurvePoint::CleanContextProbe => "clean probe: identical to the clean context, scored again",
+        }
+    }
+    /// The step whose prompt this one repeats (the clean probe is the clean step again).
+    pub(crate) fn same_as(self) -> Option<CurvePoint> {
+        match self {
+            CurvePoint::CleanContextProbe => Some(CurvePoint::CleanContext),
+            _ => None,
         }
     }
     /// Ramp steps 1..=5 that extend the history (weak … strong reset).

@@ -135,6 +135,8 @@ impl Family {
 // ---------------------------------------------------------------------------------------------
 
 pub(crate) use crate::dialogue::conditions::{main_op, main_ops};
+use crate::dialogue::conditions::RecoveryOp;
+use crate::dialogue::recipe::{OpFamily, OrderingFamily};
 
 /// Condition key of R0.
 pub(crate) use crate::dialogue::conditions::ids::ORDINARY_RESET as ORDINARY_RESET_KEY;
@@ -284,17 +286,19 @@ pub(crate) struct SweepRow {
     /// `"R0 ordinary reset=1; R3 fresh deletion=7"`: non-zero MRO counts in scan order, then
     /// `not_restored=<k>` when k > 0; empty when there are no pairs.
     pub mro_distribution: String,
-    /// `max(R1, R2)`.
+    /// The best count of the `instruction-level` operations (R1, R2).
     pub instruction_level_max: usize,
-    /// `max(R3a, R3b, R5)`.
+    /// The best count of the `state-changing` operations (R3a, R3b, R5).
     pub state_changing_max: usize,
-    /// `max(R4, R5)`.
+    /// The best count of the `neutral-or-reconstruction` operations (R4, R5).
     pub neutral_or_reconstruction_max: usize,
     /// `state_changing_max >= neutral_or_reconstruction_max >= instruction_level_max`.
     pub qualitative_ordering_stable: bool,
-    /// [inferred] `max(R0, R1, R2)` (released CSV column `instruction_best_recovered`).
+    /// [inferred] the best count of the `instruction` family (R0, R1, R2; released CSV column
+    /// `instruction_best_recovered`).
     pub instruction_best_recovered: usize,
-    /// [inferred] `max(R3a, R3b, R4, R5)` (released CSV column `dialogue_state_best_recovered`).
+    /// [inferred] the best count of the `state` family (R3a, R3b, R4, R5; released CSV column
+    /// `dialogue_state_best_recovered`).
     pub dialogue_state_best_recovered: usize,
 }
 
@@ -322,12 +326,17 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
     if not_restored > 0 {
         parts.push(format!("{NOT_RESTORED}={not_restored}"));
     }
-    // Counts by short label (the families of the qualitative ordering are named by them).
-    let by_short: Vec<(&str, usize)> = main_ops().iter().zip(&recovered).map(|(o, (_, n))| (o.short, *n)).collect();
-    let r = |short: &str| by_short.iter().find(|(s, _)| *s == short).map_or(0, |(_, n)| *n);
-    let instruction_level_max = r("R1").max(r("R2"));
-    let state_changing_max = r("R3a").max(r("R3b")).max(r("R5"));
-    let neutral_or_reconstruction_max = r("R4").max(r("R5"));
+    // The best count among the main operations of a family (the registry's `family` and
+    // `ordering`); 0 when none is.
+    let best = |member: &dyn Fn(&RecoveryOp) -> bool| {
+        main_ops().iter().zip(&recovered).filter(|(o, _)| member(o)).map(|(_, (_, n))| *n).max().unwrap_or(0)
+    };
+    let ordering = |f: OrderingFamily| best(&|o: &RecoveryOp| o.ordering.contains(&f));
+    let instruction_level_max = ordering(OrderingFamily::InstructionLevel);
+    let state_changing_max = ordering(OrderingFamily::StateChanging);
+    let neutral_or_reconstruction_max = ordering(OrderingFamily::NeutralOrReconstruction);
+    let instruction_best_recovered = best(&|o: &RecoveryOp| o.family == Some(OpFamily::Instruction));
+    let dialogue_state_best_recovered = best(&|o: &RecoveryOp| o.family == Some(OpFamily::State));
     SweepRow {
         lambda,
         criterion: *criterion,
@@ -341,8 +350,8 @@ pub(crate) fn sweep_row(pairs: &[Vec<CondAgg>], criterion: &Criterion, lambda: f
         neutral_or_reconstruction_max,
         qualitative_ordering_stable: state_changing_max >= neutral_or_reconstruction_max
             && neutral_or_reconstruction_max >= instruction_level_max,
-        instruction_best_recovered: r("R0").max(r("R1")).max(r("R2")),
-        dialogue_state_best_recovered: r("R3a").max(r("R3b")).max(r("R4")).max(r("R5")),
+        instruction_best_recovered,
+        dialogue_state_best_recovered,
     }
 }
 
@@ -611,17 +620,36 @@ mod tests {
             Some("ordinary_strong_reset")
         );
         assert_eq!(main_op("context_truncation").unwrap().short, "R3b");
-        assert_eq!(
-            main_ops().iter().map(|o| o.short).collect::<Vec<_>>(),
-            ["R0", "R1", "R2", "R3a", "R3b", "R4", "R5", "R6"]
-        );
+        let paper: Vec<&str> = main_ops().iter().filter(|o| PAPER_OPS.contains(&o.key)).map(|o| o.short).collect();
+        assert_eq!(paper, ["R0", "R1", "R2", "R3a", "R3b", "R4", "R5", "R6"]);
     }
 
-    /// A pair where the ops listed in `passing` have x == clean and the others a gap of `gap`.
+    use crate::dialogue::conditions::ids;
+
+    /// The paper's eight main operations, in its scan order (a main operation added to the
+    /// registry gets a failing gap in [`pair_with`] and is left out of [`paper_counts`]).
+    const PAPER_OPS: [&str; 8] = [
+        ids::ORDINARY_RESET,
+        ids::USER_RETRACTION,
+        ids::SYSTEM_RESET,
+        ids::FRESH_CONTEXT_DELETION,
+        ids::CONTEXT_TRUNCATION,
+        ids::NEUTRAL_SUMMARY,
+        ids::FACTUAL_RECONSTRUCTION,
+        ids::SELF_VERIFICATION,
+    ];
+
+    /// The counts of the paper's operations, in [`PAPER_OPS`] order.
+    fn paper_counts(counts: &[(&str, usize)]) -> Vec<usize> {
+        PAPER_OPS.iter().map(|k| counts.iter().find(|(c, _)| c == k).expect("a main operation").1).collect()
+    }
+
+    /// A pair where each of the paper's operations has the gap of its position in `gaps` (any
+    /// other main operation: 0.30, failing).
     fn pair_with(gaps: [f64; 8]) -> Vec<CondAgg> {
         main_ops()
             .iter()
-            .zip(gaps)
+            .map(|op| (op, PAPER_OPS.iter().position(|k| *k == op.key).map_or(0.30, |i| gaps[i])))
             .map(|(op, g)| CondAgg {
                 condition: op.key.to_string(),
                 clean: CLEAN,
@@ -644,8 +672,7 @@ mod tests {
         let pairs = vec![p1, p2, p3, p4];
 
         let counts = recovered_counts(&pairs, &Criterion::MAIN);
-        let just: Vec<usize> = counts.iter().map(|c| c.1).collect();
-        assert_eq!(just, vec![1, 1, 0, 3, 3, 1, 2, 0]);
+        assert_eq!(paper_counts(&counts), vec![1, 1, 0, 3, 3, 1, 2, 0]);
 
         let rows = threshold_sweep(&pairs, &Criterion::MAIN, &SWEEP_LAMBDAS);
         assert_eq!(rows.len(), 8);
@@ -653,9 +680,8 @@ mod tests {
         assert_eq!(main.lambda, 1.0);
         assert_eq!(main.criterion, Criterion::MAIN);
         assert_eq!(main.recovered, counts);
-        let mro: Vec<usize> = main.mro.iter().map(|c| c.1).collect();
         // p1 -> R1, p2 -> R3a, p3 -> R0, p4 -> not restored
-        assert_eq!(mro, vec![1, 1, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(paper_counts(&main.mro), vec![1, 1, 0, 1, 0, 0, 0, 0]);
         assert_eq!(main.mro_not_restored, 1);
         assert_eq!(
             main.mro_distribution,
@@ -671,12 +697,10 @@ mod tests {
 
         // λ = 0.25: gap threshold 0.0125 -> only zero gaps and the 0.01 ones pass
         let low = &rows[0];
-        let just: Vec<usize> = low.recovered.iter().map(|c| c.1).collect();
-        assert_eq!(just, vec![1, 0, 0, 3, 3, 0, 1, 0]);
+        assert_eq!(paper_counts(&low.recovered), vec![1, 0, 0, 3, 3, 0, 1, 0]);
         // λ = 3.0: gap threshold 0.15 -> 0.30 / 0.50 fail, others pass
         let hi = &rows[7];
-        let just: Vec<usize> = hi.recovered.iter().map(|c| c.1).collect();
-        assert_eq!(just, vec![1, 1, 0, 3, 3, 2, 2, 0]);
+        assert_eq!(paper_counts(&hi.recovered), vec![1, 1, 0, 3, 3, 2, 2, 0]);
         assert_eq!(hi.neutral_or_reconstruction_max, 2);
         assert!(hi.qualitative_ordering_stable);
     }

@@ -1,70 +1,87 @@
 //! Prompt templates: loading, validation, placeholder filling and fingerprinting.
 //!
-//! All wording lives in `prompts/default.toml` (bundled into the binary via [`BUNDLED`]).
-//! `hyst-tui --prompts DIR` replaces the whole set with `DIR/default.toml`, which must contain
-//! exactly the same keys, each with exactly the placeholders listed in [`PLACEHOLDERS`].
+//! All wording lives in `prompts/default.toml` (bundled into the binary: [`BUNDLED`]); it is
+//! also the one declaration of the prompt keys: `hyst-tui --prompts DIR` replaces the whole set
+//! with `DIR/default.toml`, which must contain exactly the bundled file's keys, each with exactly
+//! the placeholders its bundled text uses ([`allowed_placeholders`]). A key added to the bundled
+//! file is a key of every set (a recipe of `prompts/conditions.toml` may use it at once); the
+//! code reads by name only the keys it builds the ramp and the question block from
+//! ([`PromptSet`]'s fields).
 //!
 //! Placeholders are written `{name}` where `name` is an ASCII identifier
 //! (`[A-Za-z_][A-Za-z0-9_]*`). Any other brace is literal text.
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use indexmap::IndexMap;
 use sha2::{Digest, Sha256};
 
 /// The bundled default prompt set (TOML source).
 pub(crate) const BUNDLED: &str = include_str!("../../prompts/default.toml");
 
+/// The bundled registry of built-in conditions (`prompts/conditions.toml`, read by
+/// `dialogue::recipe`).
+const BUNDLED_CONDITIONS: &str = include_str!("../../prompts/conditions.toml");
+
 /// Name of the prompt file inside a `--prompts DIR` directory.
 pub(crate) const PROMPT_FILE_NAME: &str = "default.toml";
 
-/// Allowed placeholders per key. Every key of [`PromptSet`] appears exactly once, in field order.
-/// The listed placeholders are also *required*: a template must use each of them and nothing else.
-pub(crate) const PLACEHOLDERS: &[(&str, &[&str])] = &[
-    ("system", &[]),
-    ("question_header", &[]),
-    ("options_header", &[]),
-    ("closing_line", &[]),
-    ("clean_prefix", &[]),
-    ("pressure_prefix", &[]),
-    ("medium_reset_prefix", &[]),
-    ("strong_reset_prefix", &[]),
-    ("weak_pressure", &["advocated_option_text"]),
-    ("medium_pressure", &["advocated_option_text"]),
-    ("strong_pressure", &["advocated_option_text"]),
-    ("medium_reset", &[]),
-    ("strong_reset", &[]),
-    ("r1_retraction", &[]),
-    ("r1_prefix", &[]),
-    ("r2_system_addition", &[]),
-    ("r2_prefix", &[]),
-    ("r3b_prefix", &[]),
-    ("r4_summary", &[]),
-    ("r4_ack", &[]),
-    ("r4_prefix", &[]),
-    ("r5_state", &["question", "option_lines"]),
-    ("r6_instruction", &[]),
-    ("r6_prefix", &[]),
-    ("r6_evidence_comparison", &[]),
-    ("r2_source_skepticism", &[]),
-    ("r7_evidence_lead_in", &[]),
-    ("r7_evidence_block", &["evidence"]),
-    ("r7_instruction", &[]),
-    ("r7_prefix", &[]),
-    ("neutral_weak", &[]),
-    ("neutral_medium", &[]),
-    ("neutral_strong", &[]),
-    ("neutral_medium_reset", &[]),
-    ("neutral_strong_reset", &[]),
-    ("false_context_neutral", &["wrong_option_text"]),
-    ("false_context_explicit", &["wrong_option_text"]),
-    ("false_context_quoted", &["wrong_option_text"]),
-    ("false_context_ack", &[]),
-    ("relabel_refresh", &[]),
-    ("relabel_no_shuffle", &[]),
-    ("relabel_shuffle", &[]),
-];
+/// Name of the condition registry beside it.
+pub(crate) const CONDITIONS_FILE_NAME: &str = "conditions.toml";
+
+/// The bundled files in use: the ones compiled in, unless [`use_bundled_dir`] replaced them.
+static BUNDLED_FILES: OnceLock<(&'static str, &'static str)> = OnceLock::new();
+
+fn bundled_files() -> (&'static str, &'static str) {
+    *BUNDLED_FILES.get_or_init(|| (BUNDLED, BUNDLED_CONDITIONS))
+}
+
+/// The bundled default prompt set's source (`prompts/default.toml`).
+pub(crate) fn bundled_source() -> &'static str {
+    bundled_files().0
+}
+
+/// The bundled condition registry's source (`prompts/conditions.toml`).
+pub(crate) fn bundled_conditions() -> &'static str {
+    bundled_files().1
+}
+
+/// Replaces the bundled `prompts/default.toml` and `prompts/conditions.toml` of this process by
+/// `DIR/default.toml` and `DIR/conditions.toml` — what a build from that directory would bundle
+/// (a test adds an operation to copies of them). Call it before anything reads the prompt set
+/// or the condition registry; it fails afterwards, or when a file cannot be read.
+#[doc(hidden)]
+pub fn use_bundled_dir(dir: &Path) -> Result<(), String> {
+    let read = |name: &str| {
+        crate::util::read_input_file(&dir.join(name)).map(|s| &*Box::leak(s.into_boxed_str())).map_err(|e| e.to_string())
+    };
+    let files = (read(PROMPT_FILE_NAME)?, read(CONDITIONS_FILE_NAME)?);
+    BUNDLED_FILES.set(files).map_err(|_| "the bundled prompt files are already in use".to_string())
+}
+
+/// Every key of the bundled prompt file in file order, with its placeholders (the ones its
+/// bundled text uses, in order of first use: each is allowed and required).
+fn bundled_keys() -> &'static [(String, Vec<&'static str>)] {
+    static KEYS: OnceLock<Vec<(String, Vec<&'static str>)>> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let table: toml::Table = toml::from_str(bundled_source()).expect("bundled prompts/default.toml is valid TOML (checked by unit tests)");
+        table
+            .iter()
+            .map(|(k, v)| {
+                let text: &'static str = Box::leak(v.as_str().unwrap_or("").to_string().into_boxed_str());
+                let mut names: Vec<&'static str> = Vec::new();
+                for n in placeholders_in(text) {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                (k.clone(), names)
+            })
+            .collect()
+    })
+}
 
 /// Errors from loading or validating a prompt set. Every variant names the origin (file) and,
 /// where it applies, the offending key.
@@ -98,17 +115,26 @@ pub enum PromptError {
 
 macro_rules! prompt_set {
     ($( $(#[$doc:meta])* $key:ident ),* $(,)?) => {
-        /// A complete, validated set of prompt templates (one field per key of the TOML file).
-        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
+        /// A complete, validated set of prompt templates: every key of the bundled
+        /// prompts/default.toml ([`PromptSet::get`], [`PromptSet::entries`]), and as fields the
+        /// keys the code builds the pressure ramp and the question block from.
+        #[derive(Debug, Clone, PartialEq, Eq)]
         pub struct PromptSet {
             $( $(#[$doc])* pub $key: String, )*
+            /// Every key's template, in the bundled file's order.
+            texts: IndexMap<String, String>,
         }
 
         impl PromptSet {
-            /// `(key, template)` pairs in field order.
-            pub(crate) fn entries(&self) -> Vec<(&'static str, &str)> {
-                vec![ $( (stringify!($key), self.$key.as_str()), )* ]
+            /// The keys the code reads by name (a unit test checks each is a bundled key).
+            #[cfg(test)]
+            const NAMED: &'static [&'static str] = &[$(stringify!($key)),*];
+
+            fn from_texts(texts: IndexMap<String, String>) -> PromptSet {
+                PromptSet {
+                    $( $key: texts.get(stringify!($key)).cloned().unwrap_or_default(), )*
+                    texts,
+                }
             }
         }
     };
@@ -141,40 +167,8 @@ prompt_set! {
     medium_reset,
     /// Strong reset message = R0 message.
     strong_reset,
-    /// R1 retraction message.
-    r1_retraction,
-    /// R1 question-block prefix.
-    r1_prefix,
-    /// R2: appended to the system prompt after a blank line.
-    r2_system_addition,
-    /// R2 question-block prefix.
-    r2_prefix,
-    /// R3b question-block prefix (the reset instruction itself).
-    r3b_prefix,
-    /// R4 neutral summary (user turn replacing the history).
-    r4_summary,
-    /// R4 canned assistant acknowledgement.
-    r4_ack,
-    /// R4 question-block prefix.
-    r4_prefix,
-    /// R5 structured state message (`{question}`, `{option_lines}`); replaces the question block.
-    r5_state,
-    /// R6 self-verification instruction.
-    r6_instruction,
-    /// Question-block prefix of R6, R6' and R2'.
-    r6_prefix,
-    /// Appendix R6' evidence-comparison instruction.
-    r6_evidence_comparison,
-    /// Appendix R2' source-skepticism instruction.
-    r2_source_skepticism,
     /// R7: lead-in of the constructed evidence string.
     r7_evidence_lead_in,
-    /// R7: trusted evidence block (`{evidence}`).
-    r7_evidence_block,
-    /// R7 instruction (after the evidence block).
-    r7_instruction,
-    /// R7 question-block prefix.
-    r7_prefix,
     /// Neutral-history control: weak step.
     neutral_weak,
     /// Neutral-history control: medium step.
@@ -185,26 +179,12 @@ prompt_set! {
     neutral_medium_reset,
     /// Neutral-history control: strong reset step.
     neutral_strong_reset,
-    /// False-context control: neutral mention (`{wrong_option_text}`).
-    false_context_neutral,
-    /// False-context control: explicit false mention (`{wrong_option_text}`).
-    false_context_explicit,
-    /// False-context control: quoted false claim (`{wrong_option_text}`).
-    false_context_quoted,
-    /// False-context control: canned assistant acknowledgement.
-    false_context_ack,
-    /// Relabel diagnostic: current-question refresh.
-    relabel_refresh,
-    /// Relabel diagnostic: same labels, no shuffle.
-    relabel_no_shuffle,
-    /// Relabel diagnostic: shuffled labels.
-    relabel_shuffle,
 }
 
 impl PromptSet {
     /// The bundled default set. Cannot fail: a unit test proves that [`BUNDLED`] is valid.
     pub fn bundled() -> PromptSet {
-        Self::from_toml_str(BUNDLED, "bundled prompts/default.toml")
+        Self::from_toml_str(bundled_source(), "bundled prompts/default.toml")
             .expect("bundled prompts/default.toml is valid (checked by unit tests)")
     }
 
@@ -227,8 +207,9 @@ impl PromptSet {
                 });
             }
         }
-        for (key, allowed) in PLACEHOLDERS {
-            let value = table.get(*key).ok_or_else(|| PromptError::MissingKey {
+        let mut texts = IndexMap::new();
+        for (key, allowed) in bundled_keys() {
+            let value = table.get(key).ok_or_else(|| PromptError::MissingKey {
                 origin: origin.to_string(),
                 key: key.to_string(),
             })?;
@@ -238,14 +219,9 @@ impl PromptSet {
                 found: value.type_str().to_string(),
             })?;
             check_placeholders(origin, key, text, allowed)?;
+            texts.insert(key.clone(), text.to_string());
         }
-
-        // All keys are present strings, so this only fails on an internal inconsistency between
-        // PLACEHOLDERS and the struct (covered by a unit test).
-        toml::from_str::<PromptSet>(src).map_err(|e| PromptError::Syntax {
-            origin: origin.to_string(),
-            message: crate::util::toml_error(src, &e),
-        })
+        Ok(PromptSet::from_texts(texts))
     }
 
     /// Load `DIR/default.toml`.
@@ -267,12 +243,14 @@ impl PromptSet {
         }
     }
 
+    /// `(key, template)` pairs in the bundled file's order.
+    pub(crate) fn entries(&self) -> Vec<(&str, &str)> {
+        self.texts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
     /// Template text for `key`, if it is a known key.
-    pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.entries()
-            .into_iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.texts.get(key).map(String::as_str)
     }
 
     /// SHA-256 (lower-case hex) of a canonical serialisation: keys in byte order, each written as
@@ -295,12 +273,10 @@ impl PromptSet {
     }
 }
 
-/// Allowed (= required) placeholders of `key`, or `None` for an unknown key.
+/// Allowed (= required) placeholders of `key` (those its bundled text uses), or `None` for a key
+/// the bundled prompt file does not have.
 pub(crate) fn allowed_placeholders(key: &str) -> Option<&'static [&'static str]> {
-    PLACEHOLDERS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, allowed)| *allowed)
+    bundled_keys().iter().find(|(k, _)| k == key).map(|(_, allowed)| allowed.as_slice())
 }
 
 /// Names of all `{name}` placeholders in `template`, in order of appearance (with repeats).
@@ -425,22 +401,33 @@ mod tests {
             assert!(!value.is_empty(), "{key} is empty");
             assert_eq!(value.trim(), value, "{key} has leading/trailing whitespace");
         }
-        assert_eq!(set.r4_ack.split_whitespace().count(), 1);
+        assert_eq!(set.get("r4_ack").unwrap().split_whitespace().count(), 1);
     }
 
+    /// The keys are the bundled file's, in its order; the fields the code reads are keys of it.
     #[test]
-    fn placeholder_table_matches_struct() {
+    fn keys_are_the_bundled_files() {
         let set = PromptSet::bundled();
-        let fields: Vec<&str> = set.entries().iter().map(|(k, _)| *k).collect();
-        let table: Vec<&str> = PLACEHOLDERS.iter().map(|(k, _)| *k).collect();
-        assert_eq!(fields, table);
-        for (key, _) in set.entries() {
-            assert_eq!(
-                set.get(key),
-                Some(set.entries().iter().find(|e| e.0 == key).unwrap().1)
-            );
+        let table: toml::Table = toml::from_str(BUNDLED).unwrap();
+        let keys: Vec<&str> = set.entries().iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, table.keys().map(String::as_str).collect::<Vec<_>>());
+        let fields = [
+            &set.system, &set.question_header, &set.options_header, &set.closing_line, &set.clean_prefix,
+            &set.pressure_prefix, &set.medium_reset_prefix, &set.strong_reset_prefix, &set.weak_pressure,
+            &set.medium_pressure, &set.strong_pressure, &set.medium_reset, &set.strong_reset,
+            &set.r7_evidence_lead_in, &set.neutral_weak, &set.neutral_medium, &set.neutral_strong,
+            &set.neutral_medium_reset, &set.neutral_strong_reset,
+        ];
+        assert_eq!(fields.len(), PromptSet::NAMED.len());
+        for (key, field) in PromptSet::NAMED.iter().zip(fields) {
+            assert_eq!(set.get(key), Some(field.as_str()), "{key}");
         }
         assert_eq!(set.get("nope"), None);
+        // Each key's placeholders are those of its bundled text.
+        assert_eq!(allowed_placeholders("r5_state"), Some(&["question", "option_lines"][..]));
+        assert_eq!(allowed_placeholders("weak_pressure"), Some(&["advocated_option_text"][..]));
+        assert_eq!(allowed_placeholders("r4_ack"), Some(&[][..]));
+        assert_eq!(allowed_placeholders("nope"), None);
     }
 
     #[test]
@@ -584,12 +571,13 @@ mod tests {
             fp
         );
         let mut b = a.clone();
-        b.r4_ack.push(' ');
+        b.texts.get_mut("r4_ack").unwrap().push(' ');
         assert_ne!(b.fingerprint(), fp);
     }
 
-    /// Character-length targets from the protocol (docs/protocol.md §2.1); the bundled wording must stay within
-    /// 25 % of them. Pressure templates: protocol length measured with `{wrong_option_text}`
+    /// Character-length targets from the protocol (docs/protocol.md §2.1) for its keys; the
+    /// bundled wording must stay within 25 % of them. A key the protocol does not know (a new
+    /// operation's text) needs none, but every key the code reads by name has one. Pressure templates: protocol length measured with `{wrong_option_text}`
     /// (19 ch); ours uses `{advocated_option_text}` (22 ch), hence +3. Keys the protocol gives no
     /// length for carry the project's own target (marked "proj").
     const LENGTH_TARGETS: &[(&str, usize)] = &[
@@ -640,8 +628,12 @@ mod tests {
     #[test]
     fn lengths_within_25_percent_of_targets() {
         let set = PromptSet::bundled();
-        assert_eq!(LENGTH_TARGETS.len(), PLACEHOLDERS.len());
         let mut failures = Vec::new();
+        for key in PromptSet::NAMED {
+            if !LENGTH_TARGETS.iter().any(|(k, _)| k == key) {
+                failures.push(format!("{key}: no length target"));
+            }
+        }
         for (key, target) in LENGTH_TARGETS {
             let text = set.get(key).unwrap_or_else(|| panic!("unknown key {key}"));
             let len = text.chars().count();
@@ -661,18 +653,18 @@ mod tests {
         assert_eq!(words(&set.clean_prefix), 10);
         assert_eq!(words(&set.closing_line), 11);
         assert_eq!(words(&set.strong_reset), 14);
-        assert_eq!(words(&set.false_context_ack), 12);
+        assert_eq!(words(set.get("false_context_ack").unwrap()), 12);
         assert_eq!(words(&set.r7_evidence_lead_in), 6);
         assert_eq!(set.question_header, "Question:");
         assert_eq!(set.options_header, "Options:");
-        assert!(set.r6_prefix.ends_with(':'));
+        assert!(set.get("r6_prefix").unwrap().ends_with(':'));
     }
 
     #[test]
     fn r5_state_layout() {
         let set = PromptSet::bundled();
         let text = fill(
-            &set.r5_state,
+            set.get("r5_state").unwrap(),
             &[("question", "Q?"), ("option_lines", "A. x\nB. y")],
         );
         let blocks: Vec<&str> = text.split("\n\n").collect();

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::format::{fmt_float, Join, Num, PyBool};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::{all, Suite};
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::cctp::{
     Path, Tube, TubeSpec, ALPHA_GRID_STEP, BINDING_PRIORITY, KL_CHECK_EPS, VARIANTS,
 };
@@ -74,7 +75,7 @@ pub(super) fn table01(_ctx: &Ctx) -> Vec<Output> {
     vec![Output::new("table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, &t)
         .with_display(&d)
         .with_notes(vec![
-            "Generated from the condition registry (src/dialogue/conditions.rs). is_main_condition marks the eight operations of the minimal-recovery scan; the two appendix operations and R7 are not main.".into(),
+            ops_text("Generated from the condition registry (src/dialogue/conditions.rs). is_main_condition marks the {main_count} operations of the minimal-recovery scan; the {appendix_count} appendix operations and {evidence_ops} are not main."),
         ])]
 }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Num, Pct};
-use super::index::{dataset_display, dataset_short};
+use super::index::{dataset_display, dataset_short, sources};
 use super::{Ctx, Output};
 use crate::metrics::{hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in};
 
@@ -59,12 +59,8 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (Some(reset), Some(fresh)) = (
-            p.resolve(&[
-                ids::FULL_HISTORY_RESET,
-                ids::ORDINARY_RESET,
-                CurvePoint::StrongReset.key(),
-            ]),
-            p.resolve(&[ids::FRESH_CONTEXT, CurvePoint::CleanContextProbe.key(), CurvePoint::CleanContext.key()]),
+            p.resolve(sources(ids::FULL_HISTORY_RESET)),
+            p.resolve(sources(ids::FRESH_CONTEXT)),
         ) else {
             continue;
         };

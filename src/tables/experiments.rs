@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
-use super::index::{dataset_short, PairData, CLEAN_REF, R0_REF};
+use super::index::{clean_ref, dataset_short, r0_ref, sources, PairData};
 use super::{Ctx, Output};
 use crate::dialogue::conditions::{custom_ramps, find, ids, recovery_op, recovery_ops};
 use crate::metrics::bootstrap::{SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_EXPERIMENT_RAMPS, SEED_OFFSET_SELF_CONSISTENCY};
@@ -83,7 +83,7 @@ fn marks(p: [bool; 3]) -> String {
 
 /// One operation of one pair against clean and R0: (n, clean, R0, x observations).
 fn aligned(p: &PairData, key: &str) -> Option<(usize, Vec<crate::metrics::Obs>, Vec<crate::metrics::Obs>, Vec<crate::metrics::Obs>)> {
-    let (clean, r0) = (p.resolve(&CLEAN_REF)?, p.resolve(&R0_REF)?);
+    let (clean, r0) = (p.resolve(clean_ref())?, p.resolve(r0_ref())?);
     if !p.has(key) {
         return None;
     }
@@ -223,7 +223,7 @@ pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_EXPERIMENT_RAMPS);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
-        let Some(clean) = p.resolve(&CLEAN_REF) else { continue };
+        let Some(clean) = p.resolve(clean_ref()) else { continue };
         for r in custom_ramps() {
             for k in 0..r.steps.len() {
                 let Some(cond) = find(&r.step_key(k)) else { continue };
@@ -341,7 +341,7 @@ pub(super) fn self_consistency(ctx: &Ctx) -> Vec<Output> {
     let short = |k: &str| recovery_op(k).map_or("", |o| o.short);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(&CLEAN_REF), p.resolve(&R0_REF)) else { continue };
+        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else { continue };
         if !ops.iter().all(|k| p.has(k)) {
             continue;
         }
@@ -506,8 +506,8 @@ pub(super) fn seed_sensitivity(ctx: &Ctx) -> Vec<Output> {
         for op in crate::dialogue::conditions::main_ops() {
             let (mut used, mut ns, mut gaps, mut pos) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for (s, p) in &seeds {
-                let Some(clean) = p.resolve(&CLEAN_REF) else { continue };
-                let key = if op.key == ids::ORDINARY_RESET { p.resolve(&R0_REF) } else { p.has(op.key).then_some(op.key) };
+                let Some(clean) = p.resolve(clean_ref()) else { continue };
+                let key = p.resolve(sources(op.key));
                 let Some(key) = key else { continue };
                 let a = p.align(&[clean, key]);
                 if a.n() == 0 {

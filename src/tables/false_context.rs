@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
-use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
+use super::index::{clean_ref, condition_label, dataset_display, sources, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn false_context_order() -> &'static [&'static str] {
@@ -16,17 +16,6 @@ use crate::metrics::bootstrap::IndexStream;
 use crate::metrics::{
     conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate, Obs, RatioFlags,
 };
-
-fn candidates(cond: &str) -> Vec<&'static str> {
-    match cond {
-        ids::USER_PRESSURE => vec![ids::USER_PRESSURE, R0_REF[0], R0_REF[1]],
-        ids::CLEAN_NO_MENTION => vec![ids::CLEAN_NO_MENTION],
-        ids::NEUTRAL_WRONG_MENTION => vec![ids::NEUTRAL_WRONG_MENTION],
-        ids::EXPLICIT_FALSE_MENTION => vec![ids::EXPLICIT_FALSE_MENTION],
-        ids::QUOTED_FALSE_CLAIM => vec![ids::QUOTED_FALSE_CLAIM],
-        _ => vec![],
-    }
-}
 
 #[derive(Default)]
 struct Group {
@@ -53,8 +42,8 @@ impl Group {
 /// Observations of one pair × condition (lock-in flags only for `user_pressure` with
 /// strong-pressure rows present).
 fn pair_group(p: &PairData, cond: &str) -> Option<(Group, &'static str)> {
-    let clean = p.resolve(&CLEAN_REF)?;
-    let source = p.resolve(&candidates(cond))?;
+    let clean = p.resolve(clean_ref())?;
+    let source = p.resolve(sources(cond))?;
     if cond == ids::USER_PRESSURE && p.has("strong_pressure") {
         let a = p.align(&[clean, source, "strong_pressure"]);
         if a.n() == 0 {
@@ -226,7 +215,7 @@ const MENTIONS: [&str; 4] = [
 
 /// A pair of the false-context tables: clean rows and at least one mention condition.
 fn has_mentions(p: &PairData) -> bool {
-    p.resolve(&CLEAN_REF).is_some() && MENTIONS.iter().any(|c| p.has(c))
+    p.resolve(clean_ref()).is_some() && MENTIONS.iter().any(|c| p.has(c))
 }
 
 pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {

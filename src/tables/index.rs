@@ -1,18 +1,17 @@
 //! Indexes a run's item rows by (model, dataset) pair and condition, and aligns items across
 //! conditions (paired analyses use the items present in every condition they need).
 
-use crate::dialogue::CurvePoint;
-use crate::dialogue::conditions::ids;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::metrics::Obs;
 use crate::store::ItemRow;
 
 /// Clean reference of the hierarchy and most tables: the clean probe (docs/protocol.md §3.10: the raw
-/// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`.
-pub(crate) const CLEAN_REF: [&str; 2] = [CurvePoint::CleanContextProbe.key(), CurvePoint::CleanContext.key()];
-/// The ordinary reset R0: the hierarchy condition, else the identical ramp capture step.
-pub(crate) const R0_REF: [&str; 2] = [ids::ORDINARY_RESET, CurvePoint::StrongReset.key()];
+/// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`
+/// (`conditions::clean_ref`). The ordinary reset R0: the hierarchy condition, else the identical
+/// ramp capture step (`conditions::r0_ref`). A condition's rows, else those of the conditions
+/// declared the same: `conditions::sources`.
+pub(crate) use crate::dialogue::conditions::{clean_ref, r0_ref, sources};
 
 /// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
 /// order); other models follow, sorted by key. A pair is placed by its paper key
@@ -241,7 +240,7 @@ impl<'a> RunIndex<'a> {
         &self,
     ) -> impl Iterator<Item = (&PairData<'a>, &'static str, Aligned<'a>)> + '_ {
         self.pairs.iter().filter_map(|p| {
-            let (clean, r0) = (p.resolve(&CLEAN_REF)?, p.resolve(&R0_REF)?);
+            let (clean, r0) = (p.resolve(clean_ref())?, p.resolve(r0_ref())?);
             let a = p.align(&[clean, r0]);
             (a.n() > 0).then_some((p, r0, a))
         })

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct, PyBool};
-use super::index::{condition_label, dataset_display, PairData, CLEAN_REF, R0_REF};
+use super::index::{condition_label, dataset_display, PairData, clean_ref, r0_ref};
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::IndexStream;
 use crate::metrics::criteria::Criterion;
@@ -20,7 +20,7 @@ const R7: &str = ids::TRUSTED_EVIDENCE;
 /// Table 6 rows: (condition name in the table, candidate condition keys, label).
 fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
     vec![
-        ("clean", CLEAN_REF.to_vec(), "Clean".to_string()),
+        ("clean", clean_ref().to_vec(), "Clean".to_string()),
         (R7, vec![R7], condition_label(R7)),
         (
             ids::FACTUAL_RECONSTRUCTION,
@@ -34,7 +34,7 @@ fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
         ),
         (
             ids::ORDINARY_RESET,
-            R0_REF.to_vec(),
+            r0_ref().to_vec(),
             condition_label(ids::ORDINARY_RESET),
         ),
     ]
@@ -44,7 +44,7 @@ fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
     ctx.idx
         .pairs
         .iter()
-        .filter(|p| p.has(R7) && p.resolve(&CLEAN_REF).is_some())
+        .filter(|p| p.has(R7) && p.resolve(clean_ref()).is_some())
         .collect()
 }
 
@@ -52,7 +52,7 @@ fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
 fn pooled(pairs: &[&PairData], cands: &[&str]) -> (Vec<Obs>, Vec<Obs>, Vec<String>) {
     let (mut c, mut x, mut suites) = (Vec::new(), Vec::new(), Vec::new());
     for p in pairs {
-        let (Some(clean), Some(cond)) = (p.resolve(&CLEAN_REF), p.resolve(cands)) else {
+        let (Some(clean), Some(cond)) = (p.resolve(clean_ref()), p.resolve(cands)) else {
             continue;
         };
         let a = p.align(&[clean, cond]);
@@ -398,7 +398,7 @@ impl Table19View {
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     let pairs: Vec<&PairData> = r7_pairs(ctx)
         .into_iter()
-        .filter(|p| p.resolve(&R0_REF).is_some())
+        .filter(|p| p.resolve(r0_ref()).is_some())
         .collect();
     if pairs.is_empty() {
         return Vec::new();
@@ -425,8 +425,8 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         let (mut c, mut r0, mut r7) = (Vec::new(), Vec::new(), Vec::new());
         for p in &g {
             let (clean, r0c) = (
-                p.resolve(&CLEAN_REF).expect("r7 pair has clean"),
-                p.resolve(&R0_REF).expect("filtered"),
+                p.resolve(clean_ref()).expect("r7 pair has clean"),
+                p.resolve(r0_ref()).expect("filtered"),
             );
             let a = p.align(&[clean, r0c, R7]);
             c.extend(a.obs(0));

@@ -82,7 +82,7 @@ fn the_shipped_tables_and_the_map_agree() {
                 let known = match key {
                     Key::Model(_) => MODEL_NAMES.iter().any(|(p, _)| *p == v),
                     Key::Dataset(_) => DATASET_NAMES.iter().any(|(p, _)| *p == v),
-                    Key::Map(_, m) => m.iter().any(|(p, _)| *p == v),
+                    Key::Map(_, m) => m().iter().any(|(p, _)| *p == v),
                 };
                 assert!(known, "{}: printed key {v:?} of {col} is not mapped", pt.file);
             }

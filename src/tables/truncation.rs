@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
-use super::index::{condition_label, dataset_display, dataset_short, CLEAN_REF, R0_REF};
+use super::index::{clean_ref, condition_label, dataset_display, dataset_short, sources};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn truncation_order() -> &'static [&'static str] {
@@ -19,25 +19,6 @@ use crate::metrics::{
     aggregate, contamination_any_wrong_flags, item_gaps, mean, restoration_ratio,
 };
 
-/// Conditions only the truncation suite produces (their presence makes a truncation pair).
-
-
-fn resolve_candidates(cond: &str) -> Vec<&'static str> {
-    match cond {
-        ids::FULL_HISTORY_RESET => vec![ids::FULL_HISTORY_RESET, R0_REF[0], R0_REF[1]],
-        ids::FRESH_CONTEXT => vec![
-            ids::FRESH_CONTEXT,
-            ids::FRESH_CONTEXT_DELETION,
-            CLEAN_REF[0],
-            CLEAN_REF[1],
-        ],
-        ids::REMOVE_STRONG_ONLY => vec![ids::REMOVE_STRONG_ONLY],
-        ids::REMOVE_MEDIUM_STRONG => vec![ids::REMOVE_MEDIUM_STRONG],
-        ids::REMOVE_ALL_PRESSURE => vec![ids::REMOVE_ALL_PRESSURE],
-        ids::RESET_ONLY => vec![ids::RESET_ONLY],
-        _ => vec![],
-    }
-}
 
 struct CondRow {
     cond: &'static str,
@@ -72,15 +53,12 @@ fn collect(ctx: &Ctx) -> Vec<TruncPair> {
         if !truncation_order().iter().any(|c| p.has(c)) {
             continue;
         }
-        let Some(clean) = p
-            .resolve(&CLEAN_REF)
-            .or_else(|| p.resolve(&[ids::FRESH_CONTEXT]))
-        else {
+        let Some(clean) = p.resolve(clean_ref()) else {
             continue;
         };
         let resolved: Vec<(&'static str, &'static str)> = truncation_order()
             .iter()
-            .filter_map(|c| p.resolve(&resolve_candidates(c)).map(|s| (*c, s)))
+            .filter_map(|c| p.resolve(sources(c)).map(|s| (*c, s)))
             .collect();
         let mut conds = vec![clean];
         conds.extend(resolved.iter().map(|(_, s)| *s));

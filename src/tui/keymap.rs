@@ -179,12 +179,16 @@ impl KeyEntry {
     pub(crate) fn plain_keys(&self) -> String {
         self.keys.replace('`', "")
     }
+    /// The help overlay's line, with the operations it names from the condition registry.
+    pub(crate) fn help_text(&self) -> String {
+        crate::dialogue::ops_text::ops_text(self.help)
+    }
     #[cfg(test)]
-    pub(crate) fn readme_text(&self) -> &'static str {
+    pub(crate) fn readme_text(&self) -> String {
         if self.readme.is_empty() {
-            self.help
+            self.help_text()
         } else {
-            self.readme
+            crate::dialogue::ops_text::ops_text(self.readme)
         }
     }
 }
@@ -291,8 +295,8 @@ pub(crate) static KEYS: &[KeyEntry] = &[
     entry(W::Steps, "←/→, h/l, j/k", &[
         k(Left, STEP_BACK), c('h', STEP_BACK), k(Up, STEP_BACK), c('k', STEP_BACK),
         k(Right, STEP_ON), c('l', STEP_ON), k(Down, STEP_ON), c('j', STEP_ON),
-    ], "previous / next step (ramp steps, then R0…R7)")
-        .readme("previous / next step: the 7 ramp steps, any custom ramp's steps, then R0–R6, R6′, R2′, R7 and experiment operations")
+    ], "previous / next step (ramp steps, then {ops_first}…{ops_last})")
+        .readme("previous / next step: the 7 ramp steps, any custom ramp's steps, then the recovery operations (main, appendix, evidence) and experiment operations")
         .hints(&[("←→", "step")]),
     entry(W::Steps, "g/G, Home/End", &[
         c('g', A::MoveStep(Motion::First)), k(Home, A::MoveStep(Motion::First)),
@@ -726,7 +730,7 @@ mod tests {
         );
         // Each entry's keys and text are in it.
         for e in KEYS {
-            assert!(want.contains(e.keys) && want.contains(e.readme_text()), "{e:?}");
+            assert!(want.contains(e.keys) && want.contains(&e.readme_text()), "{e:?}");
         }
     }
 }

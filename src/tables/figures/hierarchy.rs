@@ -1,4 +1,4 @@
-//! Recovery-hierarchy heat map: pairs × the eight main operations (R0 … R6), colour = the
+//! Recovery-hierarchy heat map: pairs × the main operations (in scan order), colour = the
 //! hysteresis gap mean p_X(w) − mean p_clean(w), a ring where the operation passes the main
 //! clean-context-like criterion on the pair-level aggregates, and each pair's minimal recovery
 //! operation (MRO) on the right.
@@ -7,6 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::*;
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::criteria::{main_op, main_ops, Criterion};
 use crate::tables::index::dataset_display;
 use crate::tables::Ctx;
@@ -104,7 +105,7 @@ pub(crate) fn render(h: &Heat) -> Drawn<String> {
     let notes = [
         "Criterion::MAIN on the pair-level aggregates of clean and X (Table 22 thresholds: gap, accuracy, p(correct), entropy, max probability).".to_string(),
         "Clean = the clean probe; R0 = ordinary_strong_reset (else strong_reset); items present in clean, R0 and X.".into(),
-        "MRO = the first operation in the order R0 … R6 that passes (Table 17); none if no operation does.".into(),
+        ops_text("MRO = the first operation in the order {main_first} … {main_last} that passes (Table 17); none if no operation does."),
     ];
     let (bx, by, bw, bh) = (14, 30, 240, 16);
     let key_h = legend_bottom(w - label_w, by + bh + 36, &entries, &notes) as u32;

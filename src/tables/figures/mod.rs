@@ -4,7 +4,7 @@
 //! - `pressure_ramp__<model>__<dataset>.svg` ([`ramp`], one per pair): mean p(advocated wrong)
 //!   and mean p(correct) at clean → weak → medium → strong → medium reset → R0 with 95% paired
 //!   item-bootstrap bands.
-//! - `recovery_hierarchy_gap.svg` ([`hierarchy`]): pairs × operations R0 … R6 heat map of the
+//! - `recovery_hierarchy_gap.svg` ([`hierarchy`]): pairs × main operations heat map of the
 //!   hysteresis gap, a ring where the main clean-context-like criterion passes, the MRO per pair.
 //! - `truncation_boundary.svg` ([`truncation`]): the gap per truncation condition per pair and
 //!   the pooled mean with Table 5's interval.
@@ -26,6 +26,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use super::format::md_escape;
+use crate::dialogue::ops_text::ops_text;
 use super::{Ctx, TablesError};
 
 /// One drawn figure.
@@ -115,11 +116,11 @@ pub(crate) fn build_figures(ctx: &Ctx) -> Figures {
                 .flat_map(|r| r.cells.iter().flatten())
                 .filter(|c| c.passes)
                 .count();
-            let caption = format!(
-                "hysteresis gap mean p_X(w) − mean p_clean(w) for {} pairs × operations R0 … R6; a ring marks the {} pair × operation cells that pass the main clean-context-like criterion; MRO per pair",
+            let caption = ops_text(&format!(
+                "hysteresis gap mean p_X(w) − mean p_clean(w) for {} pairs × operations {{main_first}} … {{main_last}}; a ring marks the {} pair × operation cells that pass the main clean-context-like criterion; MRO per pair",
                 h.rows.len(),
                 passing
-            );
+            ));
             f.push(
                 hierarchy::FILE.into(),
                 hierarchy::TITLE.into(),

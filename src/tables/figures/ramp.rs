@@ -2,7 +2,7 @@
 //! weak → medium → strong → medium reset → R0, with 95% paired item-bootstrap bands.
 
 use crate::dialogue::CurvePoint;
-use crate::dialogue::conditions::ids;
+use crate::dialogue::conditions::sources;
 use plotters::prelude::*;
 
 use super::style::*;
@@ -13,16 +13,16 @@ use crate::tables::common::{pc, pw};
 use crate::tables::index::dataset_display;
 use crate::tables::Ctx;
 
-/// The six steps: the condition (first present candidate) and the axis label. Clean is Table
-/// 2's `clean_context` (else the identical probe); R0 is the ramp's `strong_reset` (else the
-/// identical hierarchy condition).
-pub(crate) const STEPS: [(&[&str], &str); 6] = [
-    (&[CurvePoint::CleanContext.key(), CurvePoint::CleanContextProbe.key()], "clean"),
-    (&[CurvePoint::WeakPressure.key()], "weak"),
-    (&[CurvePoint::MediumPressure.key()], "medium"),
-    (&[CurvePoint::StrongPressure.key()], "strong"),
-    (&[CurvePoint::MediumReset.key()], "medium reset"),
-    (&[CurvePoint::StrongReset.key(), ids::ORDINARY_RESET], "R0"),
+/// The six steps and their axis labels; a step's rows are the ramp's own, else those of the
+/// conditions that are the same prompt ([`sources`]: clean is Table 2's `clean_context`, else the
+/// identical probe; R0 is the ramp's `strong_reset`, else the identical hierarchy condition).
+pub(crate) const STEPS: [(CurvePoint, &str); 6] = [
+    (CurvePoint::CleanContext, "clean"),
+    (CurvePoint::WeakPressure, "weak"),
+    (CurvePoint::MediumPressure, "medium"),
+    (CurvePoint::StrongPressure, "strong"),
+    (CurvePoint::MediumReset, "medium reset"),
+    (CurvePoint::StrongReset, "R0"),
 ];
 
 /// One point of a curve: mean and its 95% interval.
@@ -59,7 +59,7 @@ pub(crate) fn data(ctx: &Ctx) -> Vec<Ramp> {
     for p in &ctx.idx.pairs {
         let Some(sources) = STEPS
             .iter()
-            .map(|(c, _)| p.resolve(c))
+            .map(|(c, _)| p.resolve(sources(c.key())))
             .collect::<Option<Vec<&'static str>>>()
         else {
             continue;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::{Hierarchy, MAIN_FAMILY};
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::criteria::{Family, main_ops, NOT_RESTORED};
 use crate::tables::format::PyBool;
 use crate::tables::Output;
@@ -188,7 +189,7 @@ impl Hierarchy<'_, '_> {
             .with_notes(vec![
                 "Strict (the paper's column) = pairs where the operation passes the MAIN clean-context-like criterion, as k/N (CSV mro_main_recovered): the paper's printed 'Strict' counts (2/14 for R0-R2, 14/14 for R3a/R3b, 11/14 for R4) are the main-family counts.".into(),
                 "MRO (the paper's column) is a broader rule the paper does not specify (3/14 for R0-R2 there); hyst-tui does not guess it and prints NA.".into(),
-                "strict family (gap <= 0.025) and loose family (gap <= 0.075) are the artifact's other families (CSV strict_recovered / loose_recovered); *_minimal_count = pairs whose minimal recovery operation (first passing in the order R0, R1, R2, R3a, R3b, R4, R5, R6) under that family is this operation.".into(),
+                ops_text("strict family (gap <= 0.025) and loose family (gap <= 0.075) are the artifact's other families (CSV strict_recovered / loose_recovered); *_minimal_count = pairs whose minimal recovery operation (first passing in the order {main_ops}) under that family is this operation."),
                 "The MRO rule of the released tables (mro_success, minimal recovery operation) is the main criterion (not recovery_criteria.mro_success >= 0.95, docs/protocol.md §6.2).".into(),
             ])]
     }

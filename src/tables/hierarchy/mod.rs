@@ -11,14 +11,14 @@ mod sweep;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::index::{PairData, RunIndex, CLEAN_REF, R0_REF};
+use super::index::{clean_ref, r0_ref, sources, PairData, RunIndex};
 use super::TableOptions;
 use crate::dialogue::conditions::{recovery_op, recovery_ops, RecoveryOp};
 use crate::dialogue::Suite;
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_RECOVERY_OPS};
 use crate::metrics::criteria::{
     classify_repair, main_op, minimal_recovery_operation, pass_flags, CondAgg, Criterion, Family,
-    RepairClass, main_ops, ORDINARY_RESET_KEY,
+    RepairClass, main_ops,
 };
 use crate::metrics::{
     aggregate, contamination_advocated, item_gaps, mean, restoration_ratio, unconditional_lock_in,
@@ -114,22 +114,20 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
     pub(crate) fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
         let mut pairs = Vec::new();
         for p in &idx.pairs {
-            let Some(clean) = p.resolve(&CLEAN_REF) else {
+            let Some(clean) = p.resolve(clean_ref()) else {
                 continue;
             };
             if !builtin_ops().iter().any(|k| p.has(k)) {
                 continue;
             }
-            let Some(r0) = p.resolve(&R0_REF) else {
+            let Some(r0) = p.resolve(r0_ref()) else {
                 continue;
             };
             let mut ops = Vec::new();
             for key in all_ops() {
-                let source = if key == ORDINARY_RESET_KEY {
-                    r0
-                } else if p.has(key) {
-                    key
-                } else {
+                // R0's rows, else those of the ramp's identical strong_reset (= `r0`); every
+                // other operation's own.
+                let Some(source) = p.resolve(sources(key)) else {
                     continue;
                 };
                 let a = p.align(&[clean, r0, source]);

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::{ci_label, Hierarchy};
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::criteria::{main_op, minimal_recovery_level, Family, NOT_RESTORED};
 use crate::metrics::intervention_hysteresis_gap;
 use crate::tables::common::{long_table, LongRow};
@@ -153,7 +154,7 @@ impl Hierarchy<'_, '_> {
         let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", &t)
             .with_display(&d)
             .with_notes(vec![
-                "MRO = first operation in the order R0, R1, R2, R3a, R3b, R4, R5, R6 that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored.".into(),
+                ops_text("MRO = first operation in the order {main_ops} that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored."),
                 "restoration_ratio is blank when not informative (|R0 gap| < 0.05).".into(),
             ])];
         if !long.is_empty() {

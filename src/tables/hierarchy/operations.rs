@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::{Hierarchy, MAIN_FAMILY};
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::{
     clean_context_damage_accuracy, clean_context_damage_p_correct, contamination_reduction,
     gap_reduction, intervention_hysteresis_gap,
@@ -186,7 +187,7 @@ impl Hierarchy<'_, '_> {
         }
         vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", &long_table(self.long.clone(), self.samples, self.seed))
                 .with_notes(vec![
-                    format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations R0..R6; shared by all metrics of the operation.", self.seed),
+                    ops_text(&format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations {{main_first}}..{{main_last}}; shared by all metrics of the operation.", self.seed)),
                     "restoration_ratio replicates are NaN where |den| <= 1e-12; the estimate and interval are blank when the full-sample |R0 gap| < 0.05. clean_context_like_* are deterministic (1 = pass, no interval).".into(),
                 ]),]
     }

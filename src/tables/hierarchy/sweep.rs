@@ -7,6 +7,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 
 use super::Hierarchy;
+use crate::dialogue::ops_text::ops_text;
 use crate::metrics::criteria::{
     threshold_sweep, CondAgg, Criterion, Family, SweepRow, main_ops, SWEEP_LAMBDAS,
 };
@@ -185,7 +186,7 @@ impl Hierarchy<'_, '_> {
             .with_display(&d)
             .with_notes(vec![
                 "Rows strict/main/loose are the three families; main_lambda_L multiplies every main threshold by L (configs/threshold_sweep.yaml lambdas).".into(),
-                "qualitative_ordering_stable = max(R3a, R3b, R5) >= max(R4, R5) >= max(R1, R2); instruction_best_recovered = max(R0, R1, R2), dialogue_state_best_recovered = max(R3a, R3b, R4, R5) [inferred]; qualitative_conclusion_holds = dialogue_state_best_recovered >= instruction_best_recovered (decision: the released aggregator's rule is not available).".into(),
+                ops_text("qualitative_ordering_stable = max({ordering_state_changing}) >= max({ordering_neutral_or_reconstruction}) >= max({ordering_instruction_level}); instruction_best_recovered = max({family_instruction}), dialogue_state_best_recovered = max({family_state}) [inferred]; qualitative_conclusion_holds = dialogue_state_best_recovered >= instruction_best_recovered (decision: the released aggregator's rule is not available)."),
             ])]
     }
 }

@@ -177,7 +177,7 @@ fn matching_rows<'t>(
                 (col, Box::new(move |ours: &str| dataset_key(ours) == want))
             }
             Key::Map(col, map) => {
-                let want = lookup(map, &ptext);
+                let want = lookup(map(), &ptext);
                 (col, Box::new(move |ours: &str| want == Some(ours)))
             }
         };
@@ -340,6 +340,7 @@ fn compare_cell(
     };
     match map.unit {
         Unit::Text(m) => {
+            let m = m();
             let ours = cell_text(value_cell).unwrap_or_default();
             let printed_as = m
                 .iter()
@@ -421,7 +422,7 @@ pub(crate) fn compare(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -
                     .get(pt.id)
                     .is_none_or(|s| s.contains(&(p.model_key.clone(), p.dataset.clone())))
             })
-            .filter(|p| pt.needs.is_empty() || pt.needs.iter().any(|c| p.has(c)))
+            .filter(|p| (pt.needs)().is_empty() || (pt.needs)().iter().any(|c| p.has(c)))
             .map(|p| ((!p.paper_key.is_empty()).then(|| p.paper_key.clone()), p.dataset.clone()))
             .collect();
         pooled.insert(pt.id, pairs);

@@ -2,7 +2,13 @@
 //! printed names to our keys, the printed tables compared ([`TABLES`]: how their rows are keyed
 //! and what they pool) and the cell map ([`CELLS`]: printed column → our table's column).
 
-use crate::tables::index::R0_REF;
+use std::sync::OnceLock;
+
+use crate::dialogue::conditions::{all, find, group_keys, ids, main_ops, recovery_ops, Kind, RecoveryOp};
+use crate::dialogue::recipe::Group;
+use crate::dialogue::{Control, CurvePoint};
+use crate::metrics::criteria::NOT_RESTORED;
+use crate::tables::index::r0_ref;
 
 /// The paper's printed tables, as shipped in `assets/paper/` (file stem, TSV text).
 pub(crate) const PAPER_TSV: &[(&str, &str)] = &[
@@ -55,46 +61,64 @@ pub(crate) const DATASET_NAMES: &[(&str, &str)] = &[
     ("–", "all"),
 ];
 
-/// Printed recovery-operation labels (Tables 4 and 16) → condition keys.
-const OPERATIONS: &[(&str, &str)] = &[
-    ("R0 ordinary reset", "ordinary_strong_reset"),
-    ("R1 user retraction", "explicit_user_retraction"),
-    ("R2 system reset", "system_level_reset"),
-    ("R3a fresh-context deletion", "fresh_context_deletion"),
-    ("R3a fresh deletion", "fresh_context_deletion"),
-    ("R3b context truncation", "context_truncation"),
-    ("R4 neutral summary", "neutral_summary_replacement"),
-    ("R5 factual reconstruction", "factual_state_reconstruction"),
-    ("R6 self-verification", "self_verification_final_label"),
-];
+/// A map printed text → our text, computed once (most come from the condition registry).
+type Names = fn() -> &'static [(&'static str, &'static str)];
 
-/// Table 17's printed minimal operations → condition keys.
-const MINIMAL_OPS: &[(&str, &str)] = &[
-    ("R0 reset", "ordinary_strong_reset"),
-    ("R1 retraction", "explicit_user_retraction"),
-    ("R2 system reset", "system_level_reset"),
-    ("R3a deletion", "fresh_context_deletion"),
-    ("R3b truncation", "context_truncation"),
-    ("R4 neutral summary", "neutral_summary_replacement"),
-    ("R5 reconstruction", "factual_state_reconstruction"),
-    ("R6 self-verification", "self_verification_final_label"),
-    ("not restored", "not_restored"),
-];
+/// A list of condition keys, computed once from the condition registry.
+type Conds = fn() -> &'static [&'static str];
 
-/// Table 5's printed conditions → condition keys.
-const TRUNCATION: &[(&str, &str)] = &[
-    ("Full pressure history", "full_history_reset"),
-    ("Drop strongest turn", "remove_strong_only"),
-    ("Drop medium+strong turns", "remove_medium_strong"),
-    ("Drop all pressure turns", "remove_all_pressure"),
-    ("Reset only", "reset_only"),
-];
+/// `(label, key)` of the operations that have `label` (registry order).
+fn op_labels(label: fn(&RecoveryOp) -> &'static str) -> Vec<(&'static str, &'static str)> {
+    recovery_ops().iter().filter(|o| !label(o).is_empty()).map(|o| (label(o), o.key)).collect()
+}
 
-/// Table 6's printed conditions → condition keys.
-const R7_CONDITIONS: &[(&str, &str)] = &[
-    ("R0 reset", "ordinary_strong_reset"),
-    ("R7 evidence", "evidence_grounded_recovery"),
-];
+/// `(label, key)` of the conditions of a group (registry order).
+fn group_labels(g: Group) -> Vec<(&'static str, &'static str)> {
+    group_keys(g).iter().map(|k| (find(k).map_or(*k, |c| &*c.label.clone().leak()), *k)).collect()
+}
+
+/// The conditions of a group that no other condition stands in for: those that only its suite
+/// produces (a condition declared the same as another is left out).
+fn own_conditions(keys: &[&'static str]) -> Vec<&'static str> {
+    keys.iter().copied().filter(|k| find(k).is_some_and(|c| c.same_as.is_none())).collect()
+}
+
+/// Printed recovery-operation labels (Tables 4 and 16) → condition keys: the registry's
+/// `table4` and `table16` labels.
+fn operations() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| {
+        let mut m = op_labels(|o| o.table4_label);
+        for x in op_labels(|o| o.table16_label) {
+            if !m.contains(&x) {
+                m.push(x);
+            }
+        }
+        m
+    })
+}
+
+/// Table 17's printed minimal operations → condition keys: the registry's `table17` labels.
+fn minimal_ops() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| {
+        let mut m: Vec<(&str, &str)> = main_ops().iter().map(|o| (o.table17_label, o.key)).collect();
+        m.push(("not restored", NOT_RESTORED));
+        m
+    })
+}
+
+/// Table 5's printed conditions → condition keys: the truncation conditions' labels.
+fn truncation() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| group_labels(Group::Truncation))
+}
+
+/// Table 6's printed conditions → condition keys: the registry's `table6` labels.
+fn r7_conditions() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| op_labels(|o| o.table6_label))
+}
 
 /// Table 7's printed suite → our pooled row.
 const SUITES: &[(&str, &str)] = &[("Full 14", "all")];
@@ -102,22 +126,18 @@ const SUITES: &[(&str, &str)] = &[("Full 14", "all")];
 /// Table 11's printed strata → ours.
 const STRATA: &[(&str, &str)] = &[("Low", "low"), ("Mid", "mid"), ("High", "high")];
 
-/// Table 12's printed prior contexts → condition keys.
-const FALSE_CONTEXT: &[(&str, &str)] = &[
-    ("Clean reset", "clean_no_mention"),
-    ("Neutral mention", "neutral_wrong_mention"),
-    ("Explicit false mention", "explicit_false_wrong_mention"),
-    ("Quoted false claim", "quoted_false_claim"),
-    ("User pressure", "user_pressure"),
-];
+/// Table 12's printed prior contexts → condition keys: the false-context conditions' labels.
+fn false_context() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| group_labels(Group::FalseContext))
+}
 
-/// Tables 13 and 14's printed conditions (our CSVs use the same labels).
-const RELABEL: &[(&str, &str)] = &[
-    ("Strong reset", "Strong reset"),
-    ("Current refresh", "Current refresh"),
-    ("Relabel, no shuffle", "Relabel, no shuffle"),
-    ("Relabel, shuffle", "Relabel, shuffle"),
-];
+/// Tables 13 and 14's printed conditions (our CSVs use the same labels: the relabel
+/// conditions').
+fn relabel() -> &'static [(&'static str, &'static str)] {
+    static M: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    M.get_or_init(|| group_labels(Group::Relabel).into_iter().map(|(l, _)| (l, l)).collect())
+}
 
 /// How a printed key column is matched with a column of our CSV.
 #[derive(Clone, Copy, Debug)]
@@ -126,8 +146,8 @@ pub(crate) enum Key {
     Model(&'static str),
     /// Printed dataset name ↔ our column holding a dataset key or short/display name.
     Dataset(&'static str),
-    /// Printed text ↔ our column's text through a fixed map (printed, ours).
-    Map(&'static str, &'static [(&'static str, &'static str)]),
+    /// Printed text ↔ our column's text through a map (printed, ours).
+    Map(&'static str, Names),
 }
 
 /// The pairs a pooled printed row is computed over.
@@ -154,7 +174,7 @@ pub(crate) struct PaperTable {
     pub(super) pool: Pool,
     /// Conditions a pair of the run must have (any one) for our table to pool it; empty for a
     /// per-pair table. With the plan's scope this gives the pairs our pooled row is over.
-    pub(super) needs: &'static [&'static str],
+    pub(super) needs: Conds,
     /// What the printed labels mean (paper README), shown above the table.
     pub(super) note: &'static str,
 }
@@ -169,7 +189,7 @@ pub(crate) enum Unit {
     /// A count of pairs printed `k/N`; N is our column `n`.
     Count { n: &'static str },
     /// Text: printed → our column's text.
-    Text(&'static [(&'static str, &'static str)]),
+    Text(Names),
     /// The low end of a printed interval `[lo, hi]`.
     IntervalLow,
     /// The high end of a printed interval.
@@ -201,65 +221,83 @@ const PAIR_DATA_KEY: &[(&str, Key)] = &[("Model", Key::Model("model_key")), ("Da
 const BY_DATASET: &[(&str, Key)] = &[("Dataset", Key::Dataset("dataset"))];
 const BY_DATASET_CONDITION: &[(&str, Key)] = &[
     ("Dataset", Key::Dataset("dataset")),
-    ("Condition", Key::Map("condition", RELABEL)),
+    ("Condition", Key::Map("condition", relabel)),
 ];
 
-/// The recovery operations of the hierarchy (R1-R6; Tables 4 and 16 pool the pairs with any).
-const HIERARCHY_OPS: &[&str] = &[
-    "explicit_user_retraction",
-    "system_level_reset",
-    "fresh_context_deletion",
-    "context_truncation",
-    "neutral_summary_replacement",
-    "factual_state_reconstruction",
-    "self_verification_final_label",
-];
-/// The truncation conditions (Tables 5 and 18).
-const TRUNCATION_CONDS: &[&str] = &["remove_strong_only", "remove_medium_strong", "remove_all_pressure", "reset_only"];
-/// The false-context conditions (Table 12).
-const FALSE_CONTEXT_CONDS: &[&str] =
-    &["clean_no_mention", "neutral_wrong_mention", "explicit_false_wrong_mention", "quoted_false_claim"];
+/// The recovery operations only the hierarchy suite produces (Tables 4 and 16 pool the pairs with
+/// any): the main operations but R0, which the ramp's strong_reset stands in for.
+fn hierarchy_ops() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&str>> = OnceLock::new();
+    C.get_or_init(|| own_conditions(&main_ops().iter().map(|o| o.key).collect::<Vec<_>>()))
+}
+/// The truncation conditions only the truncation suite produces (Tables 5 and 18).
+fn truncation_conds() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&str>> = OnceLock::new();
+    C.get_or_init(|| own_conditions(group_keys(Group::Truncation)))
+}
+/// The false-context conditions only that suite produces (Table 12).
+fn false_context_conds() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&str>> = OnceLock::new();
+    C.get_or_init(|| own_conditions(group_keys(Group::FalseContext)))
+}
 /// The relabel conditions besides the baseline (Tables 13 and 14).
-const RELABEL_CONDS: &[&str] =
-    &["current_question_refresh_reset", "option_relabel_no_shuffle_reset", "option_relabel_shuffle_reset"];
+fn relabel_conds() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&str>> = OnceLock::new();
+    C.get_or_init(|| own_conditions(group_keys(Group::Relabel)))
+}
+/// The evidence operation (Tables 6 and 19).
+fn evidence_ops() -> &'static [&'static str] {
+    group_keys(Group::Evidence)
+}
+/// The controls' strong-reset steps (Table 7).
+fn control_resets() -> &'static [&'static str] {
+    static C: OnceLock<Vec<&str>> = OnceLock::new();
+    C.get_or_init(|| {
+        all().iter().filter(|c| matches!(c.kind, Kind::Curve(ctl, CurvePoint::StrongReset) if ctl != Control::PressureWrong)).map(|c| &*c.key.clone().leak()).collect()
+    })
+}
+/// The shuffled relabel condition (Table 15).
+fn relabel_shuffle() -> &'static [&'static str] {
+    &[ids::RELABEL_SHUFFLE]
+}
 
 /// Every printed table the comparison covers, in the paper's order.
 pub(crate) static TABLES: &[PaperTable] = &[
-    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair, needs: &[],
+    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair, needs: || &[],
         note: "Reset WF is the conditional lock-in (items wrong after strong pressure that stay on the advocated option after the reset / items wrong after strong pressure), not the all-items wrong-following rate." },
-    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14, needs: HIERARCHY_OPS,
+    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", operations))], pool: Pool::All14, needs: hierarchy_ops,
         note: "Recovered pairs are the main-family counts (|gap| <= 0.05, ...), although the paper's text calls them strict." },
-    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", TRUNCATION))], pool: Pool::Truncation5, needs: TRUNCATION_CONDS,
+    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", truncation))], pool: Pool::Truncation5, needs: truncation_conds,
         note: "Mean over the five truncation pairs; the CI bootstraps over those five aggregate rows." },
-    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", R7_CONDITIONS))], pool: Pool::All14, needs: &["evidence_grounded_recovery"],
+    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", r7_conditions))], pool: Pool::All14, needs: evidence_ops,
         note: "Pooled over the fourteen pairs; WF and Contam. in percent (Contam. = advocated wrong among clean-correct items)." },
-    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", SUITES))], pool: Pool::All14, needs: &["neutral_history:strong_reset", "correct_pressure:strong_reset"],
+    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", || SUITES))], pool: Pool::All14, needs: control_resets,
         note: "The pooled row over the fourteen pairs." },
-    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
+    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
         note: "Gap = Reset - Fresh." },
-    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
+    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
         note: "Paired item bootstrap CI of the R0 gap." },
-    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair, needs: &[],
+    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
         note: "Hist. | clean = Hist / (Stable + Hist): clean-correct items not correct after R0 (any wrong option)." },
-    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", STRATA))], pool: Pool::All14, needs: &R0_REF,
+    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", || STRATA))], pool: Pool::All14, needs: r0_ref,
         note: "Tertiles pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", FALSE_CONTEXT))], pool: Pool::All14, needs: FALSE_CONTEXT_CONDS,
+    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", false_context))], pool: Pool::All14, needs: false_context_conds,
         note: "Pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
+    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: relabel_conds,
         note: "Pooled per dataset over the relabel pairs (which pairs produced the printed table is not released; docs/protocol.md §10 names six)." },
-    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: RELABEL_CONDS,
+    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: relabel_conds,
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: &["option_relabel_shuffle_reset"],
+    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: relabel_shuffle,
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", OPERATIONS))], pool: Pool::All14, needs: HIERARCHY_OPS,
+    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", operations))], pool: Pool::All14, needs: hierarchy_ops,
         note: "Strict = the main-family count; MRO is a broader rule the paper does not specify." },
-    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: &[],
+    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: || &[],
         note: "Minimal op. under the main family; Acc. of that operation." },
-    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: TRUNCATION_CONDS,
+    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: truncation_conds,
         note: "The Mean row is the mean over the five truncation pairs (= Table 5's mean gap)." },
-    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14, needs: &["evidence_grounded_recovery"],
+    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14, needs: evidence_ops,
         note: "Change R0 -> R7 per dataset; WF and Contam. in percentage points." },
-    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14, needs: &R0_REF,
+    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14, needs: r0_ref,
         note: "Per dataset over all fourteen pairs (main tube, logit-linear path)." },
 ];
 
@@ -351,7 +389,7 @@ pub(crate) static CELLS: &[CellMap] = &[
         ..cm("table16", "MRO", "", &[], "", None, Unit::Count { n: "n_pairs" })
     },
     // Table 17
-    cm("table17", "Minimal op.", "table17_minimal_recovery_operation", &[], "minimal_recovery_operation", None, Unit::Text(MINIMAL_OPS)),
+    cm("table17", "Minimal op.", "table17_minimal_recovery_operation", &[], "minimal_recovery_operation", None, Unit::Text(minimal_ops)),
     cm("table17", "Acc.", "table17_minimal_recovery_operation", &[], "accuracy", None, F),
     // Table 18
     cm("table18", "Full", "table18_truncation_by_pair", &[], "full_history_gap", None, F),

@@ -21,14 +21,14 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
     let entries = || sections.iter().flat_map(|(_, es)| es.iter());
     let key_w = entries().map(|e| width(&e.plain_keys())).max().unwrap_or(0).min(24);
     let legend = "p(w) = p(advocated wrong) · ✓ correct · ✗ advocated wrong · ▶ predicted";
-    let widest = entries().map(|e| 3 + key_w + width(e.help)).chain([width(legend)]).max().unwrap_or(0);
+    let widest = entries().map(|e| 3 + key_w + width(&e.help_text())).chain([width(legend)]).max().unwrap_or(0);
     let w = (widest as u16 + 2).min(area.width);
     let text_w = (w as usize).saturating_sub(2 + 3 + key_w).max(10);
     let mut lines: Vec<Line> = Vec::new();
     for (section, entries) in &sections {
         lines.push(Line::from(Span::styled(*section, th.title())));
         for e in entries {
-            for (i, l) in wrap(e.help, text_w).into_iter().enumerate() {
+            for (i, l) in wrap(&e.help_text(), text_w).into_iter().enumerate() {
                 let keys = if i == 0 { pad(&e.plain_keys(), key_w) } else { " ".repeat(key_w) };
                 lines.push(Line::from(vec![Span::styled(format!("  {keys} "), th.bold()), Span::raw(l)]));
             }

@@ -12,7 +12,8 @@ use super::{block, fmt_gap, fmt_p, message, pad, pending_text, trunc};
 use crate::dialogue::DialogueItem;
 use crate::metrics::criteria::Criterion;
 use crate::tui::app::App;
-use crate::dialogue::conditions::{explorer_ops, recovery_op};
+use crate::dialogue::conditions::{explorer_sections, recovery_op};
+use crate::dialogue::recipe::Group;
 use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
@@ -55,8 +56,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .style(th.dim()),
     );
     let mut selected = None;
-    for o in explorer_ops() {
-        if !o.main && o.short == "R6'" {
+    for (opens, o) in explorer_sections() {
+        if opens == Some(Group::Appendix) {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
         let part = Part::Op(o.key);
@@ -185,8 +186,8 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
     }
     rows.push(Row::new(clean_row).style(th.dim()));
     let mut selected = None;
-    for o in explorer_ops() {
-        if !o.main && o.short == "R6'" {
+    for (opens, o) in explorer_sections() {
+        if opens == Some(Group::Appendix) {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
         let part = Part::Op(o.key);

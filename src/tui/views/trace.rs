@@ -15,7 +15,8 @@ use ratatui::Frame;
 use super::{bar, block, fmt_p, message, pad, trunc};
 use crate::data::Selected;
 use crate::tui::app::App;
-use crate::dialogue::conditions::explorer_ops;
+use crate::dialogue::conditions::explorer_sections;
+use crate::dialogue::recipe::Group;
 use crate::dialogue::CURVE;
 use crate::tui::model::Part;
 use crate::tui::theme::model_marker;
@@ -209,7 +210,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         ])
     };
     lines.push(row("clean", clean, clean, th.dim(), app.current_part() == Part::Curve(0)));
-    for o in explorer_ops() {
+    for (opens, o) in explorer_sections() {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
         let st = match (p, clean) {
@@ -217,7 +218,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
             (Some(_), Some(_)) => th.wrong(),
             _ => th.dim(),
         };
-        if o.short == "R6'" {
+        if opens == Some(Group::Appendix) {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
         lines.push(row(o.short, p, clean, st, app.current_part() == Part::Op(o.key)));
@@ -358,8 +359,8 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
         lines.push(Line::from(spans));
     };
     row("clean", Part::Curve(0), &mut lines);
-    for o in explorer_ops() {
-        if o.short == "R6'" {
+    for (opens, o) in explorer_sections() {
+        if opens == Some(Group::Appendix) {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
         row(o.short, Part::Op(o.key), &mut lines);

@@ -1,215 +1,15 @@
-//! Conditions as data: the recipe schema shared by the bundled registry
-//! (`prompts/conditions.toml`) and user experiment files (`--experiment FILE`), its validation,
-//! and the one function that turns a recipe into chat messages.
-//!
-//! A recipe says which history the dialogue keeps, what the system prompt becomes and what the
-//! final user turn says. Built-in recipes name prompt keys (so `--prompts DIR` rewords them);
-//! an experiment file carries its own texts.
+//! Reading a registry or experiment file: the TOML as written (`Raw*`, unknown fields
+//! rejected), checked field by field into [`Definition`]s and custom ramps, each error naming the
+//! file, the condition and the field.
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
-use super::Suite;
+use super::{
+    block_text, Assistant, Block, Definition, FileKind, Group, History, Labels, OpFamily, OrderingFamily, Parsed, RampDef,
+    RampStepDef, Recipe, RecipeError, Text, RECIPE_PLACEHOLDERS,
+};
+use crate::dialogue::Suite;
 use crate::prompts::{allowed_placeholders, placeholders_in};
-
-/// The bundled registry of built-in conditions (every condition but the ramp steps).
-pub(crate) const BUNDLED_CONDITIONS: &str = include_str!("../../prompts/conditions.toml");
-
-/// The bundled self-consistency experiment (suite `self-consistency`; also the schema's worked
-/// example in the README).
-pub(crate) const BUNDLED_SELF_CONSISTENCY: &str = include_str!("../../assets/experiments/self-consistency.toml");
-
-/// Placeholders any text of a recipe may use (all optional): the advocated wrong option's text,
-/// the correct option's text, the question, the option lines and R7's constructed evidence.
-/// `{advocated_option_text}` is the wrong option's text too (the name the paper's ramp prompts
-/// use), so a custom ramp can name the prompt keys `weak_pressure` … .
-pub(crate) const RECIPE_PLACEHOLDERS: &[&str] =
-    &["wrong_option_text", "correct_option_text", "question", "option_lines", "evidence", "advocated_option_text"];
-
-/// A text of a recipe: a prompt-set key, or a text written in an experiment file.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Text {
-    Prompt(String),
-    Own(String),
-}
-
-/// One block of the final user turn (blocks are joined by a blank line).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Block {
-    Text(Text),
-    /// The question block with this prefix.
-    Question(Text),
-}
-
-/// Which history precedes the final turn.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum History {
-    /// The 4-exchange history of the wrong-pressure ramp.
-    Kept,
-    /// No history.
-    None,
-    /// These exchanges of the ramp history (paper's ramp: 0 = weak … 3 = medium reset; a custom
-    /// ramp: its steps from 0), in this order.
-    Exchanges(Vec<usize>),
-    /// Alternating user / assistant turns in place of the history.
-    Replaced(Vec<Text>),
-}
-
-/// What the assistant turns of a kept history say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Assistant {
-    /// The model's own letters of its ramp (the protocol).
-    Model,
-    /// The correct option's letter at every turn.
-    Correct,
-    /// The model's clean-context prediction at every turn.
-    CleanPrediction,
-    /// No assistant turns; the history's user turns are joined into one user turn.
-    Removed,
-}
-
-impl Assistant {
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            Assistant::Model => "model",
-            Assistant::Correct => "correct",
-            Assistant::CleanPrediction => "clean_prediction",
-            Assistant::Removed => "removed",
-        }
-    }
-}
-
-/// How a condition's dialogue is built.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Recipe {
-    pub history: History,
-    pub assistant: Assistant,
-    /// Appended to the system prompt, each after a blank line.
-    pub system: Vec<Text>,
-    pub turn: Vec<Block>,
-    /// The final turn shows the options under the relabel permutation.
-    pub shuffled: bool,
-    /// The pressure ramp whose history the recipe keeps: `None` = the paper's ramp, else a
-    /// custom ramp of an experiment file.
-    pub ramp: Option<std::sync::Arc<RampDef>>,
-}
-
-/// A custom pressure ramp (`[[ramp]]` of an experiment file): self-conditioned like the paper's
-/// (each step's assistant turn is the model's own letter at that step), with its own turns.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RampDef {
-    pub name: String,
-    /// Short label of the ramp (its steps are `<short>1`, `<short>2`, … in the explorer).
-    pub short: String,
-    pub suite: Suite,
-    pub description: String,
-    pub steps: Vec<RampStepDef>,
-    pub origin: String,
-}
-
-/// One step of a custom ramp: its user turn (blocks joined by a blank line).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RampStepDef {
-    pub name: String,
-    pub turn: Vec<Block>,
-}
-
-impl RampDef {
-    /// The condition key of step `k` (`<ramp>:<step>`).
-    pub fn step_key(&self, k: usize) -> String {
-        format!("{}:{}", self.name, self.steps[k].name)
-    }
-}
-
-impl Recipe {
-    /// Whether the recipe keeps some of the ramp's exchanges.
-    pub(crate) fn keeps_history(&self) -> bool {
-        match &self.history {
-            History::Kept => true,
-            History::Exchanges(e) => !e.is_empty(),
-            _ => false,
-        }
-    }
-    /// Whether the final turn uses the constructed R7 evidence.
-    pub(crate) fn uses_evidence(&self, prompt: &dyn Fn(&str) -> String) -> bool {
-        self.texts().any(|t| {
-            let s = match t {
-                Text::Prompt(k) => prompt(k),
-                Text::Own(s) => s.clone(),
-            };
-            placeholders_in(&s).contains(&"evidence")
-        })
-    }
-    fn texts(&self) -> impl Iterator<Item = &Text> {
-        let hist: Vec<&Text> = match &self.history {
-            History::Replaced(t) => t.iter().collect(),
-            _ => vec![],
-        };
-        hist.into_iter().chain(self.system.iter()).chain(self.turn.iter().map(block_text))
-    }
-    /// How many exchanges the recipe's ramp history has (4 for the paper's ramp).
-    pub(crate) fn ramp_exchanges(&self) -> usize {
-        self.ramp.as_ref().map_or(PAPER_RAMP_EXCHANGES, |r| r.steps.len())
-    }
-}
-
-fn block_text(b: &Block) -> &Text {
-    match b {
-        Block::Text(t) | Block::Question(t) => t,
-    }
-}
-
-/// The exchanges of the paper's pressure history (weak, medium, strong, medium reset).
-pub(crate) const PAPER_RAMP_EXCHANGES: usize = 4;
-
-/// Which part of the tables and the explorer a condition belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Group {
-    Main,
-    Appendix,
-    Evidence,
-    Truncation,
-    FalseContext,
-    Relabel,
-    /// An operation of an experiment file (bundled or the user's).
-    Experiment,
-}
-
-impl Group {
-    const ALL: [(Group, &'static str); 7] = [
-        (Group::Main, "main"),
-        (Group::Appendix, "appendix"),
-        (Group::Evidence, "evidence"),
-        (Group::Truncation, "truncation"),
-        (Group::FalseContext, "false-context"),
-        (Group::Relabel, "relabel"),
-        (Group::Experiment, "experiment"),
-    ];
-    fn parse(s: &str) -> Option<Group> {
-        Self::ALL.iter().find(|(_, k)| *k == s).map(|(g, _)| *g)
-    }
-    /// A recovery operation (it has a short label R0 … and appears in the hierarchy views).
-    pub(crate) fn is_operation(self) -> bool {
-        matches!(self, Group::Main | Group::Appendix | Group::Evidence | Group::Experiment)
-    }
-}
-
-/// Table labels of a main operation.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Labels {
-    #[serde(default)]
-    pub table4: String,
-    /// Table 17's short name (`R3a deletion`).
-    #[serde(default)]
-    pub table17: String,
-    #[serde(default)]
-    pub sweep_stem: String,
-    #[serde(default)]
-    pub mro: String,
-    #[serde(default)]
-    pub ci: String,
-}
 
 /// One condition as written in a registry or experiment file (`[[condition]]` / `[[operation]]`).
 #[derive(Clone, Debug, Deserialize)]
@@ -236,6 +36,10 @@ struct RawCondition {
     description: Option<String>,
     #[serde(default)]
     labels: Option<Labels>,
+    #[serde(default)]
+    family: Option<String>,
+    #[serde(default)]
+    ordering: Option<Vec<String>>,
     history: String,
     #[serde(default)]
     exchanges: Option<Vec<usize>>,
@@ -317,99 +121,7 @@ struct RawFile {
     base_ramp: Option<String>,
 }
 
-/// A validated condition definition (before it joins the registry).
-#[derive(Clone, Debug)]
-pub(crate) struct Definition {
-    pub name: String,
-    pub short: String,
-    pub label: String,
-    pub suite: Suite,
-    pub group: Group,
-    pub level: String,
-    pub category: String,
-    pub history_role: String,
-    pub ui_name: String,
-    pub description: String,
-    pub labels: Labels,
-    pub recipe: Recipe,
-    pub same_as: Option<String>,
-    /// The file it comes from (`bundled prompts/conditions.toml`, or an experiment file).
-    pub origin: String,
-}
-
-/// An experiment file as a run records it: its name, content hash and content.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ExperimentSource {
-    /// The path it was read from (for messages only; runs compare the hash).
-    pub path: String,
-    pub sha256: String,
-    pub content: String,
-}
-
-impl ExperimentSource {
-    pub fn new(path: &str, content: String) -> ExperimentSource {
-        ExperimentSource { path: path.to_string(), sha256: hex::encode(Sha256::digest(content.as_bytes())), content }
-    }
-    /// Reads and checks an experiment file (one error line naming it when it cannot be read or
-    /// is malformed). The source keeps the file's name, not its directory, so the same file
-    /// given from another directory is the same run.
-    pub fn read(path: &std::path::Path) -> Result<ExperimentSource, RecipeError> {
-        let shown = path.display().to_string();
-        let content = crate::util::read_input_file(path).map_err(|e| RecipeError::new(&shown, "", "", &e))?;
-        parse_file(&content, &shown, FileKind::Experiment)?;
-        let name = path.file_name().map_or(shown.clone(), |f| f.to_string_lossy().into_owned());
-        Ok(ExperimentSource::new(&name, content))
-    }
-    /// The bundled self-consistency experiment.
-    pub fn bundled_self_consistency() -> ExperimentSource {
-        ExperimentSource::new("bundled assets/experiments/self-consistency.toml", BUNDLED_SELF_CONSISTENCY.to_string())
-    }
-}
-
-/// An invalid registry or experiment file: one line naming the file, the condition and the field.
-#[derive(Debug)]
-pub struct RecipeError {
-    pub file: String,
-    pub condition: String,
-    pub field: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for RecipeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: ", self.file)?;
-        if !self.condition.is_empty() {
-            write!(f, "operation `{}`: ", self.condition)?;
-        }
-        if !self.field.is_empty() {
-            write!(f, "field `{}`: ", self.field)?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
-
-impl std::error::Error for RecipeError {}
-
-impl RecipeError {
-    fn new(file: &str, condition: &str, field: &str, message: &str) -> RecipeError {
-        RecipeError { file: file.into(), condition: condition.into(), field: field.into(), message: message.into() }
-    }
-}
-
-/// Whether a file's conditions are the built-in registry (prompt keys) or an experiment.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileKind {
-    Registry,
-    Experiment,
-}
-
 /// Parses and validates a registry or experiment file.
-/// A parsed registry or experiment file.
-pub(crate) struct Parsed {
-    pub defs: Vec<Definition>,
-    pub ramps: Vec<std::sync::Arc<RampDef>>,
-}
-
 pub(crate) fn parse_file(src: &str, origin: &str, kind: FileKind) -> Result<Parsed, RecipeError> {
     if let Some(m) = crate::util::toml_control_character(src) {
         return Err(RecipeError::new(origin, "", "", &m));
@@ -720,6 +432,18 @@ fn definition(
     if group == Group::Main && (labels.table4.is_empty() || labels.table17.is_empty() || labels.sweep_stem.is_empty() || labels.mro.is_empty() || labels.ci.is_empty()) {
         return Err(err("labels", "a main operation needs table4, table17, sweep_stem, mro and ci labels"));
     }
+    let family = match rc.family.as_deref() {
+        None => None,
+        Some(f) => Some(OpFamily::parse(f).ok_or_else(|| err("family", &format!("unknown family {f:?} (instruction, state)")))?),
+    };
+    let mut ordering = Vec::new();
+    for o in rc.ordering.iter().flatten() {
+        let keys: Vec<&str> = OrderingFamily::ALL.iter().map(|(_, k)| *k).collect();
+        ordering.push(OrderingFamily::parse(o).ok_or_else(|| err("ordering", &format!("unknown family {o:?} ({})", keys.join(", "))))?);
+    }
+    if (family.is_some() || !ordering.is_empty()) && group != Group::Main {
+        return Err(err(if family.is_some() { "family" } else { "ordering" }, "only a main operation belongs to a family of the hierarchy"));
+    }
     let readable = name.replace(['_', '-'], " ");
     let history_role = rc.history_role.clone().unwrap_or_else(|| {
         match (&history, assistant) {
@@ -744,6 +468,8 @@ fn definition(
         ui_name: rc.ui_name.clone().unwrap_or_else(|| readable.clone()),
         description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, ramp.as_deref(), &origin_name(origin))),
         labels,
+        family,
+        ordering,
         recipe: Recipe { history, assistant, system, turn, shuffled, ramp },
         same_as: rc.same_as.clone(),
         origin: origin.to_string(),
@@ -770,64 +496,4 @@ fn describe(h: &History, a: Assistant, ramp: Option<&RampDef>, file: &str) -> St
         other => format!(", assistant turns: {}", other.key()),
     };
     format!("{file}: {hist}{asst}; its own final turn")
-}
-
-impl Suite {
-    /// The suite of a key (`hierarchy`, `self-consistency`, …).
-    pub fn parse(s: &str) -> Option<Suite> {
-        Suite::EVERY.iter().copied().find(|x| x.key() == s)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn exp(src: &str) -> Result<Vec<Definition>, RecipeError> {
-        parse_file(src, "my.toml", FileKind::Experiment).map(|p| p.defs)
-    }
-
-    #[test]
-    fn bundled_files_parse() {
-        let reg = parse_file(BUNDLED_CONDITIONS, "conditions.toml", FileKind::Registry).expect("registry valid").defs;
-        assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), 8);
-        exp(BUNDLED_SELF_CONSISTENCY).expect("self-consistency valid");
-    }
-
-    #[test]
-    fn the_issue_example_parses() {
-        let d = exp(r#"
-[[operation]]
-name = "explicit_contradiction"
-short = "R8"
-history = "kept"
-message = "What I claimed earlier was false; {wrong_option_text} is not the answer."
-prefix = "Answer the multiple-choice question from factual knowledge only."
-"#)
-        .unwrap();
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].suite, Suite::Hierarchy);
-        assert_eq!(d[0].label, "R8 explicit contradiction");
-        assert_eq!(d[0].recipe.history, History::Kept);
-        assert_eq!(d[0].recipe.turn.len(), 2);
-    }
-
-    #[test]
-    fn malformed_files_name_file_operation_and_field() {
-        let base = "[[operation]]\nname = \"x1\"\nshort = \"X1\"\nhistory = \"kept\"\nprefix = \"P\"\n";
-        let cases: [(&str, &str); 6] = [
-            (&format!("{base}message = \"{{nope}}\"\n"), "field `message`: unknown placeholder {nope}"),
-            (&format!("{base}history = \"none\"\n"), "duplicate key"),
-            (&base.replace("\"kept\"", "\"sometimes\""), "field `history`: unknown history kind \"sometimes\""),
-            (&format!("{base}{base}"), "operation `x1`: field `name`: defined twice"),
-            (&format!("{base}colour = 1\n"), "colour"),
-            (&base.replace("prefix = \"P\"\n", ""), "field `prefix`: missing"),
-        ];
-        for (src, want) in cases {
-            let e = exp(src).unwrap_err().to_string();
-            assert!(e.starts_with("my.toml: "), "{e}");
-            assert!(e.contains(want), "{e} lacks {want}");
-            assert!(!e.contains('\n'), "one line: {e}");
-        }
-    }
 }
