@@ -3,9 +3,13 @@
 # feature with scripts/check-cuda-build.sh (the CUDA toolkit from PyPI wheels, or HYST_CUDA_HOME's;
 # its own target directory), fetches the model if it is missing, then runs, on that one model
 # (HYST_GPU_CHECK_MODEL, default smollm2-135m):
-#   doctor (device, offload, provenance, prefix reuse vs scratch), bench engine (engine vs raw
-#   llama.cpp prompt rate, reuse), bench batch --workers 4 (reuse speed-up, worker scaling)
-# and prints one table of ratios, with the paper plan's token count turned into a wall time.
+#   doctor (device, offload, provenance, prefix reuse and packing vs one prompt per call), bench
+#   engine (engine vs raw llama.cpp prompt rate, reuse), bench batch --pack 64 (sequential,
+#   packed and from scratch against raw llama.cpp replaying the same calls; throughput against
+#   tokens per decode call for 1 … 128 sequences; worker scaling)
+# and prints one table of ratios, the --pack it picks for this device (the fewest sequences
+# within 5% of the best throughput of the curve), and the paper plan's token count turned into
+# a wall time.
 # One command from a clean clone; needs no network once built and fetched. Without a GPU (no
 # nvidia-smi, or it lists none) it says so and runs the same checks on the CPU build (features
 # unset), so the script itself is tested; HYST_GPU_CHECK_FEATURES=cuda runs them with the CUDA
@@ -61,8 +65,9 @@ echo "== doctor --model $model"
 "$bin" doctor --model "$model" | tee "$log/doctor.txt" || true
 echo "== bench engine --model $model"
 "$bin" bench engine --model "$model" --items 2 | tee "$log/engine.txt"
-echo "== bench batch --model $model --workers 4"
-"$bin" bench batch --model "$model" --limit 4 --workers 4 | tee "$log/batch.txt"
+curve=${HYST_GPU_CHECK_CURVE:-1,4,16,64,128}
+echo "== bench batch --model $model --pack 64 --curve $curve --workers 4"
+"$bin" bench batch --model "$model" --limit 4 --pack 64 --curve "$curve" --workers 4 --figure "$log/throughput.svg" | tee "$log/batch.txt"
 
 # One table of what was measured above.
 python3 - "$log" "$features" "$model" <<'PY'
@@ -76,7 +81,15 @@ device = grab(r"scoring on (.+?)(?:; provenance|$)", doctor)
 if "bit-identical to scratch" in doctor:
     dp = "0 (bit-identical)"
 else:
-    dp = grab(r"max \|Δp\| ([0-9.e+-]+)", doctor)
+    dp = grab(r"prefix-reused scores differ.*?max \|Δp\| ([0-9.e+-]+)", doctor)
+if "bit-identical to one per call" in doctor:
+    pack_dp = "0 (bit-identical)"
+else:
+    pack_dp = grab(r"packed scores differ.*?max \|Δp\| ([0-9.e+-]+)", doctor)
+modes = {}
+for m in re.finditer(r"^(sequential \(pack 1\)|packed \(pack \d+\)|from scratch)\s+([0-9.]+)s\s+(\d+)\s+([0-9.]+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)%\s+([0-9.]+)s\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", batch, re.M):
+    modes[m.group(1).split(" ")[0]] = m.groups()
+curve = [(int(a), float(b), float(c), e) for a, b, c, _, e in re.findall(r"^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(identical|DIFFERENT)$", batch, re.M)]
 raw = float(grab(r"raw llama.cpp prompt decode: \d+ tokens in one call = ([0-9.]+) tok/s", engine, "nan"))
 reuse_rate = float(grab(r"engine, prefix reuse: .* = ([0-9.]+) tok/s", engine, "nan"))
 rows = [
@@ -87,10 +100,20 @@ rows = [
     ("engine rate with reuse (tok/s)", f"{reuse_rate:.1f}"),
     ("engine vs raw prompt rate", grab(r"ratio engine/raw throughput:\s+([0-9.]+)", engine)),
     ("reuse speed-up, engine bench (wall time scratch/reuse)", grab(r"ratio wall time scratch/reuse: ([0-9.]+)", engine)),
-    ("reuse speed-up, batch bench (wall time scratch/reuse)", grab(r"ratio wall time scratch/reuse:\s+([0-9.]+)", batch)),
-    ("tokens scratch/reuse (batch)", grab(r"ratio scratch/reuse tokens:\s+([0-9.]+)", batch)),
     ("max |Δp| reused vs scratch (doctor)", dp),
+    ("max |Δp| packed vs one prompt per call (doctor)", pack_dp),
 ]
+for name, g in modes.items():
+    rows.append((f"batch {g[0]}: tok/s, tok/call, end-to-end/matched raw, speed-up/token ratio", f"{g[3]}, {g[5]}, {g[8]}, {g[10]}"))
+rows.append(("scores packed vs sequential (batch)", grab(r"packed vs sequential (\S+);", batch)))
+for p, per_call, tps, same in curve:
+    rows.append((f"curve pack {p}: tokens/call, tok/s (scores)", f"{per_call:.0f}, {tps:.1f} ({same})"))
+if curve and all(c[3] == "identical" for c in curve):
+    best = max(c[2] for c in curve)
+    pick = min(c[0] for c in curve if c[2] >= 0.95 * best)
+    rows.append(("--pack picked for this device (fewest sequences within 5% of the best)", str(pick)))
+elif curve:
+    rows.append(("--pack picked for this device", "1 (packed scores differ here: packing stays off)"))
 for line in batch.splitlines():
     m = re.match(r"\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)%\s+(\S+)", line)
     if m:
