@@ -15,9 +15,9 @@
 //! Sequences `0..item_lanes` are *lanes*: each keeps its live tokens and snapshots like the
 //! one-sequence case and carries the prompts of one item at a time. The others are *forks*: a
 //! group of prompts of one lane (an item's branches) is spread over them, each fork starting
-//! from the lane's longest shared prefix (its live tokens copied with `seq_cp`, or one of its
-//! snapshots restored into the fork), so the prefix is decoded once and every branch's suffix
-//! goes into one decode call.
+//! from the lane's longest shared prefix (one of its snapshots, or its live cells — saved once
+//! and loaded into each fork on the CPU, the stream copied with `seq_cp` on a GPU — then cut
+//! back), so the prefix is decoded once and every branch's suffix goes into one decode call.
 
 use std::cell::Cell;
 use std::num::NonZeroU32;
@@ -112,6 +112,8 @@ pub(crate) struct Session<'m> {
     /// Tokens one sequence holds.
     pub n_ctx: u32,
     pub(crate) clocks: Clocks,
+    /// A fork copies its lane's stream on the device (a GPU) rather than through host memory.
+    copy_on_device: bool,
     /// Every KV operation, while recording (`bench`).
     pub(crate) trace: Option<Vec<KvOp>>,
     /// The batch's tokens as added (for the trace).
@@ -183,6 +185,7 @@ impl<'m> Session<'m> {
             batch: LlamaBatch::new(n_batch as usize, 1),
             use_cache: opts.cache,
             clocks: Clocks::default(),
+            copy_on_device: super::provenance::on_gpu(opts.gpu_layers.unwrap_or_else(super::default_gpu_layers)),
             trace: None,
             batch_tokens: Vec::new(),
             next_snapshot: 0,
@@ -312,7 +315,7 @@ impl<'m> Session<'m> {
     /// Sets fork `seq` up for `tokens` from lane `source`'s longest shared prefix (its live
     /// tokens copied, or a snapshot restored); the lane itself is not changed. Returns the
     /// tokens reused.
-    fn prepare_fork(&mut self, source: usize, seq: usize, tokens: &[i32]) -> Result<usize, EngineError> {
+    fn prepare_fork(&mut self, source: usize, seq: usize, tokens: &[i32], live: &mut Option<(u64, SeqState)>) -> Result<usize, EngineError> {
         let plan = if self.use_cache {
             self.lanes[source].cache.plan(tokens, MIN_TAIL)
         } else {
@@ -321,12 +324,38 @@ impl<'m> Session<'m> {
         if let Some(i) = plan.restore {
             self.restore(source, i, seq)?;
             self.trim(seq, plan.reuse)?;
-        } else if plan.reuse > 0 {
+        } else if plan.reuse > 0 && self.copy_on_device {
+            // On a GPU a copy of the whole stream stays in device memory.
             let t0 = Instant::now();
             self.ctx
                 .copy_kv_cache_seq(source as i32, seq as i32, None, None)
                 .map_err(|e| backend_err("copying a KV sequence", e))?;
             self.record(KvOp::Copy { from: source as i32, to: seq as i32 });
+            add_since(&self.clocks.restore, t0);
+            self.trim(seq, plan.reuse)?;
+        } else if plan.reuse > 0 {
+            // On the CPU the lane's live cells are saved once per call and loaded into each
+            // fork: that copies the cells in use, not the whole stream.
+            if live.is_none() {
+                let t0 = Instant::now();
+                let state = self
+                    .ctx
+                    .state_seq_get(source as i32, LlamaStateSeqFlags::empty())
+                    .map_err(|e| backend_err("saving a KV snapshot", e))?;
+                let id = self.next_snapshot;
+                self.next_snapshot += 1;
+                self.record(KvOp::Save { seq: source as i32, id });
+                *live = Some((id, state));
+                add_since(&self.clocks.save, t0);
+            }
+            let t0 = Instant::now();
+            self.clear_seq(seq)?;
+            let (id, state) = live.as_ref().expect("saved above");
+            let id = *id;
+            self.ctx
+                .state_seq_set(state, seq as i32)
+                .map_err(|e| backend_err("restoring a KV snapshot", e))?;
+            self.record(KvOp::Restore { seq: seq as i32, id });
             add_since(&self.clocks.restore, t0);
             self.trim(seq, plan.reuse)?;
         } else {
@@ -444,10 +473,16 @@ impl<'m> Session<'m> {
         let mut order: Vec<usize> = (0..units.len()).collect();
         order.sort_by_key(|&i| (units[i].seq == units[i].source, units[i].seq));
         let mut from = vec![0usize; units.len()];
+        let mut live: std::collections::HashMap<usize, Option<(u64, SeqState)>> = std::collections::HashMap::new();
         for &i in &order {
             let u = &units[i];
-            from[i] = if u.seq == u.source { self.prepare_lane(u.seq, u.tokens)? } else { self.prepare_fork(u.source, u.seq, u.tokens)? };
+            from[i] = if u.seq == u.source {
+                self.prepare_lane(u.seq, u.tokens)?
+            } else {
+                self.prepare_fork(u.source, u.seq, u.tokens, live.entry(u.source).or_default())?
+            };
         }
+        drop(live);
         let reused = from.clone();
         // A prompt shorter than MIN_TAIL is decoded alone, as it would be on its own (no
         // padding: a call that small takes other kernels).
