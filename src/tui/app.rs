@@ -10,6 +10,7 @@
 //! scheduling rules, or — for a stored run's models — read from the run's rows without any
 //! engine.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -32,6 +33,7 @@ use super::scheduler::Scheduler;
 use super::score_store::ScoreStore;
 use super::screen::{Overlay, View};
 use super::shared_scores::SharedLink;
+use super::recovery_rows::{RecoveryRows, RowsKey};
 use super::run_list::RunList;
 use super::stored_run::{self, RowProblem};
 use super::table_browser::TableBrowser;
@@ -183,6 +185,9 @@ pub struct App {
     /// Rows of the stored run that were skipped, and items left out.
     stored_run_problems: Vec<RowProblem>,
     quit: bool,
+    /// The current item's recovery rows, computed when the scores, the item or the models
+    /// change.
+    rows: RecoveryRows,
 }
 
 impl App {
@@ -206,10 +211,11 @@ impl App {
                 None if run.being_written.is_some() => {
                     let (pid, total) = run.being_written.clone().unwrap_or_default();
                     format!(
-                        "a batch (pid {pid}) is still writing this run: {}{} items shown; reopen it ({}: Runs, Enter) for more",
+                        "a batch (pid {pid}) is still writing this run: {}{} items shown; reopen it ({}: Runs, {}) for more",
                         entries.len(),
                         total.map(|t| format!(" of {t}")).unwrap_or_default(),
-                        keymap::key_for(Action::ShowView(View::Tables))
+                        keymap::key_for(Action::ShowView(View::Tables)),
+                        keymap::key_for(Action::OpenSelectedRun)
                     )
                 }
                 None if cfg.newest_run => format!(
@@ -269,6 +275,7 @@ impl App {
             notice,
             stored_run_problems: problems,
             quit: false,
+            rows: RecoveryRows::default(),
             cfg,
         };
         let key = app.model_key().to_string();
@@ -282,6 +289,7 @@ impl App {
                 bail!("--compare {k}: {e}");
             }
         }
+        app.refresh_rows();
         Ok(app)
     }
 
@@ -309,8 +317,36 @@ impl App {
         }
     }
 
+    /// The current item's recovery rows: those computed when the scores, the item or the
+    /// models last changed (computed here only if something changed since without a refresh).
+    pub(crate) fn recovery_rows(&self) -> Cow<'_, RecoveryRows> {
+        let key = self.rows_key();
+        if self.rows.key == key {
+            Cow::Borrowed(&self.rows)
+        } else {
+            Cow::Owned(RecoveryRows::compute(key, &self.scores, self.current().and_then(|i| self.entry(i))))
+        }
+    }
+
+    fn rows_key(&self) -> RowsKey {
+        RowsKey { item: self.current(), models: self.shown_models().iter().map(|m| m.to_string()).collect(), scores: self.scores.revision() }
+    }
+
+    /// Recomputes the recovery rows if the scores, the item or the models changed.
+    fn refresh_rows(&mut self) {
+        let key = self.rows_key();
+        if self.rows.key != key {
+            self.rows = RecoveryRows::compute(key, &self.scores, self.current().and_then(|i| self.entry(i)));
+        }
+    }
+
     /// Carries out an action.
     pub(crate) fn apply(&mut self, action: Action) {
+        self.apply_action(action);
+        self.refresh_rows();
+    }
+
+    fn apply_action(&mut self, action: Action) {
         match action {
             Action::Quit => self.quit = true,
             Action::ShowView(v) => self.set_view(v),
@@ -521,7 +557,7 @@ impl App {
         let skipped = next.stored_run_problems.len();
         let items = if items == 1 { "1 item".to_string() } else { format!("{items} items") };
         next.notice = Some(match skipped {
-            0 => format!("opened run {name}: {items} (6: its tables)"),
+            0 => format!("opened run {name}: {items} ({}: its tables)", keymap::key_for(Action::ShowView(View::Tables))),
             k => format!("opened run {name}: {items}, {k} rows skipped (see the log)"),
         });
         *self = next;

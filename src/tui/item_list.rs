@@ -79,6 +79,11 @@ impl ItemSummary {
         }
     }
 
+    /// The verdict the gap is coloured by.
+    pub(crate) fn gap_verdict(&self) -> crate::metrics::criteria::GapVerdict {
+        super::model::gap_verdict(self.gap())
+    }
+
     /// R0 p(w) − clean p(w).
     pub(crate) fn gap(&self) -> Option<f64> {
         Some(self.r0_pw? - self.clean_pw?)

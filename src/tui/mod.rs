@@ -39,6 +39,7 @@ mod scheduler;
 mod score_store;
 mod screen;
 mod shared_scores;
+mod recovery_rows;
 mod run_list;
 mod stored_run;
 mod table_browser;

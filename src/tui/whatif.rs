@@ -139,22 +139,22 @@ pub(crate) fn with_text(msgs: &[ChatMessage], i: usize, text: &str, question_hea
 
 /// The exchange (user turn, assistant reply) message `i` belongs to: the index of its user turn.
 /// Only exchanges of the history before the final user turn qualify.
-fn exchange_at(msgs: &[ChatMessage], i: usize) -> Result<usize, &'static str> {
+fn exchange_at(msgs: &[ChatMessage], i: usize) -> Result<usize, String> {
     let last = final_user(msgs).ok_or("no user turn")?;
     let u = match msgs.get(i).map(|m| m.role.as_str()) {
         Some("user") => i,
         Some("assistant") if i > 0 => i - 1,
-        _ => return Err("select a user turn or an answer of the history (J/K)"),
+        _ => return Err(format!("select a user turn or an answer of the history ({}/{})", key_for(Action::MoveMessage(1)), key_for(Action::MoveMessage(-1)))),
     };
     let is = |k: usize, role: &str| msgs.get(k).is_some_and(|m| m.role == role);
     if u >= last || !is(u, "user") || !is(u + 1, "assistant") {
-        return Err("select an exchange of the history (a user turn before the final one and its answer)");
+        return Err("select an exchange of the history (a user turn before the final one and its answer)".into());
     }
     Ok(u)
 }
 
 /// `msgs` without the exchange of message `i` (its user turn and the answer to it).
-pub(crate) fn delete_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, &'static str> {
+pub(crate) fn delete_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, String> {
     let u = exchange_at(msgs, i)?;
     let mut out = msgs.to_vec();
     out.drain(u..u + 2);
@@ -163,7 +163,7 @@ pub(crate) fn delete_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<Chat
 
 /// `msgs` with the exchange of message `i` said once more right after it (the user pushes
 /// again, the model answers the same letter); the copy can then be edited like any message.
-pub(crate) fn repeat_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, &'static str> {
+pub(crate) fn repeat_exchange(msgs: &[ChatMessage], i: usize) -> Result<Vec<ChatMessage>, String> {
     let u = exchange_at(msgs, i)?;
     let mut out = msgs.to_vec();
     let copy = [out[u].clone(), out[u + 1].clone()];

@@ -58,7 +58,7 @@ impl App {
     pub(super) fn toggle_compare_selected(&mut self) {
         let Some(m) = self.selected_choice() else { return };
         match self.lane_of(&m.key) {
-            Some(0) => self.notice = Some(format!("{} is the shown model (Enter switches to another)", m.key)),
+            Some(0) => self.notice = Some(format!("{} is the shown model ({} switches to another)", m.key, key_for(Action::LoadSelectedModel))),
             Some(i) => {
                 self.remove_compared(i);
                 self.notice = Some(format!("{} is no longer compared", m.key));
@@ -88,7 +88,7 @@ impl App {
             return Err("it is compared already".into());
         }
         if self.lanes.len() > MAX_COMPARED {
-            return Err(format!("at most {MAX_COMPARED} models are compared (c on one removes it)"));
+            return Err(format!("at most {MAX_COMPARED} models are compared ({} on one removes it)", key_for(Action::ToggleCompareSelected)));
         }
         let lane = Lane {
             engine: EngineSlot::new(key.to_string()),
@@ -308,6 +308,7 @@ impl App {
             self.runs.refresh(false);
         }
         self.schedule();
+        self.refresh_rows();
     }
 
     /// Takes in lane `i`'s results; computed scores are also kept for the shared store.
@@ -381,6 +382,7 @@ impl App {
                     if let Some(n) = self.shared.flush() {
                         self.notice = Some(n);
                     }
+                    self.refresh_rows();
                     return true;
                 }
                 let waiting: Vec<usize> = (0..self.lanes.len()).filter(|&i| self.lanes[i].scheduler.pending() > 0).collect();

@@ -55,7 +55,7 @@ impl App {
     pub(super) fn edit_exchange(&mut self, repeat: bool) {
         let Some((item, part, msgs)) = self.shown_step() else { return };
         let Some(index) = self.msg_cursor else {
-            self.notice = Some("select an exchange of the history first (J/K)".into());
+            self.notice = Some(format!("select an exchange of the history first ({}/{})", key_for(Action::MoveMessage(1)), key_for(Action::MoveMessage(-1))));
             return;
         };
         let edited = if repeat { whatif::repeat_exchange(&msgs, index) } else { whatif::delete_exchange(&msgs, index) };

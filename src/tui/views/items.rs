@@ -94,11 +94,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Cell::from(e.item.question.replace(['\n', '\r'], " ")),
                 Cell::from(format!("{:>11}", fmt_p(clean))),
                 Cell::from(format!("{:>7}", fmt_p(r0))),
-                Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(gap.unwrap_or(f64::NAN)))),
+                Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(sum.gap_verdict()))),
             ];
             for m in &compared {
-                let g = app.summary_of_model(m, i).gap();
-                cells.push(Cell::from(Span::styled(format!("{:>7}", fmt_gap(g)), th.gap(g.unwrap_or(f64::NAN)))));
+                let cmp = app.summary_of_model(m, i);
+                cells.push(Cell::from(Span::styled(format!("{:>7}", fmt_gap(cmp.gap())), th.gap(cmp.gap_verdict()))));
             }
             cells.extend([pred_cell, wf_cell]);
             Row::new(cells)

@@ -107,7 +107,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             if !app.frozen() {
                 l2.push(Span::styled(format!(" · {}s", b.started().elapsed().as_secs()), th.dim()));
             }
-            l2.push(Span::styled(" · x stop · tables refresh as they are written", th.dim()));
+            l2.push(Span::styled(format!(" · {} stop · tables refresh as they are written", key_for(Action::StopBatch)), th.dim()));
         }
         Some(b) => {
             let (txt, st) = match b.outcome() {
