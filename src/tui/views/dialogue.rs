@@ -182,7 +182,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                         if !prefix.is_empty() {
                             indent(prefix, th.plain(), None, &mut lines);
                         }
-                        if app.expand_blocks() {
+                        if app.cursor().expand_blocks() {
                             indent(blk, th.dim(), None, &mut lines);
                         } else {
                             lines.push(Line::from(vec![
@@ -252,7 +252,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 
     let h = inner.height as usize;
     let max_off = lines.len().saturating_sub(h);
-    let mut off = max_off.saturating_sub(app.dialogue_scroll());
+    let mut off = max_off.saturating_sub(app.cursor().dialogue_scroll());
     if let Some(sl) = selected_line {
         if sl < off {
             off = sl;
@@ -267,7 +267,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
-    let title = format!("step {}/{} · {}", app.step() + 1, app.steps().len(), part_label(part));
+    let title = format!("step {}/{} · {}", app.cursor().step() + 1, app.cursor().steps().len(), part_label(part));
     let b = block(app, trunc(&title, area.width.saturating_sub(6) as usize));
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -276,7 +276,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
 
     // Ramp strip: the model's letter at each step, the cursor's step reversed; a row per model
     // when models are compared.
-    let models = app.shown_models();
+    let models = app.lanes().shown_models();
     let label_w = if models.len() > 1 { models.iter().map(|m| width(m)).max().unwrap_or(4).clamp(4, 10) + 1 } else { 5 };
     for (i, m) in models.iter().enumerate() {
         let (label, label_st) = if models.len() > 1 { (pad(&trunc(m, label_w - 1), label_w), th.model(i)) } else { ("ramp ".to_string(), th.dim()) };
