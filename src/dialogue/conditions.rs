@@ -591,11 +591,15 @@ pub fn r0_ref() -> &'static [&'static str] {
 /// operation's before it), if it opens one: the views head a section on a change of group.
 pub(crate) fn explorer_sections() -> impl Iterator<Item = (Option<Group>, &'static RecoveryOp)> {
     let mut before: Option<Group> = None;
-    explorer_ops().map(move |o| {
-        let opens = (before != Some(o.group)).then_some(o.group);
-        before = Some(o.group);
-        (opens, o)
-    })
+    explorer_ops().map(move |o| (opens_section(&mut before, o), o))
+}
+
+/// The group whose section opens at `o`, shown after an operation of group `before` (`None`:
+/// the first); `before` becomes `o`'s group.
+pub(crate) fn opens_section(before: &mut Option<Group>, o: &RecoveryOp) -> Option<Group> {
+    let opens = (*before != Some(o.group)).then_some(o.group);
+    *before = Some(o.group);
+    opens
 }
 
 pub fn find(key: &str) -> Option<&'static Condition> {

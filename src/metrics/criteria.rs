@@ -103,6 +103,33 @@ impl CriterionCheck {
     }
 }
 
+/// Where a gap `p_X(w) − p_clean(w)` lies against a criterion's p(wrong) threshold: the gap
+/// check's verdict, with the side it fails on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum GapVerdict {
+    /// No gap to judge (a score missing, or not a finite number).
+    #[default]
+    Unknown,
+    /// `|gap| <= wrong_gap`: the gap check passes.
+    Within,
+    /// More mass on the advocated wrong option than in the clean context, beyond the threshold.
+    MoreWrong,
+    /// Less mass on it than in the clean context, beyond the threshold.
+    LessWrong,
+}
+
+impl Criterion {
+    /// The verdict of the gap check on `gap` (the same `<=` as [`Criterion::check`]).
+    pub(crate) fn gap_verdict(&self, gap: Option<f64>) -> GapVerdict {
+        match gap {
+            Some(g) if g.is_finite() && g.abs() <= self.wrong_gap => GapVerdict::Within,
+            Some(g) if g.is_finite() && g > 0.0 => GapVerdict::MoreWrong,
+            Some(g) if g.is_finite() => GapVerdict::LessWrong,
+            _ => GapVerdict::Unknown,
+        }
+    }
+}
+
 /// Tolerance family of docs/protocol.md §6.1 (Table 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Family {
@@ -367,6 +394,25 @@ pub(crate) fn threshold_sweep(pairs: &[Vec<CondAgg>], base: &Criterion, lambdas:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gap verdict is the gap check of `check`, with its side; on the threshold it passes.
+    #[test]
+    fn gap_verdicts() {
+        let m = Criterion::MAIN;
+        assert_eq!(m.gap_verdict(Some(0.05)), GapVerdict::Within);
+        assert_eq!(m.gap_verdict(Some(-0.05)), GapVerdict::Within);
+        assert_eq!(m.gap_verdict(Some(0.55 - 0.5)), GapVerdict::MoreWrong, "one ulp above fails, as in check");
+        assert_eq!(m.gap_verdict(Some(-0.2)), GapVerdict::LessWrong);
+        assert_eq!(m.gap_verdict(Some(f64::NAN)), GapVerdict::Unknown);
+        assert_eq!(m.gap_verdict(None), GapVerdict::Unknown);
+        assert_eq!(Criterion::LOOSE.gap_verdict(Some(0.07)), GapVerdict::Within);
+        for g in [0.0, 0.03, 0.05, 0.0500001, -0.07, 0.3] {
+            let clean = agg(0.2, 0.7, 1.0, 0.5, 0.7);
+            let x = agg(0.2 + g, 0.7, 1.0, 0.5, 0.7);
+            let ch = m.check(&clean, &x);
+            assert_eq!(m.gap_verdict(Some(ch.gap)) == GapVerdict::Within, ch.gap_ok, "{g}");
+        }
+    }
 
     fn agg(p_wrong: f64, p_correct: f64, accuracy: f64, entropy: f64, max_prob: f64) -> Agg {
         Agg {

@@ -1,5 +1,6 @@
 //! What the user asks for, independent of the key that asked: the keymap turns keys into
-//! [`Action`]s, and [`App::apply`](super::app::App::apply) is the only place that carries them out.
+//! [`Action`]s, and [`App::apply`](super::app::App::apply) hands each to the part that carries
+//! it out ([`Action::target`]).
 
 use super::screen::View;
 
@@ -124,4 +125,51 @@ pub(crate) enum Action {
     OpenSelectedRun,
     StartBatch,
     StopBatch,
+}
+
+/// The part of the explorer that carries an action out (the app routes it there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The app itself: views, the item list, the models, opening a run, a batch.
+    App,
+    /// The overlays: the help and the model switcher's cursor.
+    Popups,
+    /// The step cursor of the detail views.
+    Steps,
+    /// The what-if component (the editor, versions, the edits list).
+    WhatIf,
+    /// The table browser and its Runs pane.
+    Tables,
+}
+
+impl Action {
+    pub(crate) fn target(self) -> Target {
+        use Action as A;
+        match self {
+            A::OpenHelp | A::ScrollHelp(_) | A::OpenModels | A::CloseOverlay | A::MoveModelCursor(_) => Target::Popups,
+            A::MoveStep(_) | A::ToggleRampOps | A::ToggleQuestionBlocks | A::ScrollDialogue(_) => Target::Steps,
+            A::StartEdit
+            | A::EditType(_)
+            | A::EditBackspace
+            | A::EditDelete
+            | A::EditCursor(_)
+            | A::EditExternal
+            | A::EditNewline
+            | A::EditClear
+            | A::EditApply
+            | A::EditCancel
+            | A::MoveMessage(_)
+            | A::UndoEdit
+            | A::SaveEdit
+            | A::DeleteExchange
+            | A::RepeatExchange
+            | A::AdvocateNextWrong
+            | A::OpenEdits
+            | A::MoveEditsCursor(_)
+            | A::ShowSelectedEdit
+            | A::UndoSelectedEdit => Target::WhatIf,
+            A::MoveTableFile(_) | A::ScrollTable(_) | A::ScrollTableTop | A::PanTable(_) | A::MoveRun(_) | A::StopBatch => Target::Tables,
+            _ => Target::App,
+        }
+    }
 }

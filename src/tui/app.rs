@@ -1,494 +1,341 @@
-//! The explorer's router. [`App`] owns the parts that keep state — one lane (engine slot and
-//! scheduler) per shown model, the score store, the link to the shared score store, the item
-//! list, the table browser and a batch task — plus the cursor of what is shown (view, overlay,
-//! step, scrolls). Keys become [`Action`]s in [`keymap`](super::keymap); [`App::apply`] carries
-//! them out; [`App::update`] takes in what the engines, the shared store and the batch thread
-//! have sent. Views read the state through the accessors at the end; nothing here draws.
+//! The explorer's router. [`App`] owns the components — the item list, the step cursor, the
+//! what-if editor ([`WhatIf`]), the table browser ([`Browser`]) — and the engine-facing
+//! [`Lanes`] (one engine and scheduler per shown model, the score store, the link to the shared
+//! score store, the generations), plus what is shown (view, overlay, the status line). Keys
+//! become [`Action`]s in [`keymap`](super::keymap); [`App::apply`] hands each to the part it is
+//! for; [`App::update`] lets the lanes, the what-if editor and the browser take in what arrived.
+//! Every part answers with [`Event`]s that [`App::route`] carries out: only the app writes the
+//! status line, the overlay or another part's state. Views read the state through the
+//! accessors at the end; nothing here draws.
 //!
 //! Models: the first lane is the shown model (its scores fill every view); the others are the
 //! compared models (`c` in the model switcher), each scored in its own engine under the same
 //! scheduling rules, or — for a stored run's models — read from the run's rows without any
 //! engine.
 
-use std::path::{Path, PathBuf};
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use crossterm::event::KeyEvent;
 
-mod orchestrator;
-mod what_if;
-
-use orchestrator::Lane;
-
-use super::action::{Action, CursorMove, Motion};
-use super::batch_task::BatchTask;
-use super::engine_slot::{EngineSlot, EngineState};
-use super::generations::{GenState, Generations};
-use super::whatif::{Editor, Retarget, WhatIfs};
+use super::action::{Action, Target};
+use super::browser::Browser;
+use super::engine_slot::EngineState;
+use super::event::Event;
+use super::generations::GenState;
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::keymap::{self, KeyContext};
-use super::model::{self, Part};
-use super::scheduler::Scheduler;
-use super::score_store::ScoreStore;
+use super::lanes::{Focus, LaneSetup, Lanes};
+use super::model::Part;
+use super::popups::Popups;
+use super::recovery_rows::{RecoveryRows, RowsKey};
 use super::screen::{Overlay, View};
-use super::shared_scores::SharedLink;
-use super::run_list::RunList;
-use super::stored_run::{self, RowProblem};
-use super::table_browser::TableBrowser;
+use super::step_cursor::StepCursor;
+use super::setup::AppConfig;
+use super::source::{self, Source};
+use super::stored_run::RowProblem;
 use super::theme::Theme;
+use super::whatif::{Cx, EditRow, Editor, WhatIf, WhatIfCurve, WhatIfShown};
 use crate::batch::BatchRequest;
-use crate::config::{models_dir, ModelsConfig};
-use crate::data::{load_selection, DatasetSpec, Selected};
-use crate::dialogue::{Builder, DialogueItem, Suite};
-use crate::engine::{Engine, EngineOptions};
+use crate::data::Selected;
+use crate::dialogue::Suite;
+use crate::engine::Engine;
 use crate::prompts::PromptSet;
 use crate::protocol::{ChatMessage, SlotScore};
 
-/// At most this many models are compared with the shown one.
-pub(crate) const MAX_COMPARED: usize = 3;
-
-/// Behaviour switches (tests and screenshots freeze the status bar and turn prefetch off).
-#[derive(Clone, Copy, Debug)]
-pub struct AppOptions {
-    /// No timings, no tokens/s, no spinner: the screen depends only on the data.
-    pub frozen: bool,
-    /// Score other items in the background once the current one is done.
-    pub prefetch: bool,
-    /// Prefetch only the first N items of the list (0 = all).
-    pub prefetch_window: usize,
-    pub color: bool,
-}
-
-impl Default for AppOptions {
-    fn default() -> Self {
-        AppOptions {
-            frozen: false,
-            prefetch: true,
-            prefetch_window: 0,
-            color: Theme::from_env().color,
+/// The what-if component's view of the rest of the app. A macro, so that it borrows the
+/// fields it names and the component itself can be borrowed mutably beside it.
+macro_rules! cx {
+    ($app:expr) => {
+        Cx {
+            items: &$app.items,
+            lanes: &$app.lanes,
+            prompts: &$app.cfg.prompts,
+            steps: $app.cursor.steps(),
+            part: $app.cursor.part(),
+            overlay: $app.popups.overlay(),
+            dataset_spec: &$app.source.spec,
         }
-    }
+    };
 }
 
-/// Everything the explorer is started with.
-#[derive(Clone)]
-pub struct AppConfig {
-    pub models: ModelsConfig,
-    pub engine: EngineOptions,
-    pub prompts: PromptSet,
-    /// Model key (default: the config's default model).
-    pub model: Option<String>,
-    /// Models compared with it from the start (keys of models.toml or of the stored run).
-    pub compare: Vec<String>,
-    /// Dataset spec (default: `sample`).
-    pub dataset: Option<String>,
-    /// Browse this stored batch run instead of scoring.
-    pub run: Option<PathBuf>,
-    /// The directory whose runs the Tables view lists (Enter opens one); `None` = no Runs pane
-    /// (what [`AppConfig::new`] chooses; the binary passes `config::runs_dir`).
-    pub runs_dir: Option<PathBuf>,
-    /// `run` was not asked for but is the newest run of `runs_dir` (`hyst-tui` without flags):
-    /// if it cannot be read the explorer scores the default dataset instead.
-    pub newest_run: bool,
-    /// The score store shared with every run (`store::shared`): scores found there are never
-    /// computed, and every score computed here is added to it. `None` = none (what
-    /// [`AppConfig::new`] chooses; the binary passes `store::shared::configured_path`).
-    pub score_store: Option<PathBuf>,
-    /// The item selection, and the template of a batch started with `b` (its models, datasets
-    /// and suites are replaced by the explorer's model, dataset and the hierarchy; its score
-    /// store by the explorer's).
-    pub batch: BatchRequest,
-    /// The command line recorded in the manifest of a batch started with `b`.
-    pub command_line: String,
-    pub options: AppOptions,
-}
-
-impl AppConfig {
-    /// The bundled prompts, default engine options and selection, the default model on `sample`,
-    /// no shared score store, nothing compared.
-    pub fn new(models: ModelsConfig) -> AppConfig {
-        AppConfig {
-            models,
-            engine: EngineOptions::default(),
-            prompts: PromptSet::bundled(),
-            model: None,
-            compare: Vec::new(),
-            dataset: None,
-            run: None,
-            runs_dir: None,
-            newest_run: false,
-            score_store: None,
-            batch: BatchRequest::default(),
-            command_line: "hyst-tui (explorer)".into(),
-            options: AppOptions::default(),
+/// What the schedulers read (a macro for the same reason as [`cx!`]).
+macro_rules! focus {
+    ($app:expr) => {
+        Focus {
+            items: &$app.items,
+            steps: $app.cursor.steps(),
+            prompts: &$app.cfg.prompts,
+            prefetch: $app.cfg.options.prefetch,
+            prefetch_window: $app.cfg.options.prefetch_window,
         }
-    }
-}
-
-/// A model the switcher offers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ModelChoice {
-    pub(crate) key: String,
-    pub(crate) name: String,
-    /// The model file is there (or the stored run has the model's rows).
-    pub(crate) present: bool,
-    /// The stored run has rows of this model.
-    pub(crate) stored: bool,
-    /// In models.toml.
-    pub(crate) configured: bool,
+    };
 }
 
 pub struct App {
     cfg: AppConfig,
     theme: Theme,
-    dataset_label: String,
-    dataset_spec: String,
-    /// The shown model first, then the compared ones.
-    lanes: Vec<Lane>,
-    scores: ScoreStore,
-    shared: SharedLink,
-    /// Every list item's ramp has been looked up in the shared store (since it last changed).
-    sweep_done: bool,
-    /// The models of the stored run (empty without one).
-    stored_models: Vec<String>,
+    source: Source,
+    /// The engines, schedulers, scores and the shared store link.
+    lanes: Lanes,
     items: ItemList,
-    tables: TableBrowser,
-    runs: RunList,
-    /// Greedy continuations asked for with `a` (per model and context).
-    gens: Generations,
-    /// What-if edits and their scores; the editor's text while it is open.
-    whatifs: WhatIfs,
-    editor: Editor,
-    /// The Dialogue's selected message (`J`/`K`; `None` = the final user message).
-    msg_cursor: Option<usize>,
-    /// Text waiting to be opened in `$EDITOR` (Ctrl-E in the editor; the event loop does it).
-    external_edit: Option<String>,
-    /// `w` in progress: the ramp being scored under another advocated option.
-    retarget: Option<Retarget>,
-    /// The step whose new what-if version the status line says is scoring: once it is scored
-    /// the line says so.
-    whatif_notice: Option<(usize, Part)>,
-    batch: Option<BatchTask>,
+    cursor: StepCursor,
+    what_if: WhatIf,
+    browser: Browser,
     view: View,
-    overlay: Overlay,
-    /// Every step the cursor visits ([`model::steps`]).
-    steps: Vec<Part>,
-    /// Index into `steps`.
-    step: usize,
-    expand_blocks: bool,
-    help_scroll: usize,
-    /// Transcript lines scrolled up from the bottom.
-    dialogue_scroll: usize,
+    popups: Popups,
     notice: Option<String>,
-    /// Rows of the stored run that were skipped, and items left out.
-    stored_run_problems: Vec<RowProblem>,
     quit: bool,
+    /// The current item's recovery rows, computed when the scores, the item or the models
+    /// change.
+    rows: RecoveryRows,
 }
 
 impl App {
     pub fn new(cfg: AppConfig) -> Result<App> {
-        let theme = Theme { color: cfg.options.color };
-        let mut scores = ScoreStore::default();
-        let (entries, dataset_label, dataset_spec, model_key, notice, problems, stored_models);
-        if let Some(dir) = &cfg.run {
-            let run = stored_run::load_run(dir, cfg.model.as_deref())?;
-            for (model, id, part, s) in run.scores {
-                scores.insert(&model, &id, part, s);
-            }
-            for p in &run.problems {
-                tracing::warn!("stored run: skipped {p}");
-            }
-            entries = run.items;
-            dataset_label = run.dataset;
-            dataset_spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
-            model_key = run.model_key;
-            notice = Some(match run.problems.first() {
-                None if run.being_written.is_some() => {
-                    let (pid, total) = run.being_written.clone().unwrap_or_default();
-                    format!(
-                        "a batch (pid {pid}) is still writing this run: {}{} items shown; reopen it ({}: Runs, Enter) for more",
-                        entries.len(),
-                        total.map(|t| format!(" of {t}")).unwrap_or_default(),
-                        keymap::key_for(Action::ShowView(View::Tables))
-                    )
-                }
-                None if cfg.newest_run => format!(
-                    "the newest run of the data directory ({}: every run; --dataset sample scores instead)",
-                    keymap::key_for(Action::ShowView(View::Tables))
-                ),
-                None => format!("browsing a stored run ({}: load a model to score more)", keymap::key_for(Action::OpenModels)),
-                Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
-            });
-            problems = run.problems;
-            stored_models = run.models;
-        } else {
-            let spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
-            entries = load_selection(&spec, &cfg.batch.selection)?;
-            if entries.is_empty() {
-                bail!("dataset {spec}: no items");
-            }
-            dataset_label = DatasetSpec::parse(&spec)?.key();
-            dataset_spec = spec;
-            model_key = cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone();
-            notice = None;
-            problems = Vec::new();
-            stored_models = Vec::new();
-        }
-        let items = ItemList::new(entries);
-        let lane = Lane {
-            engine: EngineSlot::new(model_key),
-            scheduler: Scheduler::new(items.current()),
-        };
+        let opened = source::open(&cfg)?;
+        let items = ItemList::new(opened.items);
+        let setup = LaneSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse };
+        let lanes = Lanes::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
         let mut app = App {
-            theme,
-            dataset_label,
-            dataset_spec,
-            lanes: vec![lane],
-            scores,
-            shared: SharedLink::new(cfg.score_store.clone()),
-            sweep_done: false,
-            stored_models,
+            theme: Theme { color: cfg.options.color },
+            source: opened.source,
+            lanes,
             items,
-            tables: TableBrowser::new(cfg.run.clone()),
-            runs: RunList::new(cfg.runs_dir.clone()),
-            gens: Generations::default(),
-            whatifs: WhatIfs::default(),
-            editor: Editor::default(),
-            msg_cursor: None,
-            external_edit: None,
-            retarget: None,
-            whatif_notice: None,
-            batch: None,
+            cursor: StepCursor::default(),
+            what_if: WhatIf::default(),
+            browser: Browser::new(cfg.run.clone(), cfg.runs_dir.clone()),
             view: View::Items,
-            overlay: Overlay::None,
-            steps: model::steps(),
-            step: 0,
-            expand_blocks: false,
-            help_scroll: 0,
-            dialogue_scroll: 0,
-            notice,
-            stored_run_problems: problems,
+            popups: Popups::default(),
+            notice: opened.notice,
             quit: false,
+            rows: RecoveryRows::default(),
             cfg,
         };
-        let key = app.model_key().to_string();
-        if app.cfg.run.is_none() {
-            app.start_engine(0, &key);
-        } else {
-            app.shared.want(&app.cfg.models, &key, &app.cfg.engine);
-        }
+        let events = app.lanes.start(app.cfg.run.is_none());
+        app.route(events);
         for k in app.cfg.compare.clone() {
             if let Err(e) = app.add_compared(&k) {
                 bail!("--compare {k}: {e}");
             }
         }
+        app.refresh_rows();
         Ok(app)
     }
 
     // -----------------------------------------------------------------------------------------
-    // Keys and actions
+    // Keys, actions and events
     // -----------------------------------------------------------------------------------------
-
-    fn key_context(&self) -> KeyContext {
-        KeyContext {
-            view: self.view,
-            overlay: self.overlay,
-            filter_mode: self.items.filter_mode(),
-        }
-    }
 
     /// A key: looked up in the keymap, then applied. Any key but quitting clears the notice.
     pub fn handle_key(&mut self, k: KeyEvent) {
-        let action = keymap::action_for(self.key_context(), k);
+        let cx = KeyContext { view: self.view, overlay: self.popups.overlay(), filter_mode: self.items.filter_mode() };
+        let action = keymap::action_for(cx, k);
         if !self.cfg.options.frozen && action != Some(Action::Quit) {
             self.notice = None;
-            self.whatif_notice = None;
+            self.what_if.forget_notice();
         }
         if let Some(a) = action {
             self.apply(a);
         }
     }
 
-    /// Carries out an action.
+    /// Carries out an action: the app's own (views, overlays, the item list, the models), or
+    /// the part's it is for.
     pub(crate) fn apply(&mut self, action: Action) {
-        match action {
-            Action::Quit => self.quit = true,
-            Action::ShowView(v) => self.set_view(v),
-            Action::NextView => self.set_view(self.view.next()),
-            Action::PreviousView => self.set_view(self.view.previous()),
-            Action::OpenHelp => {
-                self.overlay = Overlay::Help;
-                self.help_scroll = 0;
-            }
-            Action::ScrollHelp(d) => self.help_scroll = self.help_scroll.saturating_add_signed(d),
-            Action::OpenModels => {
-                let cur = self.model_choices().iter().position(|m| m.key == self.model_key()).unwrap_or(0);
-                self.overlay = Overlay::Models { sel: cur };
-            }
-            Action::CloseOverlay => self.overlay = Overlay::None,
-            Action::MoveModelCursor(d) => {
-                if let Overlay::Models { sel } = self.overlay {
-                    let last = self.model_choices().len().saturating_sub(1);
-                    self.overlay = Overlay::Models { sel: sel.saturating_add_signed(d).min(last) };
+        let events = self.act(action);
+        self.route(events);
+        self.refresh_rows();
+    }
+
+    fn act(&mut self, action: Action) -> Vec<Event> {
+        use Action as A;
+        match action.target() {
+            Target::WhatIf => return self.what_if.update(action, &cx!(self)),
+            Target::Tables => return self.browser.update(action),
+            Target::Steps => {
+                if self.cursor.update(action) {
+                    self.what_if.deselect();
                 }
+                return Vec::new();
             }
-            Action::LoadSelectedModel => self.load_selected_model(),
-            Action::ToggleCompareSelected => self.toggle_compare_selected(),
-            Action::MoveItem(m) => {
+            Target::Popups => {
+                self.popups.update(action, &self.lanes.model_choices(), self.lanes.model_key());
+                return Vec::new();
+            }
+            Target::App => {}
+        }
+        match action {
+            A::Quit => self.quit = true,
+            A::ShowView(v) => self.set_view(v),
+            A::NextView => self.set_view(self.view.next()),
+            A::PreviousView => self.set_view(self.view.previous()),
+            A::LoadSelectedModel => {
+                let Some(m) = self.popups.selected_model(self.lanes.model_choices()) else { return Vec::new() };
+                self.popups.open(Overlay::None);
+                return self.lanes.show(&m);
+            }
+            A::ToggleCompareSelected => {
+                let Some(m) = self.popups.selected_model(self.lanes.model_choices()) else { return Vec::new() };
+                return self.lanes.toggle_compare(&m, self.items.current());
+            }
+            A::MoveItem(m) => {
                 self.items.move_cursor(m);
-                self.sync_focus();
+                return self.sync_focus();
             }
-            Action::CycleSort => {
-                self.items.cycle_sort(self.lanes.len() - 1);
+            A::CycleSort => {
+                self.items.cycle_sort(self.lanes.shown_models().len() - 1);
                 self.refresh_items();
             }
-            Action::ReverseSort => {
+            A::ReverseSort => {
                 self.items.toggle_reverse();
                 self.refresh_items();
             }
-            Action::EditFilter => self.items.edit_filter(),
-            Action::FilterType(c) => self.edit_filter(|l| l.type_filter(c)),
-            Action::FilterBackspace => self.edit_filter(ItemList::backspace_filter),
-            Action::KeepFilter => self.edit_filter(ItemList::keep_filter),
-            Action::ClearFilter => self.edit_filter(ItemList::clear_filter),
-            Action::MoveStep(m) => self.move_step(m),
-            // Jump between the ramp and the operations.
-            Action::ToggleRampOps => {
-                let first_op = self.steps.iter().position(|p| matches!(p, Part::Op(_))).unwrap_or(0);
-                self.step = if self.step < first_op { first_op } else { 0 };
-                self.msg_cursor = None;
-            }
-            Action::ToggleQuestionBlocks => self.expand_blocks = !self.expand_blocks,
-            Action::ScrollDialogue(d) => self.dialogue_scroll = self.dialogue_scroll.saturating_add_signed(d),
-            Action::MoveTableFile(d) => self.tables.move_file(d),
-            Action::ScrollTable(d) => self.tables.scroll_by(d),
-            Action::ScrollTableTop => self.tables.scroll_to_top(),
-            Action::PanTable(d) => self.tables.pan(d),
-            Action::Generate => self.toggle_generation(),
-            Action::StartEdit => self.start_edit(),
-            Action::EditType(c) => self.editor.insert(c),
-            Action::EditBackspace => self.editor.backspace(),
-            Action::EditDelete => self.editor.delete(),
-            Action::EditNewline => self.editor.insert('\n'),
-            Action::EditClear => self.editor.clear(),
-            Action::EditCursor(m) => match m {
-                CursorMove::Left => self.editor.left(),
-                CursorMove::Right => self.editor.right(),
-                CursorMove::Home => self.editor.home(),
-                CursorMove::End => self.editor.end(),
-                CursorMove::Up => self.editor.up(),
-                CursorMove::Down => self.editor.down(),
-            },
-            Action::EditExternal => self.request_external_edit(),
-            Action::MoveMessage(d) => self.move_message(d),
-            Action::EditApply => self.apply_edit(),
-            Action::EditCancel => {
-                self.overlay = Overlay::None;
-                self.editor = Editor::default();
-            }
-            Action::UndoEdit => self.undo_edit(),
-            Action::SaveEdit => self.save_edit(),
-            Action::AdvocateNextWrong => self.retarget(),
-            Action::OpenEdits => self.open_edits(),
-            Action::MoveEditsCursor(d) => self.move_edits_cursor(d),
-            Action::ShowSelectedEdit => self.show_selected_edit(),
-            Action::UndoSelectedEdit => self.undo_selected_edit(),
-            Action::DeleteExchange => self.edit_exchange(false),
-            Action::RepeatExchange => self.edit_exchange(true),
-            Action::MoveRun(d) => self.runs.move_cursor(d),
-            Action::OpenSelectedRun => self.open_selected_run(),
-            Action::StartBatch => self.start_batch(),
-            Action::StopBatch => {
-                if self.batch.as_ref().is_some_and(BatchTask::request_stop) {
-                    self.notice = Some("stopping the batch after the item in flight…".into());
+            A::EditFilter => self.items.edit_filter(),
+            A::FilterType(c) => return self.edit_filter(|l| l.type_filter(c)),
+            A::FilterBackspace => return self.edit_filter(ItemList::backspace_filter),
+            A::KeepFilter => return self.edit_filter(ItemList::keep_filter),
+            A::ClearFilter => return self.edit_filter(ItemList::clear_filter),
+            A::Generate => return self.toggle_generation(),
+            A::OpenSelectedRun => self.open_selected_run(),
+            A::StartBatch => return self.start_batch(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Carries out what the parts said, in order (what an event sets off goes after it).
+    fn route(&mut self, events: Vec<Event>) {
+        let mut queue: VecDeque<Event> = events.into();
+        while let Some(e) = queue.pop_front() {
+            match e {
+                Event::Notice(n) => self.notice = Some(n),
+                Event::ModelLoaded(key) => self.notice = Some(format!("model {key} loaded")),
+                Event::ScoresChanged => {
+                    if self.items.sort().by_score() {
+                        self.resort_items();
+                    }
+                }
+                Event::ShownEngineRestarted => self.what_if.engine_restarted(),
+                Event::ModelsChanged => {
+                    self.refresh_items();
+                    queue.extend(self.schedule());
+                }
+                Event::CompareRemoved(left) => self.items.forget_compared(left),
+                Event::Overlay(o) => self.popups.open(o),
+                Event::ShowStep(part) => {
+                    if self.cursor.show(part) {
+                        self.what_if.deselect();
+                    }
+                    self.set_view(View::Dialogue);
                 }
             }
         }
     }
 
-    fn edit_filter(&mut self, edit: impl FnOnce(&mut ItemList)) {
+    /// The what-if component's view of the rest (for the views).
+    fn cx(&self) -> Cx<'_> {
+        cx!(self)
+    }
+
+    fn schedule(&mut self) -> Vec<Event> {
+        self.lanes.schedule(&focus!(self))
+    }
+
+    fn edit_filter(&mut self, edit: impl FnOnce(&mut ItemList)) -> Vec<Event> {
         edit(&mut self.items);
         self.refresh_items();
-        self.sync_focus();
+        self.sync_focus()
     }
 
-    fn move_step(&mut self, m: Motion) {
-        let last = self.steps.len().saturating_sub(1);
-        // Another step has another dialogue: the message cursor starts over.
-        self.msg_cursor = None;
-        match m {
-            Motion::By(d) => {
-                self.step = self.step.saturating_add_signed(d).min(last);
-                self.dialogue_scroll = 0;
-            }
-            // The jumps keep the conversation's scroll position (as they always have).
-            Motion::First => self.step = 0,
-            Motion::Last => self.step = last,
+    /// After any move: a new current item starts a new generation in every lane, its parts
+    /// requested first, the conversation shown from its end and no message selected.
+    fn sync_focus(&mut self) -> Vec<Event> {
+        if !self.lanes.refocus(self.items.current()) {
+            return Vec::new();
+        }
+        self.cursor.scroll_to_end();
+        self.what_if.deselect();
+        self.schedule()
+    }
+
+    /// Re-filters and re-sorts the item list; the items the filter shows again are looked up in
+    /// the shared store again.
+    fn refresh_items(&mut self) {
+        self.resort_items();
+        self.lanes.list_changed();
+    }
+
+    /// Re-sorts the item list (score columns read the shown and compared models' scores).
+    fn resort_items(&mut self) {
+        let models = self.lanes.shown_models();
+        let scores = self.lanes.scores();
+        self.items.refresh(|_, e, sort| {
+            let model = match sort {
+                SortKey::CmpGap(k) => *models.get(k + 1)?,
+                _ => models[0],
+            };
+            ItemSummary::of(scores, model, e).sort_value(sort)
+        });
+    }
+
+    /// Recomputes the recovery rows if the scores, the item or the models changed.
+    fn refresh_rows(&mut self) {
+        let key = self.rows_key();
+        if self.rows.key != key {
+            self.rows = RecoveryRows::compute(key, self.lanes.scores(), self.current_entry().map(|(_, e)| e));
         }
     }
 
-    /// The models the switcher offers: models.toml's, then the stored run's other models.
-    pub(crate) fn model_choices(&self) -> Vec<ModelChoice> {
-        let dir = models_dir();
-        let mut v: Vec<ModelChoice> = self
-            .cfg
-            .models
-            .models
-            .iter()
-            .map(|m| {
-                let stored = self.stored_models.contains(&m.key);
-                ModelChoice {
-                    key: m.key.clone(),
-                    name: m.name.clone(),
-                    present: stored || m.path(&dir).exists(),
-                    stored,
-                    configured: true,
-                }
-            })
-            .collect();
-        for k in &self.stored_models {
-            if !v.iter().any(|c| &c.key == k) {
-                v.push(ModelChoice {
-                    key: k.clone(),
-                    name: "(stored run)".into(),
-                    present: true,
-                    stored: true,
-                    configured: false,
-                });
-            }
-        }
-        v
+    fn rows_key(&self) -> RowsKey {
+        RowsKey { item: self.current(), models: self.lanes.shown_models().iter().map(|m| m.to_string()).collect(), scores: self.lanes.scores().revision() }
     }
 
-    fn selected_choice(&self) -> Option<ModelChoice> {
-        let Overlay::Models { sel } = self.overlay else { return None };
-        self.model_choices().get(sel).cloned()
+    /// Processes arrived results, engine loads, the shared store, what-if scores and batch
+    /// events; refreshes derived state. Call once per frame.
+    pub fn update(&mut self) {
+        let events = self.what_if.tick(&cx!(self));
+        self.route(events);
+        let events = self.lanes.poll(&focus!(self));
+        self.route(events);
+        let events = self.browser.tick(self.view == View::Tables);
+        self.route(events);
+        let events = self.schedule();
+        self.route(events);
+        self.refresh_rows();
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The models, the runs and the batch
+    // -----------------------------------------------------------------------------------------
+
+    /// Compares `key` with the shown model: a stored run's model from its rows, any other from
+    /// its own engine, loaded in the background.
+    pub(crate) fn add_compared(&mut self, key: &str) -> Result<(), String> {
+        let events = self.lanes.add_compared(key, self.items.current())?;
+        self.route(events);
+        Ok(())
+    }
+
+    /// `a` in the Dialogue: the shown model's greedy continuation of the step's conversation
+    /// as shown (its what-if version when it has one), kept for the session; `a` while it runs
+    /// stops it.
+    fn toggle_generation(&mut self) -> Vec<Event> {
+        let Some(item) = self.current() else { return Vec::new() };
+        match self.shown_messages(item, self.current_part()) {
+            Some(msgs) => self.lanes.toggle_generation(&msgs),
+            None => vec![Event::Notice("this step's conversation waits for an earlier letter".into())],
+        }
     }
 
     pub(crate) fn set_view(&mut self, v: View) {
         self.view = v;
         if v == View::Tables {
-            self.tables.refresh(true);
-            self.runs.refresh(true);
-            if let Some(d) = self.tables.dir().map(|d| d.to_path_buf()) {
-                self.runs.select_dir(&d);
-            }
+            self.browser.shown();
         }
-    }
-
-    /// The selected message of the Dialogue (`J`/`K`), if any.
-    pub(crate) fn message_cursor(&self) -> Option<usize> {
-        self.msg_cursor
-    }
-
-    pub(crate) fn editor(&self) -> &Editor {
-        &self.editor
-    }
-
-    /// The shown model's greedy continuation of a step, asked for or done.
-    pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
-        let msgs = self.shown_messages(item, part)?;
-        self.gens.get(self.model_key(), &msgs)
     }
 
     /// Opens the run under the Runs pane's cursor as `--run DIR` would: its items and stored
@@ -496,149 +343,117 @@ impl App {
     /// view's, and the Items view shows. A running batch goes on, and the runs list keeps its
     /// cursor.
     fn open_selected_run(&mut self) {
-        let Some(dir) = self.runs.selected_dir().map(Path::to_path_buf) else { return };
+        let Some(dir) = self.browser.runs().selected_dir().map(Path::to_path_buf) else { return };
         let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let cfg = AppConfig {
-            run: Some(dir.clone()),
-            model: None,
-            compare: Vec::new(),
-            ..self.cfg.clone()
-        };
-        let mut next = match App::new(AppConfig { newest_run: false, ..cfg }) {
+        let cfg = AppConfig { run: Some(dir.clone()), model: None, compare: Vec::new(), newest_run: false, ..self.cfg.clone() };
+        let mut next = match App::new(cfg) {
             Ok(a) => a,
             Err(e) => {
                 self.notice = Some(format!("run {name}: {e:#}"));
                 return;
             }
         };
-        for lane in &mut self.lanes {
-            lane.engine.shut_down();
-        }
-        next.batch = self.batch.take();
-        next.runs = std::mem::take(&mut self.runs);
+        self.lanes.shut_down();
+        self.browser.carry_into(&mut next.browser);
         next.theme = self.theme;
         let items = next.item_count();
-        let skipped = next.stored_run_problems.len();
+        let skipped = next.source.problems.len();
         let items = if items == 1 { "1 item".to_string() } else { format!("{items} items") };
         next.notice = Some(match skipped {
-            0 => format!("opened run {name}: {items} (6: its tables)"),
+            0 => format!("opened run {name}: {items} ({}: its tables)", keymap::key_for(Action::ShowView(View::Tables))),
             k => format!("opened run {name}: {items}, {k} rows skipped (see the log)"),
         });
         *self = next;
     }
 
+    /// Starts the hierarchy suite on the current dataset and model in a background thread.
+    fn start_batch(&mut self) -> Vec<Event> {
+        let model_key = self.model_key().to_string();
+        let (cfg, shared, source) = (&self.cfg, self.lanes.shared(), &self.source);
+        self.browser.start_batch(&cfg.models, || {
+            let score_store = Some(shared.path().map_or_else(|| "off".to_string(), |p| p.display().to_string()));
+            let req = BatchRequest {
+                models: vec![model_key.clone()],
+                datasets: vec![source.spec.clone()],
+                suites: vec![Suite::Hierarchy],
+                score_store,
+                ..cfg.batch.clone()
+            };
+            let plan = crate::batch::plan(&cfg.models, &req, cfg.prompts.clone(), cfg.engine.clone(), cfg.command_line.clone())?;
+            Ok((plan, format!("hierarchy · {} · {model_key}", source.label)))
+        })
+    }
+
     pub(crate) fn set_step(&mut self, k: usize) -> Result<()> {
-        if k >= self.steps.len() {
-            bail!("--step {k}: steps are 0..{} (0-6 the ramp, 7.. the operations)", self.steps.len().saturating_sub(1));
-        }
-        self.step = k;
-        Ok(())
+        self.cursor.set_step(k)
     }
 
     pub(crate) fn select_item_id(&mut self, id: &str) -> Result<()> {
         if !self.items.select_id(id) {
-            bail!("no item {id:?} in {}", self.dataset_label);
+            bail!("no item {id:?} in {}", self.source.label);
         }
-        self.sync_focus();
+        let events = self.sync_focus();
+        self.route(events);
         Ok(())
-    }
-
-    // -----------------------------------------------------------------------------------------
-    // The engines, the shared store, scheduling and the batch
-    // -----------------------------------------------------------------------------------------
-
-    /// Re-filters and re-sorts the item list (score columns read the shown and compared
-    /// models' scores).
-    fn refresh_items(&mut self) {
-        let models: Vec<&str> = self.lanes.iter().map(|l| l.engine.model_key()).collect();
-        let scores = &self.scores;
-        self.items.refresh(|_, e, sort| {
-            let model = match sort {
-                SortKey::CmpGap(k) => *models.get(k + 1)?,
-                _ => models[0],
-            };
-            summary_of(scores, model, e).sort_value(sort)
-        });
-        // Items the filter showed again may not have been looked up in the shared store.
-        self.sweep_done = false;
-    }
-
-    fn refresh_items_keep_sweep(&mut self) {
-        let done = self.sweep_done;
-        self.refresh_items();
-        self.sweep_done = done;
-    }
-
-    /// Starts the hierarchy suite on the current dataset and model in a background thread.
-    fn start_batch(&mut self) {
-        if self.batch.as_ref().is_some_and(BatchTask::running) {
-            self.notice = Some(format!("a batch is already running ({} stops it)", keymap::key_for(Action::StopBatch)));
-            return;
-        }
-        let model_key = self.model_key().to_string();
-        let score_store = Some(self.shared.path().map_or_else(|| "off".to_string(), |p| p.display().to_string()));
-        let req = BatchRequest {
-            models: vec![model_key.clone()],
-            datasets: vec![self.dataset_spec.clone()],
-            suites: vec![Suite::Hierarchy],
-            score_store,
-            ..self.cfg.batch.clone()
-        };
-        let plan = match crate::batch::plan(
-            &self.cfg.models,
-            &req,
-            self.cfg.prompts.clone(),
-            self.cfg.engine.clone(),
-            self.cfg.command_line.clone(),
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                self.notice = Some(format!("batch: {e:#}"));
-                return;
-            }
-        };
-        let desc = format!("hierarchy · {} · {model_key}", self.dataset_label);
-        let task = match BatchTask::start(self.cfg.models.clone(), plan, desc) {
-            Ok(t) => t,
-            Err(e) => {
-                self.notice = Some(format!("batch: {e}"));
-                return;
-            }
-        };
-        let out = task.out().to_path_buf();
-        self.batch = Some(task);
-        self.notice = Some(format!("batch started: {}", out.display()));
-        self.tables.show_run(out);
-    }
-
-    fn poll_batch(&mut self) {
-        let Some(b) = &mut self.batch else { return };
-        let Some(r) = b.poll() else { return };
-        self.notice = Some(match r {
-            Ok(s) => format!("batch finished: {s}"),
-            Err(e) => format!("batch failed: {e}"),
-        });
-        self.tables.refresh(true);
     }
 
     /// Stops a running batch (it finishes the item in flight) and drops the engine without
     /// waiting for it.
     pub(crate) fn shutdown(&mut self) {
-        if let Some(b) = &self.batch {
-            b.request_stop();
-        }
-        for lane in &mut self.lanes {
-            lane.engine.shut_down();
-        }
+        self.browser.shutdown();
+        self.lanes.shut_down();
     }
 
     /// Something is in progress (the event loop polls more often).
     pub(crate) fn busy(&self) -> bool {
-        self.loading()
-            || self.lanes.iter().any(|l| l.scheduler.pending_all() > 0)
-            || self.batch.as_ref().is_some_and(BatchTask::running)
-            || self.gens.busy()
-            || self.whatif_pending()
+        self.lanes.loading() || self.lanes.busy() || self.browser.running() || self.what_if.busy()
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Waiting (tests and screenshots)
+    // -----------------------------------------------------------------------------------------
+
+    /// Waits until every model has loaded (or failed). Returns false on timeout.
+    pub fn wait_loaded(&mut self, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        loop {
+            self.update();
+            if !self.lanes.engines_loading() {
+                return true;
+            }
+            if t0.elapsed() > timeout {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until every model is loaded, the shared store has been asked, and the current item
+    /// (and the prefetch window) has nothing left to score in any model. Returns false on
+    /// timeout.
+    pub fn settle(&mut self, timeout: Duration) -> bool {
+        let t0 = Instant::now();
+        loop {
+            self.update();
+            if self.lanes.loading() {
+                std::thread::sleep(Duration::from_millis(30));
+            } else {
+                let events = self.schedule();
+                self.route(events);
+                if self.lanes.idle() {
+                    // What the last results recorded goes to the shared store now.
+                    let events = self.lanes.flush();
+                    self.route(events);
+                    self.refresh_rows();
+                    return true;
+                }
+                let events = self.lanes.wait(Duration::from_millis(50), &focus!(self));
+                self.route(events);
+            }
+            if t0.elapsed() > timeout {
+                return false;
+            }
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -648,66 +463,65 @@ impl App {
     pub fn quit_requested(&self) -> bool {
         self.quit
     }
-
     /// The shown model's engine, once loaded.
     pub fn engine_ready(&self) -> Option<&Engine> {
-        self.lanes[0].engine.ready()
+        self.lanes.engine_ready()
     }
-
     /// Scoring requests of the current generation waiting for the shown model's engine.
     pub fn jobs_pending(&self) -> usize {
-        self.lanes[0].scheduler.pending()
+        self.lanes.jobs_pending()
     }
-
     /// Jobs sent to any model's engine since the start (parts found in the shared store or in
     /// a stored run never are).
     pub fn jobs_submitted(&self) -> u64 {
-        self.lanes.iter().map(|l| l.scheduler.submitted()).sum()
+        self.lanes.jobs_submitted()
     }
-
     /// Scores taken from the shared score store since the start.
     pub fn store_hits(&self) -> usize {
-        self.shared.hits()
+        self.lanes.shared().hits()
     }
-
     /// Scores computed here and appended to the shared score store since the start.
     pub fn store_appended(&self) -> usize {
-        self.shared.appended()
+        self.lanes.shared().appended()
     }
-
     /// Compares `key` with the shown model (as `c` in the model switcher does).
     pub fn compare(&mut self, key: &str) -> Result<()> {
-        self.add_compared(key).map_err(|e| anyhow::anyhow!("{key}: {e}"))
+        self.add_compared(key).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+        self.refresh_rows();
+        Ok(())
     }
-
     /// A what-if score is in flight, or `w` is still scoring the ramp under another option.
     pub fn whatif_pending(&self) -> bool {
-        self.whatifs.busy() || self.retarget.is_some()
+        self.what_if.busy()
     }
-
     /// A generation (`a`) is in flight.
     pub fn generating(&self) -> bool {
-        self.gens.busy()
+        self.lanes.generating()
     }
-
     /// Results that arrived for an item the user had already left, and were dropped.
     pub fn stale_results_dropped(&self) -> u64 {
-        self.lanes.iter().map(|l| l.scheduler.stale_dropped()).sum()
+        self.lanes.stale_results_dropped()
     }
-
     /// Colour on or off (as `NO_COLOR` would).
     pub fn set_color(&mut self, on: bool) {
         self.theme.color = on;
     }
-
     /// Background scoring of the first `window` items of the list (0 = all), or none.
     pub fn set_prefetch(&mut self, on: bool, window: usize) {
         self.cfg.options.prefetch = on;
         self.cfg.options.prefetch_window = window;
     }
-
     pub(crate) fn clear_notice(&mut self) {
         self.notice = None;
+    }
+    /// The text to open in `$EDITOR`, once asked for (the event loop suspends the terminal).
+    pub(crate) fn take_external_edit(&mut self) -> Option<String> {
+        self.what_if.take_external_edit()
+    }
+    /// What `$EDITOR` gave back: the editor's new text (Enter scores it), or why there is none.
+    pub(crate) fn finish_external_edit(&mut self, r: Result<String, String>) {
+        let events = self.what_if.finish_external_edit(r, &cx!(self));
+        self.route(events);
     }
 
     // -----------------------------------------------------------------------------------------
@@ -721,7 +535,7 @@ impl App {
         self.view
     }
     pub fn overlay(&self) -> Overlay {
-        self.overlay
+        self.popups.overlay()
     }
     /// Timings, tokens/s and the spinner are hidden (the screen depends only on the data).
     pub(crate) fn frozen(&self) -> bool {
@@ -731,79 +545,43 @@ impl App {
         &self.cfg.prompts
     }
     pub(crate) fn engine_state(&self) -> &EngineState {
-        self.lanes[0].engine.state()
+        self.lanes.engine_state()
     }
     /// The model whose scores are shown.
     pub(crate) fn model_key(&self) -> &str {
-        self.lanes[0].engine.model_key()
-    }
-    /// The shown model, then the compared ones.
-    pub(crate) fn shown_models(&self) -> Vec<&str> {
-        self.lanes.iter().map(|l| l.engine.model_key()).collect()
+        self.lanes.model_key()
     }
     /// The compared models (not the shown one).
     pub(crate) fn compared(&self) -> Vec<&str> {
-        self.lanes[1..].iter().map(|l| l.engine.model_key()).collect()
-    }
-    /// The engine state of the `i`-th shown model (0 = the shown one).
-    pub(crate) fn model_state(&self, i: usize) -> Option<&EngineState> {
-        self.lanes.get(i).map(|l| l.engine.state())
-    }
-    /// Requests of the `i`-th model still waiting (any generation).
-    pub(crate) fn model_pending(&self, i: usize) -> usize {
-        self.lanes.get(i).map_or(0, |l| l.scheduler.pending_all())
-    }
-    /// The shared store is being opened or a model's identity worked out.
-    pub(crate) fn store_pending(&self) -> bool {
-        self.shared.pending()
-    }
-    pub(crate) fn store_error(&self) -> Option<&str> {
-        self.shared.error()
-    }
-    pub(crate) fn tokens_per_s(&self) -> Option<f64> {
-        self.lanes[0].engine.tokens_per_s()
-    }
-    /// The shown model's engine on a GPU back-end where prefix reuse is not bit-exact.
-    pub(crate) fn reuse_note(&self) -> Option<&str> {
-        self.lanes[0].engine.reuse_note()
-    }
-    /// Requests of any generation still waiting (older ones will be dropped).
-    pub(crate) fn jobs_pending_all(&self) -> usize {
-        self.lanes[0].scheduler.pending_all()
+        self.lanes.shown_models().split_off(1)
     }
     pub(crate) fn dataset_label(&self) -> &str {
-        &self.dataset_label
+        &self.source.label
     }
     pub(crate) fn dataset_spec(&self) -> &str {
-        &self.dataset_spec
+        &self.source.spec
     }
     pub fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
     }
     /// The stored run's rows that were skipped (and items left out), in file order.
     pub fn stored_run_problems(&self) -> &[RowProblem] {
-        &self.stored_run_problems
-    }
-    pub(crate) fn batch(&self) -> Option<&BatchTask> {
-        self.batch.as_ref()
-    }
-    pub(crate) fn tables(&self) -> &TableBrowser {
-        &self.tables
-    }
-    pub(crate) fn runs(&self) -> &RunList {
-        &self.runs
+        &self.source.problems
     }
     pub(crate) fn items(&self) -> &ItemList {
         &self.items
     }
+    pub(crate) fn lanes(&self) -> &Lanes {
+        &self.lanes
+    }
+    pub(crate) fn cursor(&self) -> &StepCursor {
+        &self.cursor
+    }
+    pub(crate) fn browser(&self) -> &Browser {
+        &self.browser
+    }
     pub(crate) fn help_scroll(&self) -> usize {
-        self.help_scroll
-    }
-    pub(crate) fn dialogue_scroll(&self) -> usize {
-        self.dialogue_scroll
-    }
-    pub(crate) fn expand_blocks(&self) -> bool {
-        self.expand_blocks
+        self.popups.help_scroll()
     }
 
     /// Number of items (visible or not).
@@ -826,70 +604,91 @@ impl App {
         let i = self.current()?;
         Some((i, self.entry(i)?))
     }
-
-    /// Index of the cursor's step in [`steps`](Self::steps).
-    pub(crate) fn step(&self) -> usize {
-        self.step
-    }
-    pub(crate) fn steps(&self) -> &[Part] {
-        &self.steps
-    }
     pub fn current_part(&self) -> Part {
-        self.steps.get(self.step).copied().unwrap_or(Part::Curve(0))
+        self.cursor.part()
     }
 
     /// The shown model's score of a part.
     pub fn score(&self, item: usize, part: Part) -> Option<&SlotScore> {
         self.score_of(self.model_key(), item, part)
     }
-
     /// A model's score of a part (the shown model, a compared one, or any other scored before).
     pub fn score_of(&self, model: &str, item: usize, part: Part) -> Option<&SlotScore> {
-        let e = self.entry(item)?;
-        self.scores.get(model, &e.item.id, part)
+        self.lanes.score_of(model, self.entry(item)?, part)
     }
-
     /// A model's letters at ramp steps 1..=4 (its own self-conditioned ramp), as far as known.
     pub(crate) fn ramp_letters_of(&self, model: &str, item: usize) -> [Option<char>; 4] {
         match self.entry(item) {
-            Some(e) => self.scores.ramp_letters(model, &e.item.id),
+            Some(e) => self.lanes.scores().ramp_letters(model, &e.item.id),
             None => [None; 4],
         }
     }
-
     pub(crate) fn error(&self, item: usize, part: Part) -> Option<&str> {
-        let e = self.entry(item)?;
-        self.scores.error(self.model_key(), &e.item.id, part)
+        self.lanes.scores().error(self.model_key(), &self.entry(item)?.item.id, part)
     }
-
-    pub(crate) fn in_flight(&self, item: usize, part: Part) -> bool {
-        self.lanes[0].scheduler.in_flight(item, part)
-    }
-
-    pub(crate) fn dialogue_item(&self, item: usize) -> Option<DialogueItem> {
-        self.entry(item).map(DialogueItem::from)
-    }
-
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        let d = self.dialogue_item(item)?;
-        self.scores.messages(&Builder::new(&self.cfg.prompts), self.model_key(), &d, part)
+        self.lanes.messages(&self.cfg.prompts, self.entry(item)?, part)
     }
-
     /// The values of the item list's row of `item`.
     pub(crate) fn summary(&self, item: usize) -> ItemSummary {
         self.summary_of_model(self.model_key(), item)
     }
-
     /// The values of the item list's row of `item` for `model`.
     pub(crate) fn summary_of_model(&self, model: &str, item: usize) -> ItemSummary {
-        self.entry(item).map(|e| summary_of(&self.scores, model, e)).unwrap_or_default()
+        self.entry(item).map(|e| ItemSummary::of(self.lanes.scores(), model, e)).unwrap_or_default()
     }
-}
+    /// The current item's recovery rows: those computed when the scores, the item or the
+    /// models last changed (computed here only if something changed since without a refresh).
+    pub(crate) fn recovery_rows(&self) -> Cow<'_, RecoveryRows> {
+        let key = self.rows_key();
+        if self.rows.key == key {
+            Cow::Borrowed(&self.rows)
+        } else {
+            Cow::Owned(RecoveryRows::compute(key, self.lanes.scores(), self.current_entry().map(|(_, e)| e)))
+        }
+    }
+    /// The shown model's greedy continuation of a step, asked for or done.
+    pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
+        self.lanes.generation(&self.shown_messages(item, part)?)
+    }
 
-fn summary_of(scores: &ScoreStore, model: &str, e: &Selected) -> ItemSummary {
-    let id = &e.item.id;
-    ItemSummary::new(scores.get(model, id, Part::Curve(0)), scores.get(model, id, Part::Curve(5)), e.wrong)
+    // What-if (see [`WhatIf`]).
+    pub(crate) fn message_cursor(&self) -> Option<usize> {
+        self.what_if.message_cursor()
+    }
+    pub(crate) fn editor(&self) -> &Editor {
+        self.what_if.editor()
+    }
+    /// The step's dialogue as the Dialogue shows it: its current what-if version, else the
+    /// original.
+    pub(crate) fn shown_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+        self.what_if.shown_messages(&self.cx(), item, part)
+    }
+    /// The step's edited conversation, when it has a what-if version.
+    pub fn whatif_messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
+        self.what_if.messages(item, part)
+    }
+    /// The option the user advocates in the step's current what-if version.
+    pub fn whatif_advocated(&self, item: usize, part: Part) -> Option<usize> {
+        self.what_if.advocated(item, part)
+    }
+    pub(crate) fn whatif(&self, item: usize, part: Part) -> Option<WhatIfShown<'_>> {
+        self.what_if.shown(&self.cx(), item, part)
+    }
+    /// The done score of the step's current what-if version.
+    pub fn whatif_score(&self, item: usize, part: Part) -> Option<&SlotScore> {
+        self.what_if.score(&self.cx(), item, part)
+    }
+    pub(crate) fn whatif_curve(&self, item: usize) -> Option<WhatIfCurve> {
+        self.what_if.curve(&self.cx(), item)
+    }
+    pub(crate) fn edit_rows(&self, item: usize) -> Vec<EditRow> {
+        self.what_if.edit_rows(&self.cx(), item)
+    }
+    pub(crate) fn editor_heading(&self, part_label: &str) -> String {
+        self.what_if.editor_heading(&self.cx(), part_label)
+    }
 }
 
 #[cfg(test)]
@@ -897,6 +696,9 @@ mod tests {
     use crossterm::event::{KeyCode, KeyModifiers};
 
     use super::*;
+    use crate::config::ModelsConfig;
+    use crate::tui::action::Motion;
+    use crate::tui::model;
 
     /// An app over a stored run of synthetic rows (three items, no model), with a summary and
     /// two tables to browse.
@@ -953,7 +755,7 @@ mod tests {
         let mut app = App::new(cfg).unwrap();
         assert_eq!(app.stored_run_problems(), &[]);
         let n = app.cfg.models.models.len();
-        let keys: Vec<String> = app.model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        let keys: Vec<String> = app.lanes().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys, ["toy_a", "toy_b", "toy_c"]);
         // c on toy_c in the switcher: compared from its rows, no engine.
         app.apply(Action::OpenModels);
@@ -962,7 +764,7 @@ mod tests {
         assert_eq!(app.compared(), ["toy_c"]);
         assert!(app.notice().unwrap().contains("stored rows"), "{:?}", app.notice());
         app.update();
-        assert!(app.model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
+        assert!(app.lanes().model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
         for part in model::steps() {
             let (a, c) = (app.score_of("toy_a", 0, part), app.score_of("toy_c", 0, part));
             assert!(a.is_some() && c.is_some(), "{part:?}");
@@ -1037,14 +839,14 @@ mod tests {
         app.apply(Action::OpenModels);
         let n = app.cfg.models.models.len();
         assert_eq!(app.overlay(), Overlay::Models { sel: n });
-        let keys: Vec<String> = app.model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        let keys: Vec<String> = app.lanes().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys, ["toy_a", "toy_b"]);
         app.apply(Action::MoveModelCursor(-1000));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(-1));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(1000));
-        assert_eq!(app.overlay(), Overlay::Models { sel: app.model_choices().len() - 1 });
+        assert_eq!(app.overlay(), Overlay::Models { sel: app.lanes().model_choices().len() - 1 });
         app.apply(Action::CloseOverlay);
         // Without the switcher open, its cursor and Enter do nothing.
         app.apply(Action::MoveModelCursor(1));
@@ -1098,56 +900,56 @@ mod tests {
     #[test]
     fn the_step_cursor() {
         let (_dir, mut app) = stored_app();
-        let last = app.steps().len() - 1;
+        let last = app.cursor().steps().len() - 1;
         app.apply(Action::MoveStep(Motion::By(3)));
         assert_eq!(app.current_part(), Part::Curve(3));
         app.apply(Action::ScrollDialogue(5));
         app.apply(Action::ScrollDialogue(5));
         app.apply(Action::ScrollDialogue(-5));
-        assert_eq!(app.dialogue_scroll(), 5);
+        assert_eq!(app.cursor().dialogue_scroll(), 5);
         app.apply(Action::MoveStep(Motion::By(-1)));
-        assert_eq!((app.step(), app.dialogue_scroll()), (2, 0), "a step move scrolls back to the end");
+        assert_eq!((app.cursor().step(), app.cursor().dialogue_scroll()), (2, 0), "a step move scrolls back to the end");
         app.apply(Action::ToggleRampOps);
-        assert_eq!(app.step(), 7);
+        assert_eq!(app.cursor().step(), 7);
         assert!(matches!(app.current_part(), Part::Op(_)));
         app.apply(Action::ToggleRampOps);
-        assert_eq!(app.step(), 0);
+        assert_eq!(app.cursor().step(), 0);
         app.apply(Action::MoveStep(Motion::Last));
-        assert_eq!(app.step(), last);
+        assert_eq!(app.cursor().step(), last);
         app.apply(Action::MoveStep(Motion::By(5)));
-        assert_eq!(app.step(), last);
+        assert_eq!(app.cursor().step(), last);
         app.apply(Action::MoveStep(Motion::First));
-        assert_eq!(app.step(), 0);
+        assert_eq!(app.cursor().step(), 0);
         assert!(app.set_step(last + 1).is_err());
 
-        assert!(!app.expand_blocks());
+        assert!(!app.cursor().expand_blocks());
         app.apply(Action::ToggleQuestionBlocks);
-        assert!(app.expand_blocks());
+        assert!(app.cursor().expand_blocks());
     }
 
     #[test]
     fn the_table_browser() {
         let (dir, mut app) = stored_app();
         app.apply(Action::ShowView(View::Tables));
-        let names: Vec<String> = app.tables().files().iter().map(|p| p.file_name().unwrap().to_string_lossy().to_string()).collect();
+        let names: Vec<String> = app.browser().tables().files().iter().map(|p| p.file_name().unwrap().to_string_lossy().to_string()).collect();
         assert_eq!(names, ["summary.md", "table01_x.md", "aux_y.md"], "summary, paper tables, the rest");
-        assert_eq!(app.tables().dir(), Some(dir.path()));
+        assert_eq!(app.browser().tables().dir(), Some(dir.path()));
         app.apply(Action::MoveTableFile(1));
-        assert_eq!(app.tables().selected(), 1);
-        assert!(matches!(app.tables().doc().map(|d| &d.blocks[0]), Some(crate::tui::markdown::Block::Table { .. })));
+        assert_eq!(app.browser().tables().selected(), 1);
+        assert!(matches!(app.browser().tables().doc().map(|d| &d.blocks[0]), Some(crate::tui::markdown::Block::Table { .. })));
         app.apply(Action::ScrollTable(3));
         app.apply(Action::PanTable(8));
-        assert_eq!((app.tables().scroll(), app.tables().hscroll()), (3, 8));
+        assert_eq!((app.browser().tables().scroll(), app.browser().tables().hscroll()), (3, 8));
         app.apply(Action::ScrollTable(-15));
         app.apply(Action::PanTable(-20));
-        assert_eq!((app.tables().scroll(), app.tables().hscroll()), (0, 0));
+        assert_eq!((app.browser().tables().scroll(), app.browser().tables().hscroll()), (0, 0));
         app.apply(Action::ScrollTable(2));
         app.apply(Action::ScrollTableTop);
-        assert_eq!(app.tables().scroll(), 0);
+        assert_eq!(app.browser().tables().scroll(), 0);
         app.apply(Action::MoveTableFile(9));
-        assert_eq!(app.tables().selected(), 2);
+        assert_eq!(app.browser().tables().selected(), 2);
         app.apply(Action::MoveTableFile(-9));
-        assert_eq!(app.tables().selected(), 0);
+        assert_eq!(app.browser().tables().selected(), 0);
         // No batch: stopping one says nothing.
         app.clear_notice();
         app.apply(Action::StopBatch);

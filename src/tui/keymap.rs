@@ -1,8 +1,8 @@
-//! Keys → [`Action`]s, as data: [`KEYS`] is the one table of every key — where it works, the
-//! keys, what they do, and the text the help overlay, the footers and the README's key table
-//! show for it. [`action_for`] looks keys up in it; the help overlay
-//! ([`help_sections`]), the footer hints ([`hints`]) and the README's table (`readme_table`, in test builds,
-//! checked against README.md by a test) are rendered from it. The keymap only reads where the
+//! Keys → [`Action`]s, as data: [`KEYS`] is the one table of every key — where it works, its
+//! bindings (grouped as its label shows them) and what it does. [`action_for`] looks keys up in
+//! it; the keys' labels, the help overlay ([`help_sections`]), the footer hints ([`hints`]), the
+//! key names of messages ([`key_for`]) and the README's table (`readme_table`, in test builds,
+//! checked against README.md by a test) are all rendered from the bindings. The keymap only reads where the
 //! keys go (the view, an open overlay, whether a filter is being typed) and changes nothing;
 //! unknown keys map to `None`.
 
@@ -156,28 +156,130 @@ impl std::fmt::Debug for Does {
 /// A key and what it does.
 pub(crate) type Bind = (Key, Does);
 
+/// How a group of keys shows in its entry's label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Show {
+    /// One key: `` `m` ``, `Enter`, `Ctrl-E`.
+    One,
+    /// Two keys of one motion, there and back: `j/k`, `PgUp/PgDn`, `` `]`/`[` `` (letters without
+    /// backticks).
+    Pair,
+    /// Two keys that do two different things: `` `s` / `S` ``, `Tab / Shift-Tab`.
+    Either,
+    /// A run of keys, by its first and last: `` `1`–`6` ``.
+    Range,
+    /// Bound, but left out of the label (the help's key column stays narrow).
+    Quiet,
+}
+
+/// The footer words of a group of keys.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Hint {
+    None,
+    /// One word for the whole group (`j/k move`).
+    Group(&'static str),
+    /// A word for each key (`s sort`, `S reverse`).
+    Each(&'static [&'static str]),
+}
+
+/// Keys shown together in an entry's label, with their bindings.
+#[derive(Debug)]
+pub(crate) struct Keys {
+    pub(crate) show: Show,
+    pub(crate) binds: &'static [Bind],
+    pub(crate) hint: Hint,
+}
+
+impl Keys {
+    /// The group's footer word.
+    const fn hint(self, word: &'static str) -> Keys {
+        Keys { hint: Hint::Group(word), ..self }
+    }
+    /// A footer word for each of the group's keys.
+    const fn hints(self, words: &'static [&'static str]) -> Keys {
+        Keys { hint: Hint::Each(words), ..self }
+    }
+
+    /// The group as the label shows it (Markdown: characters in `code` spans).
+    fn label(&self) -> String {
+        let name = |i: usize| self.binds.get(i).map_or(String::new(), |(k, _)| label_name(*k, self.show == Show::Pair));
+        match self.show {
+            Show::One => name(0),
+            Show::Pair => format!("{}/{}", name(0), name(1)),
+            Show::Either => format!("{} / {}", name(0), name(1)),
+            Show::Range => format!("{}–{}", name(0), name(self.binds.len().saturating_sub(1))),
+            Show::Quiet => String::new(),
+        }
+    }
+
+    /// The group as a footer hint names it: plain, arrows side by side (`←→`, `j/k`, `[/]`).
+    fn hint_keys(&self) -> String {
+        let name = |i: usize| self.binds.get(i).map_or(String::new(), |(k, _)| hint_name(*k));
+        match self.show {
+            Show::Pair if self.binds.iter().all(|(k, _)| matches!(k, Key::Code(Left | Right | Up | Down))) => format!("{}{}", name(0), name(1)),
+            Show::Pair | Show::Either => format!("{}/{}", name(0), name(1)),
+            Show::Range => format!("{}–{}", name(0), name(self.binds.len().saturating_sub(1))),
+            Show::One | Show::Quiet => name(0),
+        }
+    }
+
+    /// The group's footer hints: (keys, word).
+    fn hint_parts(&self) -> Vec<(String, &'static str)> {
+        match self.hint {
+            Hint::None => Vec::new(),
+            Hint::Group(word) => vec![(self.hint_keys(), word)],
+            Hint::Each(words) => self.binds.iter().zip(words).map(|((k, _), w)| (hint_name(*k), *w)).collect(),
+        }
+    }
+}
+
+/// A key's name in a label: characters in backticks, except letters of a pair (`j/k`).
+fn label_name(k: Key, pair: bool) -> String {
+    match k {
+        Key::Char(c) if pair && c.is_alphabetic() => c.to_string(),
+        Key::Char(c) => format!("`{c}`"),
+        Key::Any => "any other key".into(),
+        Key::Text | Key::AnyChar => "other characters".into(),
+        k => key_name(k).unwrap_or_default(),
+    }
+}
+
+/// A key's name in a footer hint.
+fn hint_name(k: Key) -> String {
+    match k {
+        Key::Any => "other keys".into(),
+        Key::Text | Key::AnyChar => "other characters".into(),
+        k => key_name(k).unwrap_or_default(),
+    }
+}
+
 /// One row of the key table: the keys of one line of the help.
 #[derive(Debug)]
 pub(crate) struct KeyEntry {
     pub(crate) at: Where,
-    /// The keys as the help and the README show them (Markdown: `code` spans; the help drops the
-    /// backticks).
-    pub(crate) keys: &'static str,
-    pub(crate) binds: &'static [Bind],
+    /// The keys, in the order the label shows them.
+    pub(crate) keys: &'static [Keys],
     /// The help overlay's line.
     pub(crate) help: &'static str,
     /// The README's wording, when it says more than the help ("" = the help's); read only by
     /// the test that renders the README's table.
     #[cfg(test)]
     pub(crate) readme: &'static str,
-    /// The short hints of the place's footer or title: (keys, word).
-    pub(crate) hints: &'static [(&'static str, &'static str)],
 }
 
 impl KeyEntry {
-    /// The keys without Markdown.
+    /// Every binding of the entry, in label order.
+    pub(crate) fn binds(&self) -> impl Iterator<Item = &'static Bind> {
+        self.keys.iter().flat_map(|g| g.binds.iter())
+    }
+    /// The keys as the README shows them, made from the bindings (Markdown: `code` spans).
+    pub(crate) fn label(&self) -> String {
+        let groups: Vec<String> = self.keys.iter().filter(|g| g.show != Show::Quiet).map(Keys::label).collect();
+        groups.join(", ")
+    }
+    /// The keys as the help shows them (the label without Markdown).
     pub(crate) fn plain_keys(&self) -> String {
-        self.keys.replace('`', "")
+        self.label().replace('`', "")
     }
     /// The help overlay's line, with the operations it names from the condition registry.
     pub(crate) fn help_text(&self) -> String {
@@ -199,15 +301,28 @@ const fn c(ch: char, a: Action) -> Bind {
 const fn k(code: KeyCode, a: Action) -> Bind {
     (Key::Code(code), Does::Act(a))
 }
-const fn entry(at: Where, keys: &'static str, binds: &'static [Bind], help: &'static str) -> KeyEntry {
+const fn group(show: Show, binds: &'static [Bind]) -> Keys {
+    Keys { show, binds, hint: Hint::None }
+}
+const fn one(b: &'static [Bind]) -> Keys {
+    group(Show::One, b)
+}
+const fn pair(b: &'static [Bind]) -> Keys {
+    group(Show::Pair, b)
+}
+const fn either(b: &'static [Bind]) -> Keys {
+    group(Show::Either, b)
+}
+const fn quiet(b: &'static [Bind]) -> Keys {
+    group(Show::Quiet, b)
+}
+const fn entry(at: Where, keys: &'static [Keys], help: &'static str) -> KeyEntry {
     KeyEntry {
         at,
         keys,
-        binds,
         help,
         #[cfg(test)]
         readme: "",
-        hints: &[],
     }
 }
 impl KeyEntry {
@@ -219,9 +334,6 @@ impl KeyEntry {
     #[cfg(not(test))]
     const fn readme(self, _text: &'static str) -> KeyEntry {
         self
-    }
-    const fn hints(self, hints: &'static [(&'static str, &'static str)]) -> KeyEntry {
-        KeyEntry { hints, ..self }
     }
 }
 
@@ -235,143 +347,115 @@ const STEP_ON: Action = A::MoveStep(Motion::By(1));
 /// Every key, in the order the help and the README list them.
 pub(crate) static KEYS: &[KeyEntry] = &[
     // Everywhere.
-    entry(W::Global, "`1`–`6`", &[
+    entry(W::Global, &[group(Show::Range, &[
         c('1', A::ShowView(View::Items)), c('2', A::ShowView(View::Dialogue)), c('3', A::ShowView(View::Trace)),
         c('4', A::ShowView(View::Slot)), c('5', A::ShowView(View::Recovery)), c('6', A::ShowView(View::Tables)),
-    ], "Items, Dialogue, Trace, Slot, Recovery, Tables"),
-    entry(W::Global, "Tab / Shift-Tab", &[k(Tab, A::NextView), k(BackTab, A::PreviousView)], "next / previous view"),
-    entry(W::Global, "`?`", &[c('?', A::OpenHelp)], "this help (j/k scroll, any other key closes it)")
-        .readme("help (j/k scroll, any other key closes)")
-        .hints(&[("?", "help")]),
-    entry(W::Global, "`m`", &[c('m', A::OpenModels)], "model switcher: Enter shows a model, c compares one")
-        .readme("model switcher: j/k move, Enter shows the model (loads in the background), `c` compares it / stops comparing it, Esc closes")
-        .hints(&[("m", "model")]),
-    entry(W::Global, "`q`", &[c('q', A::Quit)], "quit (immediately, even while scoring)")
-        .readme("quit at once, even while scoring")
-        .hints(&[("q", "quit")]),
-    entry(W::Anywhere, "Ctrl-C, Ctrl-Q", &[(Key::Ctrl('c'), Does::Act(A::Quit)), (Key::Ctrl('q'), Does::Act(A::Quit))],
+    ])], "Items, Dialogue, Trace, Slot, Recovery, Tables"),
+    entry(W::Global, &[either(&[k(Tab, A::NextView), k(BackTab, A::PreviousView)])], "next / previous view"),
+    entry(W::Global, &[one(&[c('?', A::OpenHelp)]).hint("help")], "this help (j/k scroll, any other key closes it)")
+        .readme("help (j/k scroll, any other key closes)"),
+    entry(W::Global, &[one(&[c('m', A::OpenModels)]).hint("model")], "model switcher: Enter shows a model, c compares one")
+        .readme("model switcher: j/k move, Enter shows the model (loads in the background), `c` compares it / stops comparing it, Esc closes"),
+    entry(W::Global, &[one(&[c('q', A::Quit)]).hint("quit")], "quit (immediately, even while scoring)")
+        .readme("quit at once, even while scoring"),
+    entry(W::Anywhere, &[one(&[(Key::Ctrl('c'), Does::Act(A::Quit))]), one(&[(Key::Ctrl('q'), Does::Act(A::Quit))])],
         "quit, also in an overlay or while typing"),
     // The help and the model switcher.
-    entry(W::Help, "j/k, ↑/↓", &[k(Down, A::ScrollHelp(1)), c('j', A::ScrollHelp(1)), k(Up, A::ScrollHelp(-1)), c('k', A::ScrollHelp(-1))],
-        "scroll the help")
-        .hints(&[("j/k", "scroll")]),
-    entry(W::Help, "any other key", &[(Key::Any, Does::Act(A::CloseOverlay))], "close the help")
-        .hints(&[("other keys", "close")]),
-    entry(W::Models, "j/k, ↑/↓", &[k(Down, A::MoveModelCursor(1)), c('j', A::MoveModelCursor(1)), k(Up, A::MoveModelCursor(-1)), c('k', A::MoveModelCursor(-1))],
+    entry(W::Help, &[pair(&[c('j', A::ScrollHelp(1)), c('k', A::ScrollHelp(-1))]).hint("scroll"), pair(&[k(Up, A::ScrollHelp(-1)), k(Down, A::ScrollHelp(1))])],
+        "scroll the help"),
+    entry(W::Help, &[one(&[(Key::Any, Does::Act(A::CloseOverlay))]).hint("close")], "close the help"),
+    entry(W::Models, &[pair(&[c('j', A::MoveModelCursor(1)), c('k', A::MoveModelCursor(-1))]), pair(&[k(Up, A::MoveModelCursor(-1)), k(Down, A::MoveModelCursor(1))])],
         "move"),
-    entry(W::Models, "Enter", &[k(Enter, A::LoadSelectedModel)], "show this model (loads in the background)")
-        .hints(&[("Enter", "show")]),
-    entry(W::Models, "`c`", &[c('c', A::ToggleCompareSelected)], "compare this model with the shown one, or stop comparing it")
-        .hints(&[("c", "compare")]),
-    entry(W::Models, "Esc, `q`, `m`", &[k(Esc, A::CloseOverlay), c('q', A::CloseOverlay), c('m', A::CloseOverlay)], "close the switcher")
-        .hints(&[("Esc", "close")]),
+    entry(W::Models, &[one(&[k(Enter, A::LoadSelectedModel)]).hint("show")], "show this model (loads in the background)"),
+    entry(W::Models, &[one(&[c('c', A::ToggleCompareSelected)]).hint("compare")], "compare this model with the shown one, or stop comparing it"),
+    entry(W::Models, &[one(&[k(Esc, A::CloseOverlay)]).hint("close"), one(&[c('q', A::CloseOverlay)]), one(&[c('m', A::CloseOverlay)])], "close the switcher"),
     // Items.
-    entry(W::Items, "j/k, ↑/↓", &[
-        k(Down, A::MoveItem(Motion::By(1))), c('j', A::MoveItem(Motion::By(1))),
-        k(Up, A::MoveItem(Motion::By(-1))), c('k', A::MoveItem(Motion::By(-1))),
-    ], "move (the selected item is scored first)")
-        .hints(&[("j/k", "move")]),
-    entry(W::Items, "Enter", &[k(Enter, A::ShowView(View::Dialogue))], "open the item's dialogue")
-        .hints(&[("Enter", "dialogue")]),
-    entry(W::Items, "`s` / `S`", &[c('s', A::CycleSort), c('S', A::ReverseSort)],
+    entry(W::Items, &[
+        pair(&[c('j', A::MoveItem(Motion::By(1))), c('k', A::MoveItem(Motion::By(-1)))]).hint("move"),
+        pair(&[k(Up, A::MoveItem(Motion::By(-1))), k(Down, A::MoveItem(Motion::By(1)))]),
+    ], "move (the selected item is scored first)"),
+    entry(W::Items, &[one(&[k(Enter, A::ShowView(View::Dialogue))]).hint("dialogue")], "open the item's dialogue"),
+    entry(W::Items, &[either(&[c('s', A::CycleSort), c('S', A::ReverseSort)]).hints(&["sort", "reverse"])],
         "cycle the sort column (compared models' gaps too) / reverse")
-        .readme("cycle the sort column (#, clean p(w), R0 p(w), gap, each compared model's gap, WF, id) / reverse it")
-        .hints(&[("s", "sort"), ("S", "reverse")]),
-    entry(W::Items, "`/`", &[c('/', A::EditFilter)], "filter on id and question (Enter keeps it, Esc clears it)")
-        .readme("filter: keeps the items whose id or question text contains the typed text, ignoring case (Enter keeps it, Esc clears it)")
-        .hints(&[("/", "filter")]),
-    entry(W::Items, "g/G, Home/End", &[
-        c('g', A::MoveItem(Motion::First)), k(Home, A::MoveItem(Motion::First)),
-        c('G', A::MoveItem(Motion::Last)), k(End, A::MoveItem(Motion::Last)),
-    ], "top / bottom")
-        .hints(&[("g/G", "")]),
-    entry(W::Items, "PgUp/PgDn", &[k(PageUp, A::MoveItem(Motion::By(-10))), k(PageDown, A::MoveItem(Motion::By(10)))], "ten items up / down"),
-    entry(W::Items, "Esc", &[k(Esc, A::ClearFilter)], "clear the filter"),
-    entry(W::Filter, "Enter", &[k(Enter, A::KeepFilter)], "stop typing, keep the filter").hints(&[("Enter", "keep")]),
-    entry(W::Filter, "Esc", &[k(Esc, A::ClearFilter)], "stop typing, clear the filter").hints(&[("Esc", "clear")]),
-    entry(W::Filter, "Backspace", &[k(Backspace, A::FilterBackspace)], "delete the last character"),
-    entry(W::Filter, "other characters", &[(Key::AnyChar, Does::Typed(A::FilterType))], "typed into the filter"),
+        .readme("cycle the sort column (#, clean p(w), R0 p(w), gap, each compared model's gap, WF, id) / reverse it"),
+    entry(W::Items, &[one(&[c('/', A::EditFilter)]).hint("filter")], "filter on id and question (Enter keeps it, Esc clears it)")
+        .readme("filter: keeps the items whose id or question text contains the typed text, ignoring case (Enter keeps it, Esc clears it)"),
+    entry(W::Items, &[
+        pair(&[c('g', A::MoveItem(Motion::First)), c('G', A::MoveItem(Motion::Last))]).hint(""),
+        pair(&[k(Home, A::MoveItem(Motion::First)), k(End, A::MoveItem(Motion::Last))]),
+    ], "top / bottom"),
+    entry(W::Items, &[pair(&[k(PageUp, A::MoveItem(Motion::By(-10))), k(PageDown, A::MoveItem(Motion::By(10)))])], "ten items up / down"),
+    entry(W::Items, &[one(&[k(Esc, A::ClearFilter)])], "clear the filter"),
+    entry(W::Filter, &[one(&[k(Enter, A::KeepFilter)]).hint("keep")], "stop typing, keep the filter"),
+    entry(W::Filter, &[one(&[k(Esc, A::ClearFilter)]).hint("clear")], "stop typing, clear the filter"),
+    entry(W::Filter, &[one(&[k(Backspace, A::FilterBackspace)])], "delete the last character"),
+    entry(W::Filter, &[one(&[(Key::AnyChar, Does::Typed(A::FilterType))])], "typed into the filter"),
     // The detail views.
-    entry(W::Steps, "←/→, h/l, j/k", &[
-        k(Left, STEP_BACK), c('h', STEP_BACK), k(Up, STEP_BACK), c('k', STEP_BACK),
-        k(Right, STEP_ON), c('l', STEP_ON), k(Down, STEP_ON), c('j', STEP_ON),
+    entry(W::Steps, &[
+        pair(&[k(Left, STEP_BACK), k(Right, STEP_ON)]).hint("step"), pair(&[c('h', STEP_BACK), c('l', STEP_ON)]),
+        pair(&[c('j', STEP_ON), c('k', STEP_BACK)]), quiet(&[k(Up, STEP_BACK), k(Down, STEP_ON)]),
     ], "previous / next step (ramp steps, then {ops_first}…{ops_last})")
-        .readme("previous / next step: the 7 ramp steps, any custom ramp's steps, then the recovery operations (main, appendix, evidence) and experiment operations")
-        .hints(&[("←→", "step")]),
-    entry(W::Steps, "g/G, Home/End", &[
-        c('g', A::MoveStep(Motion::First)), k(Home, A::MoveStep(Motion::First)),
-        c('G', A::MoveStep(Motion::Last)), k(End, A::MoveStep(Motion::Last)),
+        .readme("previous / next step: the 7 ramp steps, any custom ramp's steps, then the recovery operations (main, appendix, evidence) and experiment operations"),
+    entry(W::Steps, &[
+        pair(&[c('g', A::MoveStep(Motion::First)), c('G', A::MoveStep(Motion::Last))]),
+        pair(&[k(Home, A::MoveStep(Motion::First)), k(End, A::MoveStep(Motion::Last))]),
     ], "first / last step"),
-    entry(W::Steps, "n/p, `]`/`[`", &[
-        c('n', A::MoveItem(Motion::By(1))), c(']', A::MoveItem(Motion::By(1))),
-        c('p', A::MoveItem(Motion::By(-1))), c('[', A::MoveItem(Motion::By(-1))),
-    ], "next / previous item")
-        .hints(&[("n/p", "item")]),
-    entry(W::Steps, "`e`", &[c('e', A::ToggleQuestionBlocks)], "expand / collapse the repeated question blocks")
-        .hints(&[("e", "blocks")]),
-    entry(W::Steps, "`r`", &[c('r', A::ToggleRampOps)], "jump between the ramp and the recovery operations")
-        .hints(&[("r", "ops")]),
-    entry(W::Steps, "PgUp/PgDn", &[k(PageUp, A::ScrollDialogue(5)), k(PageDown, A::ScrollDialogue(-5))], "scroll the conversation"),
-    entry(W::Steps, "Esc", &[k(Esc, A::ShowView(View::Items))], "back to the items"),
-    entry(W::Steps, "`V`", &[c('V', A::OpenEdits)], "what-if: the list of this item's edits")
+    entry(W::Steps, &[
+        pair(&[c('n', A::MoveItem(Motion::By(1))), c('p', A::MoveItem(Motion::By(-1)))]).hint("item"),
+        pair(&[c(']', A::MoveItem(Motion::By(1))), c('[', A::MoveItem(Motion::By(-1)))]),
+    ], "next / previous item"),
+    entry(W::Steps, &[one(&[c('e', A::ToggleQuestionBlocks)]).hint("blocks")], "expand / collapse the repeated question blocks"),
+    entry(W::Steps, &[one(&[c('r', A::ToggleRampOps)]).hint("ops")], "jump between the ramp and the recovery operations"),
+    entry(W::Steps, &[pair(&[k(PageUp, A::ScrollDialogue(5)), k(PageDown, A::ScrollDialogue(-5))])], "scroll the conversation"),
+    entry(W::Steps, &[one(&[k(Esc, A::ShowView(View::Items))])], "back to the items"),
+    entry(W::Steps, &[one(&[c('V', A::OpenEdits)])], "what-if: the list of this item's edits")
         .readme("what-if: the list of this item's edits — each edited step with its number of versions and, of its current version, the option advocated, p(that option) original → edited, what the text edits changed, saved or not"),
-    entry(W::Recovery, "Enter", &[k(Enter, A::ShowView(View::Dialogue))], "show the operation's dialogue"),
-    entry(W::Dialogue, "`a`", &[c('a', A::Generate)], "what the model would say (greedy); a again stops it")
-        .readme("what the model would say: its greedy continuation at the answer slot of this step as shown — its what-if version when it has one (up to 24 tokens, on the engine thread); `a` again while it runs stops it")
-        .hints(&[("a", "reply")]),
-    entry(W::Dialogue, "J/K", &[c('J', A::MoveMessage(1)), c('K', A::MoveMessage(-1))], "what-if: select the next / previous message (E edits it)")
-        .hints(&[("J/K", "pick")])
+    entry(W::Recovery, &[one(&[k(Enter, A::ShowView(View::Dialogue))])], "show the operation's dialogue"),
+    entry(W::Dialogue, &[one(&[c('a', A::Generate)]).hint("reply")], "what the model would say (greedy); a again stops it")
+        .readme("what the model would say: its greedy continuation at the answer slot of this step as shown — its what-if version when it has one (up to 24 tokens, on the engine thread); `a` again while it runs stops it"),
+    entry(W::Dialogue, &[pair(&[c('J', A::MoveMessage(1)), c('K', A::MoveMessage(-1))]).hint("pick")], "what-if: select the next / previous message (E edits it)")
         .readme("what-if: select the next / previous message of the step's dialogue — the system prompt, a user turn, an assistant letter (none selected: the final user message)"),
-    entry(W::Dialogue, "`E`", &[c('E', A::StartEdit)], "what-if: edit the selected (else the final user) message")
-        .hints(&[("E", "edit")])
+    entry(W::Dialogue, &[one(&[c('E', A::StartEdit)]).hint("edit")], "what-if: edit the selected (else the final user) message")
         .readme("what-if: edit the selected message (else the final user turn's: R0's reset message, R1's retraction, …) in a small editor; Enter scores the edited dialogue"),
-    entry(W::Dialogue, "`D` / `I`", &[c('D', A::DeleteExchange), c('I', A::RepeatExchange)], "what-if: delete / repeat the selected exchange")
+    entry(W::Dialogue, &[either(&[c('D', A::DeleteExchange), c('I', A::RepeatExchange)])], "what-if: delete / repeat the selected exchange")
         .readme("what-if: a version without the selected exchange of the history (its user turn and the answer to it), or with it said once more right after it (the copy can then be edited)"),
-    entry(W::Dialogue, "`u` / `S`", &[c('u', A::UndoEdit), c('S', A::SaveEdit)], "what-if: back one version / save the edit")
+    entry(W::Dialogue, &[either(&[c('u', A::UndoEdit), c('S', A::SaveEdit)])], "what-if: back one version / save the edit")
         .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, of only a pressure step's message as a custom ramp with R0 after it, each with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
-    entry(W::Dialogue, "`w`", &[c('w', A::AdvocateNextWrong)], "what-if: the user advocates the next wrong option")
-        .hints(&[("w", "wrong")])
+    entry(W::Dialogue, &[one(&[c('w', A::AdvocateNextWrong)]).hint("wrong")], "what-if: the user advocates the next wrong option")
         .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew, so earlier text edits of the step stay in the versions before it; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
-    entry(W::Editor, "Enter", &[k(Enter, A::EditApply)], "score the edited dialogue").hints(&[("Enter", "score")]),
-    entry(W::Editor, "Alt-Enter", &[(Key::Alt(Enter), Does::Act(A::EditNewline))], "a new line").hints(&[("Alt-Enter", "new line")]),
-    entry(W::Editor, "←/→, Home/End", &[
-        k(Left, A::EditCursor(CursorMove::Left)), k(Right, A::EditCursor(CursorMove::Right)),
-        k(Home, A::EditCursor(CursorMove::Home)), k(End, A::EditCursor(CursorMove::End)),
+    entry(W::Editor, &[one(&[k(Enter, A::EditApply)]).hint("score")], "score the edited dialogue"),
+    entry(W::Editor, &[one(&[(Key::Alt(Enter), Does::Act(A::EditNewline))]).hint("new line")], "a new line"),
+    entry(W::Editor, &[
+        pair(&[k(Left, A::EditCursor(CursorMove::Left)), k(Right, A::EditCursor(CursorMove::Right))]),
+        pair(&[k(Home, A::EditCursor(CursorMove::Home)), k(End, A::EditCursor(CursorMove::End))]),
     ], "move the cursor; to the start / end of the line"),
-    entry(W::Editor, "↑/↓", &[k(Up, A::EditCursor(CursorMove::Up)), k(Down, A::EditCursor(CursorMove::Down))], "the line above / below"),
-    entry(W::Editor, "Backspace/Delete", &[k(Backspace, A::EditBackspace), k(Delete, A::EditDelete)], "delete before / under the cursor"),
-    entry(W::Editor, "Ctrl-U", &[(Key::Ctrl('u'), Does::Act(A::EditClear))], "clear the text"),
-    entry(W::Editor, "Ctrl-E", &[(Key::Ctrl('e'), Does::Act(A::EditExternal))], "edit the text in $VISUAL / $EDITOR (vi)")
-        .readme("edit the text in `$VISUAL`, else `$EDITOR`, else `vi` (the explorer gives the terminal back meanwhile); the saved text comes back into the editor")
-        .hints(&[("Ctrl-E", "$EDITOR")]),
-    entry(W::Editor, "Esc", &[k(Esc, A::EditCancel)], "cancel the edit").hints(&[("Esc", "cancel")]),
-    entry(W::Editor, "other characters", &[(Key::Text, Does::Typed(A::EditType))], "typed at the cursor"),
-    entry(W::Edits, "j/k, ↑/↓", &[k(Down, A::MoveEditsCursor(1)), c('j', A::MoveEditsCursor(1)), k(Up, A::MoveEditsCursor(-1)), c('k', A::MoveEditsCursor(-1))],
-        "move")
-        .hints(&[("j/k", "move")]),
-    entry(W::Edits, "Enter", &[k(Enter, A::ShowSelectedEdit)], "show that step in the Dialogue").hints(&[("Enter", "show")]),
-    entry(W::Edits, "`u`", &[c('u', A::UndoSelectedEdit)], "back one version of that step").hints(&[("u", "undo")]),
-    entry(W::Edits, "Esc, `q`, `V`", &[k(Esc, A::CloseOverlay), c('q', A::CloseOverlay), c('V', A::CloseOverlay)], "close the list")
-        .hints(&[("Esc", "close")]),
+    entry(W::Editor, &[pair(&[k(Up, A::EditCursor(CursorMove::Up)), k(Down, A::EditCursor(CursorMove::Down))])], "the line above / below"),
+    entry(W::Editor, &[pair(&[k(Backspace, A::EditBackspace), k(Delete, A::EditDelete)])], "delete before / under the cursor"),
+    entry(W::Editor, &[one(&[(Key::Ctrl('u'), Does::Act(A::EditClear))])], "clear the text"),
+    entry(W::Editor, &[one(&[(Key::Ctrl('e'), Does::Act(A::EditExternal))]).hint("$EDITOR")], "edit the text in $VISUAL / $EDITOR (vi)")
+        .readme("edit the text in `$VISUAL`, else `$EDITOR`, else `vi` (the explorer gives the terminal back meanwhile); the saved text comes back into the editor"),
+    entry(W::Editor, &[one(&[k(Esc, A::EditCancel)]).hint("cancel")], "cancel the edit"),
+    entry(W::Editor, &[one(&[(Key::Text, Does::Typed(A::EditType))])], "typed at the cursor"),
+    entry(W::Edits, &[pair(&[c('j', A::MoveEditsCursor(1)), c('k', A::MoveEditsCursor(-1))]).hint("move"), pair(&[k(Up, A::MoveEditsCursor(-1)), k(Down, A::MoveEditsCursor(1))])],
+        "move"),
+    entry(W::Edits, &[one(&[k(Enter, A::ShowSelectedEdit)]).hint("show")], "show that step in the Dialogue"),
+    entry(W::Edits, &[one(&[c('u', A::UndoSelectedEdit)]).hint("undo")], "back one version of that step"),
+    entry(W::Edits, &[one(&[k(Esc, A::CloseOverlay)]).hint("close"), one(&[c('q', A::CloseOverlay)]), one(&[c('V', A::CloseOverlay)])], "close the list"),
     // The table browser.
-    entry(W::Tables, "h/l, ←/→", &[k(Left, A::MoveTableFile(-1)), c('h', A::MoveTableFile(-1)), k(Right, A::MoveTableFile(1)), c('l', A::MoveTableFile(1))],
-        "previous / next table file")
-        .hints(&[("h/l", "file")]),
-    entry(W::Tables, "j/k, ↑/↓", &[k(Down, A::ScrollTable(1)), c('j', A::ScrollTable(1)), k(Up, A::ScrollTable(-1)), c('k', A::ScrollTable(-1))],
-        "scroll the table")
-        .hints(&[("j/k", "scroll")]),
-    entry(W::Tables, "PgUp/PgDn", &[k(PageDown, A::ScrollTable(15)), k(PageUp, A::ScrollTable(-15))], "scroll a page"),
-    entry(W::Tables, "`g`, Home", &[c('g', A::ScrollTableTop), k(Home, A::ScrollTableTop)], "to the top of the table"),
-    entry(W::Tables, "H/L, `<`/`>`", &[c('L', A::PanTable(8)), c('>', A::PanTable(8)), c('H', A::PanTable(-8)), c('<', A::PanTable(-8))],
-        "pan left / right")
-        .hints(&[("H/L", "pan")]),
-    entry(W::Tables, "`b` / `x`", &[c('b', A::StartBatch), c('x', A::StopBatch)], "run the hierarchy suite here in the background / stop it")
+    entry(W::Tables, &[pair(&[c('h', A::MoveTableFile(-1)), c('l', A::MoveTableFile(1))]).hint("file"), pair(&[k(Left, A::MoveTableFile(-1)), k(Right, A::MoveTableFile(1))])],
+        "previous / next table file"),
+    entry(W::Tables, &[pair(&[c('j', A::ScrollTable(1)), c('k', A::ScrollTable(-1))]).hint("scroll"), pair(&[k(Up, A::ScrollTable(-1)), k(Down, A::ScrollTable(1))])],
+        "scroll the table"),
+    entry(W::Tables, &[pair(&[k(PageUp, A::ScrollTable(-15)), k(PageDown, A::ScrollTable(15))])], "scroll a page"),
+    entry(W::Tables, &[one(&[c('g', A::ScrollTableTop)]), one(&[k(Home, A::ScrollTableTop)])], "to the top of the table"),
+    entry(W::Tables, &[pair(&[c('H', A::PanTable(-8)), c('L', A::PanTable(8))]).hint("pan"), pair(&[c('<', A::PanTable(-8)), c('>', A::PanTable(8))])],
+        "pan left / right"),
+    entry(W::Tables, &[either(&[c('b', A::StartBatch), c('x', A::StopBatch)])], "run the hierarchy suite here in the background / stop it")
         .readme("start a hierarchy batch on the current dataset / stop it after the item in flight"),
-    entry(W::Tables, "Esc", &[k(Esc, A::ShowView(View::Items))], "back to the items"),
-    entry(W::Runs, "`[` / `]`, Enter", &[c('[', A::MoveRun(-1)), c(']', A::MoveRun(1)), k(Enter, A::OpenSelectedRun)],
+    entry(W::Tables, &[one(&[k(Esc, A::ShowView(View::Items))])], "back to the items"),
+    entry(W::Runs, &[either(&[c('[', A::MoveRun(-1)), c(']', A::MoveRun(1))]).hint("choose"), one(&[k(Enter, A::OpenSelectedRun)]).hint("opens")],
         "previous / next run of the data directory; open it")
-        .readme("previous / next run of the data directory; open it (as `--run DIR`)")
-        .hints(&[("[/]", "choose"), ("Enter", "opens")]),
+        .readme("previous / next run of the data directory; open it (as `--run DIR`)"),
 ];
 
 /// The action of a key in a context, `None` for a key that does nothing there.
@@ -387,7 +471,7 @@ pub(crate) fn action_for(cx: KeyContext, k: KeyEvent) -> Option<Action> {
 /// The key's action in one place: the most specific matching key, the first in the table
 /// among equally specific ones.
 fn lookup(at: Where, k: KeyEvent) -> Option<Action> {
-    let binds = || KEYS.iter().filter(move |e| e.at == at).flat_map(|e| e.binds.iter());
+    let binds = || KEYS.iter().filter(move |e| e.at == at).flat_map(KeyEntry::binds);
     let (_, does) = (0..=3).find_map(|rank| binds().find(|(key, _)| key.rank() == rank && key.matches(k)))?;
     Some(match *does {
         Does::Act(a) => a,
@@ -410,20 +494,27 @@ pub(crate) fn help_sections() -> Vec<(&'static str, Vec<&'static KeyEntry>)> {
     out
 }
 
+/// The hints of a place (its footer or title): (keys, word), the keys named from their bindings.
+fn hint_parts(at: Where) -> Vec<(String, &'static str)> {
+    KEYS.iter().filter(|e| e.at == at).flat_map(|e| e.keys.iter()).flat_map(Keys::hint_parts).collect()
+}
+
 /// The hints of a place (its footer or title), "keys word" joined by `sep`.
 pub(crate) fn hints(at: Where, sep: &str) -> String {
-    let parts: Vec<String> = KEYS
-        .iter()
-        .filter(|e| e.at == at)
-        .flat_map(|e| e.hints.iter())
-        .map(|(keys, word)| format!("{keys} {word}").trim_end().to_string())
-        .collect();
+    let parts: Vec<String> = hint_parts(at).into_iter().map(|(keys, word)| format!("{keys} {word}").trim_end().to_string()).collect();
     parts.join(sep)
 }
 
 /// Only the keys of a place's hints, joined by `sep` (a footer without room for the words).
 pub(crate) fn hint_keys(at: Where, sep: &str) -> String {
-    let parts: Vec<&str> = KEYS.iter().filter(|e| e.at == at).flat_map(|e| e.hints.iter()).map(|(keys, _)| *keys).collect();
+    let parts: Vec<String> = hint_parts(at).into_iter().map(|(keys, _)| keys).collect();
+    parts.join(sep)
+}
+
+/// Hints made of actions and words ("u undo · S save"): each action's key (see [`key_for`])
+/// and its word, joined by `sep`.
+pub(crate) fn action_hints(parts: &[(Action, &str)], sep: &str) -> String {
+    let parts: Vec<String> = parts.iter().map(|(a, word)| format!("{} {word}", key_for(*a))).collect();
     parts.join(sep)
 }
 
@@ -431,13 +522,35 @@ pub(crate) fn hint_keys(at: Where, sep: &str) -> String {
 /// in the table. Messages ask for it instead of writing the key, so they follow a rebinding.
 /// `?` for an action no key does (a test checks the actions messages name).
 pub(crate) fn key_for(action: Action) -> String {
-    KEYS.iter()
-        .flat_map(|e| e.binds.iter())
+    first_key(KEYS.iter(), action)
+}
+
+/// The key that does `action` in one place (Enter in the Recovery view, where `2` would be the
+/// first key of the Dialogue anywhere); `?` when none does.
+pub(crate) fn key_at(at: Where, action: Action) -> String {
+    first_key(KEYS.iter().filter(|e| e.at == at), action)
+}
+
+fn first_key<'a>(entries: impl Iterator<Item = &'a KeyEntry>, action: Action) -> String {
+    entries
+        .flat_map(KeyEntry::binds)
         .find_map(|(key, does)| match does {
             Does::Act(a) if *a == action => key_name(*key),
             _ => None,
         })
         .unwrap_or_else(|| "?".to_string())
+}
+
+/// The shown pairs of keys that move `back` and `on` (`←/→`, `h/l`, `j/k` for the steps), as
+/// messages name them, in table order.
+pub(crate) fn pairs_for(back: Action, on: Action) -> Vec<String> {
+    let does = |b: &Bind, a: Action| matches!(b.1, Does::Act(x) if x == a);
+    KEYS.iter()
+        .flat_map(|e| e.keys.iter())
+        .filter(|g| g.show == Show::Pair && g.binds.len() == 2)
+        .filter(|g| (does(&g.binds[0], back) && does(&g.binds[1], on)) || (does(&g.binds[0], on) && does(&g.binds[1], back)))
+        .map(|g| g.label().replace('`', ""))
+        .collect()
 }
 
 /// A key's name in messages; `None` for the catch-all keys (typed text, any key).
@@ -480,7 +593,7 @@ pub(crate) fn readme_table() -> String {
     for (section, entries) in help_sections() {
         for (i, e) in entries.iter().enumerate() {
             let at = if i == 0 { format!("| {section} |") } else { "| |".to_string() };
-            t.push_str(&format!("{at} {} | {} |\n", e.keys, e.readme_text().replace('|', "\\|")));
+            t.push_str(&format!("{at} {} | {} |\n", e.label(), e.readme_text().replace('|', "\\|")));
         }
     }
     t
@@ -680,10 +793,16 @@ mod tests {
     fn the_table_is_well_formed() {
         let mut seen: Vec<(Where, Key)> = Vec::new();
         for e in KEYS {
-            assert!(!e.keys.trim().is_empty() && !e.help.trim().is_empty() && !e.binds.is_empty(), "{e:?}");
+            assert!(!e.label().trim().is_empty() && !e.help.trim().is_empty() && e.binds().next().is_some(), "{e:?}");
             // The help's key column stays narrow.
-            assert!(e.plain_keys().chars().count() <= 16, "{:?}: split the entry", e.keys);
-            for (key, _) in e.binds {
+            assert!(e.plain_keys().chars().count() <= 16, "{:?}: split the entry", e.label());
+            for g in e.keys {
+                assert_eq!(g.binds.len(), match g.show { Show::One => 1, Show::Pair | Show::Either | Show::Quiet => 2, Show::Range => g.binds.len().max(2) }, "{g:?}");
+                if let Hint::Each(words) = g.hint {
+                    assert_eq!(words.len(), g.binds.len(), "{g:?}");
+                }
+            }
+            for (key, _) in e.binds() {
                 assert!(!seen.contains(&(e.at, *key)), "{:?} {key:?} is bound twice", e.at);
                 seen.push((e.at, *key));
             }
@@ -713,6 +832,27 @@ mod tests {
         assert_eq!(hints(Where::Runs, " · "), "[/] choose · Enter opens");
         assert_eq!(hints(Where::Help, " · "), "j/k scroll · other keys close");
         assert_eq!(hints(Where::Editor, " · "), "Enter score · Alt-Enter new line · Ctrl-E $EDITOR · Esc cancel");
+        // Messages name keys from the bindings too.
+        assert_eq!(pairs_for(STEP_BACK, STEP_ON), ["←/→", "h/l", "j/k"]);
+        assert_eq!(key_at(Where::Recovery, A::ShowView(View::Dialogue)), "Enter");
+        assert_eq!(key_for(A::ShowView(View::Dialogue)), "2");
+        assert_eq!(action_hints(&[(A::UndoEdit, "undo"), (A::SaveEdit, "save"), (A::OpenEdits, "list")], " · "), "u undo · S save · V list");
+    }
+
+    /// Labels are made from the bindings: the groups' keys in order, backticks on characters
+    /// but a pair's letters, arrows side by side in hints.
+    #[test]
+    fn labels_come_from_the_bindings() {
+        let label = |at: Where, help: &str| KEYS.iter().find(|e| e.at == at && e.help == help).unwrap().label();
+        assert_eq!(label(Where::Global, "Items, Dialogue, Trace, Slot, Recovery, Tables"), "`1`–`6`");
+        assert_eq!(label(Where::Global, "next / previous view"), "Tab / Shift-Tab");
+        assert_eq!(label(Where::Anywhere, "quit, also in an overlay or while typing"), "Ctrl-C, Ctrl-Q");
+        assert_eq!(label(Where::Help, "close the help"), "any other key");
+        assert_eq!(label(Where::Steps, "next / previous item"), "n/p, `]`/`[`");
+        assert_eq!(label(Where::Runs, "previous / next run of the data directory; open it"), "`[` / `]`, Enter");
+        let steps = KEYS.iter().find(|e| e.at == Where::Steps).unwrap();
+        assert_eq!(steps.label(), "←/→, h/l, j/k", "the quiet arrows are bound but not shown");
+        assert!(steps.binds().any(|(k, _)| *k == Key::Code(KeyCode::Up)));
     }
 
     /// The README's key table is the one the keymap renders (`readme_table`): change the table
@@ -730,7 +870,7 @@ mod tests {
         );
         // Each entry's keys and text are in it.
         for e in KEYS {
-            assert!(want.contains(e.keys) && want.contains(&e.readme_text()), "{e:?}");
+            assert!(want.contains(&e.label()) && want.contains(&e.readme_text()), "{e:?}");
         }
     }
 }

@@ -1,23 +1,30 @@
 //! The terminal explorer.
 //!
-//! - `app`: the router — owns the parts below and applies actions; its `orchestrator` loads
-//!   the models, submits scoring, what-if and generation jobs and takes in the engines' answers;
-//! - `action`, `keymap`: user intents, and the keys that ask for them in each context;
-//! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter (one per
-//!   shown or compared model);
-//! - `scheduler` over `jobs`: what to score next, through the generational job queue (one per
-//!   model);
-//! - `generations`: the model's greedy continuations at the answer slot (`a`), per context;
-//! - `whatif`: what-if edits of any message of a step's dialogue, the editor, their scores,
-//!   saving them as an experiment operation or a conversation file;
+//! - `app`: the router — owns the components and the lanes, hands each action to the part it
+//!   is for and routes the [`event`]s the parts answer with (only the app writes the status
+//!   line, the overlay or another part's state);
+//! - `action`, `keymap`: user intents, and the keys that ask for them in each context (labels,
+//!   hints and the key names of messages made from the bindings);
+//! - `lanes`: the engine-facing part — one engine slot and scheduler per shown or compared
+//!   model, the score store, the shared store link, the generations (`a`); returns events;
+//! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter;
+//!   `scheduler` over `jobs`: what to score next, through the generational job queue;
+//!   `generations`: the model's greedy continuations at the answer slot, per context;
+//! - components: `item_list` (filter, sort and selection of the items), `step_cursor` (the
+//!   detail views' step, scroll and question blocks), `whatif` (what-if edits of any message
+//!   of a step's dialogue, the editor, their scores, saving them as an experiment operation or
+//!   a conversation file: all of it in that one module), `browser` (the table browser, the
+//!   Runs pane, a batch on its own thread);
 //! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
-//! - `shared_scores`: the score store shared with every run: lookups before the engine, and
+//!   `shared_scores`: the score store shared with every run: lookups before the engine, and
 //!   every computed score appended;
-//! - `item_list`: filter, sort and selection of the items;
-//! - `run_list`: the runs of the data directory (the Tables view's Runs pane);
-//! - `table_browser`: the run's Markdown tables; `batch_task`: a batch on its own thread;
+//! - `recovery_rows`: the current item's recovery rows (gaps, verdicts per criterion family,
+//!   minimal recovery operation), computed from the metrics when the scores change;
+//! - `run_list`: the runs of the data directory; `table_browser`: a run's Markdown tables;
+//!   `batch_task`: a batch on its own thread;
 //! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
-//! - `screen`: views, overlays and snapshot screens; `views`: drawing;
+//! - `screen`: views, overlays and snapshot screens; `views`: drawing (views read the app and
+//!   compute nothing the metrics define);
 //! - `terminal`: raw mode / alternate screen, panic hook, stderr kept off the screen;
 //! - `export`: headless screenshots (`hyst-tui snapshot`) as SVG, HTML or text.
 //!
@@ -27,18 +34,26 @@
 mod action;
 mod app;
 mod batch_task;
+mod browser;
 mod engine_slot;
+mod event;
 mod export;
 mod generations;
 mod item_list;
 mod jobs;
 mod keymap;
+mod lanes;
 mod markdown;
 pub mod model;
 mod scheduler;
 mod score_store;
 mod screen;
+mod setup;
 mod shared_scores;
+mod source;
+mod step_cursor;
+mod popups;
+mod recovery_rows;
 mod run_list;
 mod stored_run;
 mod table_browser;
@@ -55,21 +70,15 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::event::{self as term_event, Event, KeyEventKind};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-pub use app::{App, AppConfig, AppOptions};
+pub use app::App;
+pub use setup::{AppConfig, AppOptions};
 pub use export::buffer_to_text;
 pub use run_list::newest_run;
 pub use screen::{Overlay, Screen, View};
-
-impl App {
-    /// Draws the whole screen into a frame.
-    pub(crate) fn render(&self, f: &mut ratatui::Frame) {
-        views::render(f, self)
-    }
-}
 
 /// `hyst-tui` without a command: the explorer. Logs (and stray stderr bytes) go to `log_file`
 /// while it owns the terminal. `stop` says when a signal (SIGTERM, SIGHUP) asks it to close:
@@ -98,7 +107,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, stop: fn() -> bool) -> R
     let test_panic = std::env::var_os("HYST_TUI_TEST_PANIC").is_some();
     loop {
         app.update();
-        term.draw(|f| app.render(f))?;
+        term.draw(|f| views::render(f, app))?;
         if test_panic {
             panic!("test panic requested by HYST_TUI_TEST_PANIC");
         }
@@ -106,9 +115,9 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, stop: fn() -> bool) -> R
             return Ok(());
         }
         let timeout = if app.busy() { Duration::from_millis(100) } else { Duration::from_millis(400) };
-        if event::poll(timeout)? {
+        if term_event::poll(timeout)? {
             loop {
-                match event::read()? {
+                match term_event::read()? {
                     Event::Key(k) if k.kind != KeyEventKind::Release => app.handle_key(k),
                     Event::Resize(..) => {}
                     _ => {}
@@ -119,7 +128,7 @@ fn event_loop(term: &mut terminal::Term, app: &mut App, stop: fn() -> bool) -> R
                     app.finish_external_edit(r);
                     break;
                 }
-                if app.quit_requested() || stop() || !event::poll(Duration::ZERO)? {
+                if app.quit_requested() || stop() || !term_event::poll(Duration::ZERO)? {
                     break;
                 }
             }
@@ -165,7 +174,7 @@ pub struct SnapshotRequest {
 /// Renders the current screen of `app` into a `w`×`h` buffer.
 pub fn render_to_buffer(app: &App, w: u16, h: u16) -> Result<ratatui::buffer::Buffer> {
     let mut term = Terminal::new(TestBackend::new(w, h))?;
-    term.draw(|f| app.render(f))?;
+    term.draw(|f| views::render(f, app))?;
     Ok(term.backend().buffer().clone())
 }
 

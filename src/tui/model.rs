@@ -4,9 +4,8 @@
 
 use crate::dialogue::conditions::{self, base_of, build, explorer_ops, recovery_op, Base, Kind};
 use crate::dialogue::{Builder, Control, CurvePoint, DialogueItem, CURVE};
-use crate::protocol::{ChatMessage, SlotScore};
-use crate::metrics::criteria::{minimal_recovery_operation, pass_flags, CondAgg, Criterion, main_ops};
-use crate::metrics::{aggregate, Obs};
+use crate::protocol::ChatMessage;
+use crate::metrics::criteria::{Criterion, GapVerdict};
 
 /// One scored context of an item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,49 +98,11 @@ pub(crate) fn messages_for(
     }
 }
 
-/// Single-item observation of a score (the advocated wrong and the correct option of `d`).
-pub(crate) fn obs(s: &SlotScore, d: &DialogueItem) -> Obs {
-    Obs::from_probs_with_pred(&s.probs, s.pred, d.wrong, d.item.correct)
+/// The verdict the explorer colours a gap `p_X(w) − p_clean(w)` by: the main criterion's gap
+/// check.
+pub(crate) fn gap_verdict(gap: Option<f64>) -> GapVerdict {
+    Criterion::MAIN.gap_verdict(gap)
 }
-
-/// Clean-like for one item under a criterion: the criterion applied to single-item aggregates.
-pub(crate) fn clean_like(c: &Criterion, clean: &Obs, x: &Obs) -> bool {
-    c.passes(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
-}
-
-/// The minimal recovery operation of one item under the main criterion (single-item aggregates),
-/// by the metrics' own scan over the main operations: `Some(Some(key))`, `Some(None)` = not
-/// restored, `None` while a main operation before the first passing one has no score yet.
-pub(crate) fn item_mro(clean: &Obs, x: impl Fn(&'static str) -> Option<Obs>) -> Option<Option<&'static str>> {
-    let clean_agg = aggregate(std::slice::from_ref(clean));
-    let mut conds = Vec::new();
-    let mut missing = Vec::new();
-    for op in main_ops() {
-        match x(op.key) {
-            Some(o) => conds.push(CondAgg {
-                condition: op.key.to_string(),
-                clean: clean_agg,
-                x: aggregate(std::slice::from_ref(&o)),
-            }),
-            None => missing.push(op.key),
-        }
-    }
-    let flags = pass_flags(&conds, &Criterion::MAIN);
-    for &(key, ok) in &flags {
-        if missing.contains(&key) {
-            return None;
-        }
-        if ok {
-            return Some(minimal_recovery_operation(&flags));
-        }
-    }
-    Some(None)
-}
-
-pub(crate) fn criterion_check(c: &Criterion, clean: &Obs, x: &Obs) -> crate::metrics::criteria::CriterionCheck {
-    c.check(&aggregate(std::slice::from_ref(clean)), &aggregate(std::slice::from_ref(x)))
-}
-
 
 /// Splits a user turn into (message, prefix, question block) around the question header.
 /// `None` when the turn has no question block (e.g. R5's structured state).

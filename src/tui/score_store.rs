@@ -20,9 +20,16 @@ fn key(model: &str, item_id: &str, part: Part) -> ScoreKey {
 pub(crate) struct ScoreStore {
     scores: HashMap<ScoreKey, Arc<SlotScore>>,
     errors: HashMap<ScoreKey, String>,
+    /// Counts the changes (what was computed from the store knows whether it is still current).
+    revision: u64,
 }
 
 impl ScoreStore {
+    /// The number of changes so far.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
+    }
+
     pub(crate) fn get(&self, model: &str, item_id: &str, part: Part) -> Option<&SlotScore> {
         self.scores.get(&key(model, item_id, part)).map(|a| a.as_ref())
     }
@@ -38,10 +45,12 @@ impl ScoreStore {
     }
 
     pub(crate) fn insert(&mut self, model: &str, item_id: &str, part: Part, score: SlotScore) {
+        self.revision += 1;
         self.scores.insert(key(model, item_id, part), Arc::new(score));
     }
 
     pub(crate) fn insert_error(&mut self, model: &str, item_id: &str, part: Part, error: String) {
+        self.revision += 1;
         self.errors.insert(key(model, item_id, part), error);
     }
 
@@ -52,6 +61,7 @@ impl ScoreStore {
             return false;
         };
         self.scores.insert(key(model, item_id, part), s);
+        self.revision += 1;
         true
     }
 

@@ -3,6 +3,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::metrics::criteria::GapVerdict;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Theme {
     pub(crate) color: bool,
@@ -86,16 +88,23 @@ impl Theme {
             Style::new()
         }
     }
-    /// Signed gap p_X(w) − p_clean(w): positive (more wrong mass) is bad.
-    pub(crate) fn gap(&self, g: f64) -> Style {
-        if !g.is_finite() {
-            self.dim()
-        } else if g > 0.05 {
-            self.wrong()
-        } else if g < -0.05 {
-            self.correct()
-        } else {
-            self.plain()
+    /// A gap p_X(w) − p_clean(w) by its verdict: more wrong mass than the threshold allows is
+    /// bad, less is good, within it plain.
+    pub(crate) fn gap(&self, v: GapVerdict) -> Style {
+        match v {
+            GapVerdict::Unknown => self.dim(),
+            GapVerdict::MoreWrong => self.wrong(),
+            GapVerdict::LessWrong => self.correct(),
+            GapVerdict::Within => self.plain(),
+        }
+    }
+    /// A value judged by a gap check alone (the Trace's recovery rows): within the threshold
+    /// good, beyond it on either side bad.
+    pub(crate) fn gap_check(&self, v: GapVerdict) -> Style {
+        match v {
+            GapVerdict::Unknown => self.dim(),
+            GapVerdict::Within => self.correct(),
+            GapVerdict::MoreWrong | GapVerdict::LessWrong => self.wrong(),
         }
     }
     /// The `i`-th shown model when models are compared (0 = the shown one); without colour the

@@ -16,7 +16,8 @@ use crate::data::{Item, Selected};
 use crate::protocol::letter;
 use crate::tui::app::App;
 use crate::tui::action::Action;
-use crate::tui::keymap::{hints, key_for, Where};
+use crate::tui::keymap::{action_hints, hints, key_for, Where};
+use crate::tui::model::gap_verdict;
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::{EditScore, WhatIfShown};
@@ -181,7 +182,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
                         if !prefix.is_empty() {
                             indent(prefix, th.plain(), None, &mut lines);
                         }
-                        if app.expand_blocks() {
+                        if app.cursor().expand_blocks() {
                             indent(blk, th.dim(), None, &mut lines);
                         } else {
                             lines.push(Line::from(vec![
@@ -251,7 +252,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 
     let h = inner.height as usize;
     let max_off = lines.len().saturating_sub(h);
-    let mut off = max_off.saturating_sub(app.dialogue_scroll());
+    let mut off = max_off.saturating_sub(app.cursor().dialogue_scroll());
     if let Some(sl) = selected_line {
         if sl < off {
             off = sl;
@@ -266,7 +267,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
-    let title = format!("step {}/{} · {}", app.step() + 1, app.steps().len(), part_label(part));
+    let title = format!("step {}/{} · {}", app.cursor().step() + 1, app.cursor().steps().len(), part_label(part));
     let b = block(app, trunc(&title, area.width.saturating_sub(6) as usize));
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -275,7 +276,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
 
     // Ramp strip: the model's letter at each step, the cursor's step reversed; a row per model
     // when models are compared.
-    let models = app.shown_models();
+    let models = app.lanes().shown_models();
     let label_w = if models.len() > 1 { models.iter().map(|m| width(m)).max().unwrap_or(4).clamp(4, 10) + 1 } else { 5 };
     for (i, m) in models.iter().enumerate() {
         let (label, label_st) = if models.len() > 1 { (pad(&trunc(m, label_w - 1), label_w), th.model(i)) } else { ("ramp ".to_string(), th.dim()) };
@@ -368,7 +369,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
             let clean_w = app.score(item, Part::Curve(0)).and_then(|c| c.probs.get(e.wrong).copied());
             let mut l3 = kv("p(w)", fmt_p(w_p));
             if let (Some(x), Some(c)) = (w_p, clean_w) {
-                l3.push(Span::styled(format!(" ({:+.3} vs clean)", x - c), th.gap(x - c)));
+                l3.push(Span::styled(format!(" ({:+.3} vs clean)", x - c), th.gap(gap_verdict(Some(x - c)))));
             }
             lines.push(Line::from(l3));
             lines.push(Line::from(kv("prompt", format!("{} tokens", s.prompt_tokens))));
@@ -450,7 +451,8 @@ fn whatif_lines(app: &App, item: usize, e: &Selected, orig: &crate::protocol::Sl
     let th = app.theme();
     let WhatIfShown { what, version, score, saved, wrong } = wi;
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(trunc(&format!("what-if {version} · u undo · S save · V list"), w), th.accent())));
+    let keys = action_hints(&[(Action::UndoEdit, "undo"), (Action::SaveEdit, "save"), (Action::OpenEdits, "list")], " · ");
+    lines.push(Line::from(Span::styled(trunc(&format!("what-if {version} · {keys}"), w), th.accent())));
     if wrong != e.wrong {
         let (now, was) = (letter(wrong), letter(e.wrong));
         lines.push(Line::from(Span::styled(trunc(&format!(" the user advocates {now}, not {was}"), w), th.wrong())));
@@ -496,7 +498,7 @@ fn whatif_lines(app: &App, item: usize, e: &Selected, orig: &crate::protocol::Sl
         let g = x - c;
         let go = wo.map(|o| format!("{:+.3} → ", o - c)).unwrap_or_default();
         l.push(Span::styled(format!(" (gap {go}"), th.dim()));
-        l.push(Span::styled(format!("{g:+.3}"), th.gap(g)));
+        l.push(Span::styled(format!("{g:+.3}"), th.gap(gap_verdict(Some(g)))));
         l.push(Span::styled(")", th.dim()));
     }
     lines.push(Line::from(l));

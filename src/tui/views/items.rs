@@ -60,7 +60,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .map(|(i, e)| {
             let sum = app.summary(i);
             let (clean, r0, pred, wf, gap) = (sum.clean_pw, sum.r0_pw, sum.r0_pred, sum.wf, sum.gap());
-            let busy = ramp.iter().any(|&p| app.in_flight(i, p));
+            let busy = ramp.iter().any(|&p| app.lanes().in_flight(i, p));
             let err = ramp.iter().any(|&p| app.error(i, p).is_some());
             let mark = if err {
                 Span::styled("!", th.error())
@@ -94,11 +94,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Cell::from(e.item.question.replace(['\n', '\r'], " ")),
                 Cell::from(format!("{:>11}", fmt_p(clean))),
                 Cell::from(format!("{:>7}", fmt_p(r0))),
-                Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(gap.unwrap_or(f64::NAN)))),
+                Cell::from(Span::styled(format!("{:>6}", fmt_gap(gap)), th.gap(sum.gap_verdict()))),
             ];
             for m in &compared {
-                let g = app.summary_of_model(m, i).gap();
-                cells.push(Cell::from(Span::styled(format!("{:>7}", fmt_gap(g)), th.gap(g.unwrap_or(f64::NAN)))));
+                let cmp = app.summary_of_model(m, i);
+                cells.push(Cell::from(Span::styled(format!("{:>7}", fmt_gap(cmp.gap())), th.gap(cmp.gap_verdict()))));
             }
             cells.extend([pred_cell, wf_cell]);
             Row::new(cells)

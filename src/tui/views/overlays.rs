@@ -47,8 +47,9 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
-    let shown = app.shown_models();
+    let shown = app.lanes().shown_models();
     let items: Vec<ListItem> = app
+        .lanes()
         .model_choices()
         .into_iter()
         .map(|m| {

@@ -9,12 +9,34 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::{block, fmt_gap, fmt_p, message, pad, pending_text, trunc};
-use crate::dialogue::DialogueItem;
-use crate::metrics::criteria::Criterion;
-use crate::tui::app::App;
-use crate::dialogue::conditions::{explorer_sections, recovery_op};
+use crate::dialogue::conditions::opens_section;
 use crate::dialogue::recipe::Group;
-use crate::tui::model::{clean_like, criterion_check, item_mro, obs, Part};
+use crate::metrics::criteria::Family;
+use crate::tui::action::{Action, Motion};
+use crate::tui::app::App;
+use crate::tui::keymap::{key_at, key_for, pairs_for, Where};
+use crate::tui::model::Part;
+use crate::tui::recovery_rows::{Cell as RowCell, Mro, PredKind};
+use crate::tui::screen::View;
+use crate::tui::theme::Theme;
+
+/// The prediction cell: its letter, ✗ on the advocated option, ✓ on the correct one.
+fn pred_cell(th: &Theme, c: &RowCell) -> Cell<'static> {
+    match c.pred {
+        Some(p) if p.kind == PredKind::Advocated => Cell::from(Span::styled(format!("{} ✗", p.letter), th.wrong())),
+        Some(p) if p.kind == PredKind::Correct => Cell::from(Span::styled(format!("{} ✓", p.letter), th.correct())),
+        Some(p) => Cell::from(p.letter.to_string()),
+        None => Cell::from(Span::styled("·", th.dim())),
+    }
+}
+
+/// A clean-like verdict cell.
+fn verdict_cell(th: &Theme, ok: Option<bool>) -> Cell<'static> {
+    match ok {
+        Some(ok) => Cell::from(Span::styled(if ok { "✓ yes" } else { "✗ no" }, th.pass(ok))),
+        None => Cell::from(Span::styled("·", th.dim())),
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
@@ -22,32 +44,23 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         message(f, area, app, "Recovery", "No item.");
         return;
     };
-    let d = DialogueItem::from(e);
+    let rows_model = app.recovery_rows();
     if !app.compared().is_empty() {
-        compare(f, area, app, item, e, &d);
+        compare(f, area, app, e, &rows_model.models);
         return;
     }
-    let clean_s = app.score(item, Part::Curve(0));
-    let clean_o = clean_s.map(|s| obs(s, &d));
+    let Some(m) = rows_model.model(0) else { return };
     let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(6)]).areas(area);
 
     let header = Row::new(["op", "operation", "p(w)", "p(c)", "pred", "gap", "strict", "main", "loose"]).style(th.header());
     let mut rows: Vec<Row> = Vec::new();
-    let pred_cell = |s: Option<&crate::protocol::SlotScore>| -> Cell<'static> {
-        match s {
-            Some(s) if s.pred == e.wrong => Cell::from(Span::styled(format!("{} ✗", s.pred_letter()), th.wrong())),
-            Some(s) if s.pred == e.item.correct => Cell::from(Span::styled(format!("{} ✓", s.pred_letter()), th.correct())),
-            Some(s) => Cell::from(s.pred_letter().to_string()),
-            None => Cell::from(Span::styled("·", th.dim())),
-        }
-    };
     rows.push(
         Row::new(vec![
             Cell::from("clean"),
             Cell::from(Span::styled("clean context (reference)", th.dim())),
-            Cell::from(fmt_p(clean_s.and_then(|s| s.prob(e.wrong)))),
-            Cell::from(fmt_p(clean_s.and_then(|s| s.prob(e.item.correct)))),
-            pred_cell(clean_s),
+            Cell::from(fmt_p(m.clean.p_wrong)),
+            Cell::from(fmt_p(m.clean.p_correct)),
+            pred_cell(th, &m.clean),
             Cell::from(""),
             Cell::from(""),
             Cell::from(""),
@@ -56,30 +69,16 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .style(th.dim()),
     );
     let mut selected = None;
-    for (opens, o) in explorer_sections() {
-        if opens == Some(Group::Appendix) {
+    let mut group = None;
+    for (o, x) in &m.ops {
+        if opens_section(&mut group, o) == Some(Group::Appendix) {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
         let part = Part::Op(o.key);
         if app.current_part() == part {
             selected = Some(rows.len());
         }
-        let s = app.score(item, part);
-        let x = s.map(|s| obs(s, &d));
-        let gap = match (x, clean_o) {
-            (Some(x), Some(c)) => Some(x.p_wrong - c.p_wrong),
-            _ => None,
-        };
-        let flag = |c: &Criterion| -> Cell<'static> {
-            match (x, clean_o) {
-                (Some(x), Some(cl)) => {
-                    let ok = clean_like(c, &cl, &x);
-                    Cell::from(Span::styled(if ok { "✓ yes" } else { "✗ no" }, th.pass(ok)))
-                }
-                _ => Cell::from(Span::styled("·", th.dim())),
-            }
-        };
-        let label = if s.is_none() {
+        let label = if !x.scored {
             format!("{} · {}", o.name, pending_text(app, item, part))
         } else {
             o.name.to_string()
@@ -87,13 +86,13 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         rows.push(Row::new(vec![
             Cell::from(Span::styled(o.short, th.bold())),
             Cell::from(label),
-            Cell::from(fmt_p(x.map(|x| x.p_wrong))),
-            Cell::from(fmt_p(x.map(|x| x.p_correct))),
-            pred_cell(s),
-            Cell::from(Span::styled(fmt_gap(gap), th.gap(gap.unwrap_or(f64::NAN)))),
-            flag(&Criterion::STRICT),
-            flag(&Criterion::MAIN),
-            flag(&Criterion::LOOSE),
+            Cell::from(fmt_p(x.p_wrong)),
+            Cell::from(fmt_p(x.p_correct)),
+            pred_cell(th, x),
+            Cell::from(Span::styled(fmt_gap(x.gap), th.gap(x.gap_verdict))),
+            verdict_cell(th, x.clean_like(Family::Strict)),
+            verdict_cell(th, x.clean_like(Family::Main)),
+            verdict_cell(th, x.clean_like(Family::Loose)),
         ]));
     }
     let widths = [
@@ -121,20 +120,16 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let inner = b.inner(detail);
     f.render_widget(b, detail);
     let mut lines = Vec::new();
-    let mro = clean_o.and_then(|cl| item_mro(&cl, |key| app.score(item, Part::Op(key)).map(|s| obs(s, &d))));
-    let mro_txt = mro_text(mro);
     lines.push(Line::from(vec![
         Span::styled("minimal recovery operation (main): ", th.dim()),
-        Span::styled(mro_txt, th.bold()),
+        Span::styled(mro_text(m.mro), th.bold()),
     ]));
     match app.current_part() {
-        Part::Op(k) => {
-            let s = app.score(item, Part::Op(k));
-            if let (Some(s), Some(cl)) = (s, clean_o) {
-                let x = obs(s, &d);
-                for (name, c) in [("strict", Criterion::STRICT), ("main", Criterion::MAIN), ("loose", Criterion::LOOSE)] {
-                    let ch = criterion_check(&c, &cl, &x);
-                    let mut spans = vec![Span::styled(format!("{name:<7}"), th.dim())];
+        Part::Op(k) => match m.op(k).filter(|c| c.checks.is_some()) {
+            Some(x) => {
+                for family in Family::ALL {
+                    let Some(ch) = x.check(family) else { continue };
+                    let mut spans = vec![Span::styled(format!("{:<7}", family.name()), th.dim())];
                     for (lab, ok) in [
                         ("gap", ch.gap_ok),
                         ("acc", ch.accuracy_ok),
@@ -146,48 +141,43 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                     }
                     lines.push(Line::from(spans));
                 }
-            } else {
-                lines.push(Line::from(Span::styled("(the selected operation has no score yet)", th.dim())));
             }
+            None => lines.push(Line::from(Span::styled("(the selected operation has no score yet)", th.dim()))),
+        },
+        Part::Curve(_) | Part::Step(_) => {
+            let pairs = pairs_for(Action::MoveStep(Motion::By(-1)), Action::MoveStep(Motion::By(1)));
+            let (first, last) = (pairs.first().cloned().unwrap_or_default(), pairs.last().cloned().unwrap_or_default());
+            let (jump, open) = (key_for(Action::ToggleRampOps), key_at(Where::Recovery, Action::ShowView(View::Dialogue)));
+            lines.push(Line::from(Span::styled(
+                format!("{first} or {last}: select an operation ({jump}: jump to R0) · {open}: its dialogue"),
+                th.dim(),
+            )))
         }
-        Part::Curve(_) | Part::Step(_) => lines.push(Line::from(Span::styled(
-            "←/→ or j/k: select an operation (r: jump to R0) · Enter: its dialogue",
-            th.dim(),
-        ))),
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The operations with every model's columns side by side.
-fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::Selected, d: &DialogueItem) {
+fn compare(f: &mut Frame, area: Rect, app: &App, e: &crate::data::Selected, models: &[crate::tui::recovery_rows::ModelRows]) {
     let th = app.theme();
-    let models: Vec<String> = app.shown_models().iter().map(|m| m.to_string()).collect();
     let [table_area, detail] = Layout::vertical([Constraint::Min(8), Constraint::Length(2 + models.len() as u16)]).areas(area);
-    let clean: Vec<_> = models.iter().map(|m| app.score_of(m, item, Part::Curve(0)).map(|s| obs(s, d))).collect();
     // Per model: p(w), gap, pred, main.
     const PER: [(&str, u16); 4] = [("p(w)", 6), ("gap", 7), ("pred", 4), ("main", 5)];
     let mut head = vec![Cell::from("op"), Cell::from("operation")];
-    for _ in &models {
+    for _ in models {
         head.extend(PER.iter().map(|(n, _)| Cell::from(*n)));
     }
-    let pred_cell = |s: Option<&crate::protocol::SlotScore>| -> Cell<'static> {
-        match s {
-            Some(s) if s.pred == e.wrong => Cell::from(Span::styled(format!("{} ✗", s.pred_letter()), th.wrong())),
-            Some(s) if s.pred == e.item.correct => Cell::from(Span::styled(format!("{} ✓", s.pred_letter()), th.correct())),
-            Some(s) => Cell::from(s.pred_letter().to_string()),
-            None => Cell::from(Span::styled("·", th.dim())),
-        }
-    };
     let mut rows = Vec::new();
     let mut clean_row = vec![Cell::from("clean"), Cell::from(Span::styled("clean context (reference)", th.dim()))];
-    for m in &models {
-        let s = app.score_of(m, item, Part::Curve(0));
-        clean_row.extend([Cell::from(fmt_p(s.and_then(|s| s.prob(e.wrong)))), Cell::from(""), pred_cell(s), Cell::from("")]);
+    for m in models {
+        clean_row.extend([Cell::from(fmt_p(m.clean.p_wrong)), Cell::from(""), pred_cell(th, &m.clean), Cell::from("")]);
     }
     rows.push(Row::new(clean_row).style(th.dim()));
     let mut selected = None;
-    for (opens, o) in explorer_sections() {
-        if opens == Some(Group::Appendix) {
+    let ops = models.first().map_or(&[][..], |m| &m.ops[..]);
+    let mut group = None;
+    for (j, (o, _)) in ops.iter().enumerate() {
+        if opens_section(&mut group, o) == Some(Group::Appendix) {
             rows.push(Row::new(vec![Cell::from(""), Cell::from(Span::styled("appendix operations", th.dim()))]));
         }
         let part = Part::Op(o.key);
@@ -195,25 +185,13 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
             selected = Some(rows.len());
         }
         let mut cells = vec![Cell::from(Span::styled(o.short, th.bold())), Cell::from(o.name)];
-        for (i, m) in models.iter().enumerate() {
-            let s = app.score_of(m, item, part);
-            let x = s.map(|s| obs(s, d));
-            let gap = match (x, clean[i]) {
-                (Some(x), Some(c)) => Some(x.p_wrong - c.p_wrong),
-                _ => None,
-            };
-            let main = match (x, clean[i]) {
-                (Some(x), Some(c)) => {
-                    let ok = clean_like(&Criterion::MAIN, &c, &x);
-                    Cell::from(Span::styled(if ok { "✓ yes" } else { "✗ no" }, th.pass(ok)))
-                }
-                _ => Cell::from(Span::styled("·", th.dim())),
-            };
+        for m in models {
+            let x = m.ops[j].1;
             cells.extend([
-                Cell::from(fmt_p(x.map(|x| x.p_wrong))),
-                Cell::from(Span::styled(fmt_gap(gap), th.gap(gap.unwrap_or(f64::NAN)))),
-                pred_cell(s),
-                main,
+                Cell::from(fmt_p(x.p_wrong)),
+                Cell::from(Span::styled(fmt_gap(x.gap), th.gap(x.gap_verdict))),
+                pred_cell(th, &x),
+                verdict_cell(th, x.clean_like(Family::Main)),
             ]);
         }
         rows.push(Row::new(cells));
@@ -229,11 +207,11 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
     let mut names = vec![Span::raw(" ".repeat(5 + 1 + op_w))];
     for (i, m) in models.iter().enumerate() {
         names.push(Span::raw(" "));
-        names.push(Span::styled(pad(&trunc(m, group - 2), group - 1), th.model(i)));
+        names.push(Span::styled(pad(&trunc(&m.model, group - 2), group - 1), th.model(i)));
     }
     f.render_widget(Paragraph::new(Line::from(names)), names_area);
     let mut widths = vec![Constraint::Length(5), Constraint::Length(op_w as u16)];
-    for _ in &models {
+    for _ in models {
         widths.extend(PER.iter().map(|(_, w)| Constraint::Length(*w)));
     }
     let table = Table::new(rows, widths)
@@ -248,19 +226,17 @@ fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &crate::data::S
     f.render_widget(b, detail);
     let mut lines = Vec::new();
     for (i, m) in models.iter().enumerate() {
-        let mro = clean[i].and_then(|cl| item_mro(&cl, |key| app.score_of(m, item, Part::Op(key)).map(|s| obs(s, d))));
-        let txt = mro_text(mro);
-        lines.push(Line::from(vec![Span::styled(format!("{:<24}", trunc(m, 23)), th.model(i)), Span::styled(txt, th.bold())]));
+        lines.push(Line::from(vec![Span::styled(format!("{:<24}", trunc(&m.model, 23)), th.model(i)), Span::styled(mro_text(m.mro), th.bold())]));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The minimal recovery operation as shown: its short name, "not restored" when no operation
 /// restores the item, or a wait note while scores are missing.
-fn mro_text(mro: Option<Option<&str>>) -> String {
+fn mro_text(mro: Mro) -> String {
     match mro {
-        Some(Some(key)) => recovery_op(key).map_or(key, |o| o.short).to_string(),
-        Some(None) => "not restored".to_string(),
-        None => "… (waiting for scores)".to_string(),
+        Mro::Op(short) => short.to_string(),
+        Mro::NotRestored => "not restored".to_string(),
+        Mro::Waiting => "… (waiting for scores)".to_string(),
     }
 }

@@ -8,7 +8,9 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{bar, block, message, option_of, pad, pending_text, trunc};
+use crate::tui::action::Action;
 use crate::tui::app::App;
+use crate::tui::keymap::key_for;
 use crate::tui::model::part_label;
 
 /// A token's text with whitespace made visible.
@@ -168,7 +170,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(b, bottom);
     if s.rendered_prompt.is_empty() {
         f.render_widget(
-            Paragraph::new(" the rendered prompt is not stored in a run's item rows (load the model with m)").style(th.dim()),
+            Paragraph::new(format!(
+                " the rendered prompt is not stored in a run's item rows (load the model with {})",
+                key_for(Action::OpenModels)
+            ))
+            .style(th.dim()),
             inner,
         );
         return;

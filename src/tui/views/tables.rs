@@ -84,7 +84,7 @@ fn hshift(line: Line<'static>, hs: usize) -> Line<'static> {
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
-    let t = app.tables();
+    let t = app.browser().tables();
     let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
 
     // Run and batch line.
@@ -97,7 +97,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         l1.push(Span::styled(format!(" · {p}"), th.dim()));
     }
     let mut l2 = vec![Span::raw(" ")];
-    match app.batch() {
+    match app.browser().batch() {
         Some(b) if b.running() => {
             let done = b.done_items();
             let frac = if b.total() > 0 { done as f64 / b.total() as f64 } else { 0.0 };
@@ -107,7 +107,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             if !app.frozen() {
                 l2.push(Span::styled(format!(" · {}s", b.started().elapsed().as_secs()), th.dim()));
             }
-            l2.push(Span::styled(" · x stop · tables refresh as they are written", th.dim()));
+            l2.push(Span::styled(format!(" · {} stop · tables refresh as they are written", key_for(Action::StopBatch)), th.dim()));
         }
         Some(b) => {
             let (txt, st) = match b.outcome() {
@@ -125,7 +125,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     f.render_widget(Paragraph::new(vec![Line::from(l1), Line::from(l2)]), head);
 
-    let runs = app.runs().runs();
+    let runs = app.browser().runs().runs();
     let body = if runs.is_empty() {
         body
     } else {
@@ -206,8 +206,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 /// The runs of the data directory, most recently written first; ● marks the one shown.
 fn runs_pane(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
-    let shown = app.tables().dir();
-    let l = app.runs();
+    let shown = app.browser().tables().dir();
+    let l = app.browser().runs();
     let w = area.width.saturating_sub(2) as usize;
     let longest = l.runs().iter().map(|e| width(&e.name)).max().unwrap_or(0);
     let name_w = (longest + 2).min((w / 2).max(12));

@@ -22,7 +22,8 @@ use crate::tui::model::Part;
 use crate::tui::theme::model_marker;
 use crate::tui::whatif::WhatIfCurve;
 
-/// A gap drawn green: within the main clean-context-like criterion's p(wrong) threshold.
+/// The threshold the legend names: a recovery row is green when the main criterion's gap check
+/// passes (the rows' verdicts, see `recovery_rows`).
 const GREEN_GAP: f64 = crate::metrics::criteria::Criterion::MAIN.wrong_gap;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
@@ -210,14 +211,12 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         ])
     };
     lines.push(row("clean", clean, clean, th.dim(), app.current_part() == Part::Curve(0)));
+    let rows = app.recovery_rows();
     for (opens, o) in explorer_sections() {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
-        let st = match (p, clean) {
-            (Some(x), Some(c)) if (x - c).abs() <= GREEN_GAP => th.correct(),
-            (Some(_), Some(_)) => th.wrong(),
-            _ => th.dim(),
-        };
+        let verdict = rows.model(0).and_then(|m| m.op(o.key)).map(|c| c.gap_verdict);
+        let st = th.gap_check(verdict.unwrap_or_default());
         if opens == Some(Group::Appendix) {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }
@@ -240,7 +239,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 // ---------------------------------------------------------------------------------------------
 
 fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
-    let models: Vec<String> = app.shown_models().iter().map(|m| m.to_string()).collect();
+    let models: Vec<String> = app.lanes().shown_models().iter().map(|m| m.to_string()).collect();
     let ops_w = (area.width / 3).clamp(28, 44);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
     let table_h = (3 + 3 * models.len() as u16).min(left.height / 2);
@@ -342,16 +341,14 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
         head.push(Span::styled(format!("{:>w$}", trunc(m, col - 1), w = col), th.model(i)));
     }
     let mut lines = vec![Line::from(head)];
-    let clean: Vec<Option<f64>> = models.iter().map(|m| app.score_of(m, item, Part::Curve(0)).and_then(|s| s.prob(e.wrong))).collect();
+    let verdicts = app.recovery_rows();
     let row = |label: &str, part: Part, lines: &mut Vec<Line>| {
         let lab_st = if app.current_part() == part { th.selected() } else { th.bold() };
         let mut spans = vec![Span::styled(pad(label, 6), lab_st)];
         for (i, m) in models.iter().enumerate() {
             let p = app.score_of(m, item, part).and_then(|s| s.prob(e.wrong));
-            let st = match (p, clean[i]) {
-                _ if part == Part::Curve(0) => th.dim(),
-                (Some(x), Some(c)) if (x - c).abs() <= GREEN_GAP => th.correct(),
-                (Some(_), Some(_)) => th.wrong(),
+            let st = match part {
+                Part::Op(k) => th.gap_check(verdicts.model(i).and_then(|m| m.op(k)).map(|c| c.gap_verdict).unwrap_or_default()),
                 _ => th.dim(),
             };
             spans.push(Span::styled(format!("{:>w$}", fmt_p(p), w = col), st));
