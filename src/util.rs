@@ -80,6 +80,11 @@ pub fn human_bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
+/// Adds the nanoseconds since `t0` to `cell` (a clock one thread keeps).
+pub(crate) fn add_since(cell: &std::cell::Cell<u64>, t0: std::time::Instant) {
+    cell.set(cell.get() + t0.elapsed().as_nanos() as u64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,26 +17,27 @@ pub mod shard;
 mod merge;
 pub mod slurm;
 pub mod status;
+mod pair;
+use pair::{run_pair, write_outputs, Commit, LiveTables, PairJob};
 pub use merge::{merge, shard_dirs, MergeSummary};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::sync::RwLock;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
 use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
-use crate::dialogue::conditions::Condition;
-use crate::dialogue::{Builder, Control, Suite};
+use crate::dialogue::{Builder, Suite};
 use crate::engine::Engine;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::store::run_dir::load_item_rows;
-use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, RunConfig, ScoreCache, ScoreRow};
+use crate::store::{sort_rows, Manifest, RunConfig, ScoreCache};
 use crate::tables::{write_tables, TableOptions};
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
@@ -525,257 +526,6 @@ fn reuse_policy_for(
     }
     manifest.write(&plan.out)?;
     Ok(opts)
-}
-
-/// The scoring of one model × dataset pair: what every worker needs.
-struct PairJob<'a> {
-    model: &'a ModelEntry,
-    sha: &'a str,
-    provenance: &'a str,
-    prompts_fp: &'a str,
-    builder: &'a Builder<'a>,
-    conds: Vec<&'static Condition>,
-    controls: Vec<Control>,
-    items: &'a [Selected],
-    cache: &'a RwLock<ScoreCache>,
-    shared: Option<&'a RwLock<SharedScores>>,
-}
-
-/// What scoring one item produced, waiting to be committed.
-struct ItemDone {
-    rows: Vec<ItemRow>,
-    /// Scores the engine computed, and scores found in the shared store.
-    pending: Vec<ScoreRow>,
-    imported: Vec<ScoreRow>,
-    scored: usize,
-    from_store: usize,
-}
-
-/// The run's committed state: items are committed one at a time, in item order.
-struct Commit<'a> {
-    cache: &'a RwLock<ScoreCache>,
-    shared: Option<&'a RwLock<SharedScores>>,
-    rows: Vec<ItemRow>,
-    totals: Totals,
-    done: usize,
-    total: usize,
-    live: Option<LiveTables>,
-    /// Rewritten after every item, so `hyst-tui status` sees the progress (its file time is the
-    /// last progress).
-    manifest: Manifest,
-    out: &'a Path,
-    /// Seconds spent in [`Commit::commit`].
-    commit_seconds: f64,
-}
-
-/// Writes a run's item rows and tables from the rows so far.
-fn write_outputs(out: &Path, rows: &[ItemRow], opts: &TableOptions) -> Result<Vec<PathBuf>> {
-    write_item_rows(out, rows)?;
-    Ok(write_tables(rows, out, opts)?)
-}
-
-/// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
-/// goes to a writer thread, which writes the newest copy it has (scoring never waits for it).
-struct LiveTables {
-    tx: Option<mpsc::Sender<Vec<ItemRow>>>,
-    handle: Option<std::thread::JoinHandle<()>>,
-    every: Duration,
-    last: Instant,
-}
-
-impl LiveTables {
-    /// `None` when `every` is zero (tables only at the end).
-    fn start(out: &Path, every: Duration, opts: TableOptions) -> Option<LiveTables> {
-        if every.is_zero() {
-            return None;
-        }
-        let (tx, rx) = mpsc::channel::<Vec<ItemRow>>();
-        let out = out.to_path_buf();
-        let handle = std::thread::Builder::new()
-            .name("hyst-live-tables".into())
-            .spawn(move || {
-                while let Ok(mut rows) = rx.recv() {
-                    // Only the newest copy matters.
-                    while let Ok(newer) = rx.try_recv() {
-                        rows = newer;
-                    }
-                    if let Err(e) = write_outputs(&out, &rows, &opts) {
-                        tracing::warn!("live tables of {}: {e:#}", out.display());
-                    }
-                }
-            })
-            .ok()?;
-        Some(LiveTables {
-            tx: Some(tx),
-            handle: Some(handle),
-            every,
-            last: Instant::now(),
-        })
-    }
-
-    fn maybe_write(&mut self, rows: &[ItemRow]) {
-        if self.last.elapsed() < self.every {
-            return;
-        }
-        self.last = Instant::now();
-        let mut copy = rows.to_vec();
-        sort_rows(&mut copy);
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(copy);
-        }
-    }
-
-    /// Waits for a write in progress, so that the final tables are written last.
-    fn finish(mut self) {
-        self.tx.take();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Commit<'_> {
-    /// Stores one item's new scores (one append + fsync in the run's cache, then the shared
-    /// store) and reports it.
-    fn commit(&mut self, item_id: &str, r: ItemDone, observer: &mut dyn BatchObserver) -> Result<()> {
-        for x in &r.pending {
-            self.totals.tokens_evaluated += x.tokens_evaluated as u64;
-            self.totals.tokens_reused += x.tokens_reused as u64;
-        }
-        self.totals.scored += r.scored;
-        self.totals.from_store += r.from_store;
-        let t0 = Instant::now();
-        let mut new_rows = r.imported;
-        new_rows.extend(r.pending.iter().cloned());
-        {
-            let mut c = self.cache.write().expect("cache lock");
-            let p = c.path().display().to_string();
-            c.append(&new_rows).map_err(|e| match e {
-                crate::store::cache::CacheError::Io { source, .. } => anyhow::anyhow!("cannot append to the score cache {p}: {source}"),
-                other => other.into(),
-            })?;
-        }
-        if let Some(s) = self.shared {
-            let mut s = s.write().expect("shared store lock");
-            let p = s.path().display().to_string();
-            s.append(&r.pending).with_context(|| format!("cannot append to the shared score store {p}"))?;
-        }
-        self.rows.extend(r.rows);
-        self.done += 1;
-        self.manifest.items_done = self.done;
-        self.manifest.write(self.out)?;
-        self.commit_seconds += t0.elapsed().as_secs_f64();
-        if let Some(l) = &mut self.live {
-            l.maybe_write(&self.rows);
-        }
-        observer.event(BatchEvent::ContextsScored {
-            scored: r.scored,
-            from_store: r.from_store,
-            totals: &self.totals,
-        });
-        observer.event(BatchEvent::ItemFinished {
-            item_id,
-            items_done: self.done,
-            items_total: self.total,
-        });
-        Ok(())
-    }
-}
-
-/// A worker's message to the coordinator.
-enum WorkerMsg {
-    Started(usize),
-    Done(usize, Result<ItemDone>),
-}
-
-fn score_one(job: &PairJob, engine: &Engine, s: &Selected) -> Result<ItemDone> {
-    let mut scorer = CachedScorer::new(engine, job.cache, job.model, job.sha, job.provenance);
-    scorer.shared = job.shared;
-    let rows = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp)
-        .with_context(|| format!("item {}", s.item.id))?;
-    Ok(ItemDone {
-        rows,
-        pending: std::mem::take(&mut scorer.pending),
-        imported: std::mem::take(&mut scorer.imported),
-        scored: scorer.misses,
-        from_store: scorer.hits,
-    })
-}
-
-/// Scores the items of one pair on the workers (one engine each, items handed out in order)
-/// and commits them strictly in item order. A stop request lets every item in flight finish.
-/// Returns whether the run was stopped.
-fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, observer: &mut dyn BatchObserver) -> Result<bool> {
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<WorkerMsg>();
-    std::thread::scope(|scope| {
-        for engine in engines {
-            let (tx, next, stop) = (tx.clone(), &next, &stop);
-            scope.spawn(move || loop {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(s) = job.items.get(i) else { break };
-                let _ = tx.send(WorkerMsg::Started(i));
-                let r = score_one(job, engine, s);
-                if r.is_err() {
-                    stop.store(true, Ordering::SeqCst);
-                }
-                let _ = tx.send(WorkerMsg::Done(i, r));
-            });
-        }
-        drop(tx);
-        let mut finished: BTreeMap<usize, ItemDone> = BTreeMap::new();
-        let mut next_commit = 0usize;
-        let mut failed: Option<(usize, anyhow::Error)> = None;
-        let mut stopped = false;
-        loop {
-            if !stopped && observer.stop_requested() {
-                stopped = true;
-                stop.store(true, Ordering::SeqCst);
-            }
-            let msg = match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            match msg {
-                WorkerMsg::Started(i) => {
-                    let s = &job.items[i];
-                    observer.event(BatchEvent::ItemStarted {
-                        model: &job.model.key,
-                        dataset: &s.item.dataset,
-                        item_id: &s.item.id,
-                    });
-                }
-                WorkerMsg::Done(i, Ok(r)) => {
-                    finished.insert(i, r);
-                }
-                WorkerMsg::Done(i, Err(e)) => {
-                    if failed.as_ref().is_none_or(|(j, _)| i < *j) {
-                        failed = Some((i, e));
-                    }
-                }
-            }
-            // Commit in item order, never past a failed item.
-            while let Some(r) = finished.remove(&next_commit) {
-                if failed.as_ref().is_some_and(|(j, _)| *j <= next_commit) {
-                    break;
-                }
-                if let Err(e) = run.commit(&job.items[next_commit].item.id, r, observer) {
-                    stop.store(true, Ordering::SeqCst);
-                    return Err(e);
-                }
-                next_commit += 1;
-            }
-        }
-        if let Some((_, e)) = failed {
-            return Err(e);
-        }
-        Ok(stopped && next_commit < job.items.len())
-    })
 }
 
 /// The error for scores of another numeric provenance in a run directory.

@@ -3,6 +3,7 @@
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
 pub(crate) mod cache;
+mod jobs;
 pub mod exactness;
 pub mod provenance;
 pub mod served;
@@ -12,10 +13,14 @@ pub(crate) mod session;
 pub(crate) mod template;
 pub(crate) mod worker;
 
+pub use jobs::{EngineStats, Generation, Job, JobOutput, SCORING_PHASES};
+pub(crate) use jobs::JobResult;
+use jobs::{job_loop, run_job, Request};
 pub use session::{item_lanes, KvOp};
+use session::Session;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -219,118 +224,11 @@ pub struct Prepared {
     pub tokens: Vec<i32>,
 }
 
-/// Work for the engine.
-#[derive(Clone, Debug)]
-pub enum Job {
-    /// Measure the answer slot of a conversation over the given letters.
-    Score {
-        messages: Vec<ChatMessage>,
-        letters: Vec<char>,
-    },
-    /// Measure the answer slot of a prompt already rendered and tokenized ([`Job::Prepare`]),
-    /// on lane `lane` (0 unless the engine packs sequences, see [`EngineOptions::pack`]).
-    ScorePrepared { prepared: Prepared, letters: Vec<char>, lane: usize },
-    /// Measure several prepared prompts of lane `lane` (an item's branches): with forks to
-    /// spare they are decoded together, each from the lane's longest shared prefix; else one
-    /// after another on the lane. Scores in the prompts' order.
-    ScoreGroup { prompts: Vec<Prepared>, letters: Vec<char>, lane: usize },
-    /// Render and tokenize only.
-    Prepare { messages: Vec<ChatMessage> },
-    /// Tokenize raw text (no BOS added) with or without special-token parsing.
-    Tokenize { text: String, parse_special: bool },
-    /// Text of token ids (special tokens rendered).
-    Detokenize { tokens: Vec<i32> },
-    /// The letter tokens for a letter.
-    Letter { letter: char },
-    /// The model's greedy continuation of a conversation at its answer slot: at each step the
-    /// most probable token (the lowest id on a tie), up to `max_tokens` tokens or an
-    /// end-of-generation token. The prompt goes through the prefix cache as a score's does; the
-    /// generated tokens are taken out of the KV cache afterwards, so the next score finds the
-    /// cache as this prompt's score would have left it.
-    /// `stop` set: it stops before its next token with [`EngineError::Cancelled`] (as it does
-    /// when [`Engine::cancel_pending`] is called after it was submitted).
-    Generate { messages: Vec<ChatMessage>, max_tokens: usize, stop: Arc<AtomicBool> },
-    /// Forget every cached prefix (the next score starts from an empty KV cache).
-    ClearCache,
-    /// Raw llama.cpp throughput: decode `n_tokens` tokens of `tokens` (repeated as needed) into an
-    /// empty KV cache, in `n_batch`-sized calls, and time it. Clears the cache afterwards.
-    RawDecode { tokens: Vec<i32>, n_tokens: usize },
-    /// Start (true) or stop recording every KV operation and decode call ([`KvOp`]); stopping
-    /// returns what was recorded ([`JobOutput::Trace`]).
-    Record(bool),
-    /// Replay recorded operations with nothing but llama.cpp calls, timed ([`JobOutput::Timed`]);
-    /// the cache is empty before and after.
-    Replay(Arc<Vec<KvOp>>),
-}
-
-#[derive(Clone, Debug)]
-pub enum JobOutput {
-    Score(Box<SlotScore>),
-    Scores(Vec<SlotScore>),
-    Trace(Vec<KvOp>),
-    Prepared(Prepared),
-    Tokens(Vec<i32>),
-    Pieces(Vec<String>),
-    Letter(LetterTokens),
-    Generated(Generation),
-    Done,
-    /// Seconds spent decoding.
-    Timed(f64),
-}
-
-/// A greedy continuation ([`Job::Generate`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Generation {
-    /// The generated tokens as text (special tokens rendered).
-    pub text: String,
-    pub tokens: Vec<i32>,
-    /// It ended on an end-of-generation token (not counted in `tokens`), not at the limit.
-    pub finished: bool,
-}
-
-#[derive(Debug)]
-pub(crate) struct JobResult {
-    pub id: u64,
-    pub output: Result<JobOutput, EngineError>,
-}
-
-enum Request {
-    Job {
-        id: u64,
-        job: Job,
-        reply: Sender<JobResult>,
-    },
-    Shutdown,
-}
-
-/// Counters shared with the worker (for status bars and benchmarks).
-#[derive(Debug, Default)]
-pub struct EngineStats {
-    pub busy: AtomicBool,
-    pub tokens_evaluated: AtomicU64,
-    pub tokens_reused: AtomicU64,
-    /// Microseconds spent in scoring jobs.
-    pub busy_micros: AtomicU64,
-    pub jobs_done: AtomicU64,
-    /// Host memory held by KV snapshots now, and the most ever held.
-    pub snapshot_bytes: AtomicU64,
-    pub snapshot_peak_bytes: AtomicU64,
-    /// Nanoseconds an in-process worker has spent in each of [`SCORING_PHASES`] since it
-    /// started (`bench batch` splits its wall time with them).
-    pub phase_nanos: [AtomicU64; SCORING_PHASES.len()],
-    /// llama.cpp decode calls so far, the tokens in them (padding included), and the padding.
-    pub decode_calls: AtomicU64,
-    pub decode_tokens: AtomicU64,
-    pub pad_tokens: AtomicU64,
-}
-
 /// Tokens each sequence of a packing engine holds when neither `--ctx` nor a smaller
 /// models.toml `context` says: the KV cache takes `pack` times this (a protocol prompt is a
 /// few hundred to two thousand tokens).
 pub const PACKED_CTX: u32 = 4096;
 
-/// The parts of scoring an in-process worker times, in [`EngineStats::phase_nanos`] order.
-pub const SCORING_PHASES: [&str; 6] = ["template rendering", "tokenization", "KV snapshot save", "KV copy and restore", "llama.cpp decode", "logits → letters"];
 
 /// Handle to the engine worker thread. A packing engine ([`EngineOptions::pack`]) has one
 /// handle per lane ([`Engine::lanes`]): each sends its scores to its own lane.
@@ -681,7 +579,7 @@ fn worker_main(
     };
     // Packing holds `pack` sequences of this size each: without --ctx, at most PACKED_CTX.
     let n_ctx = opts.n_ctx.unwrap_or(if opts.pack > 1 { entry.context.min(PACKED_CTX) } else { entry.context });
-    let mut session = match session::Session::new(model, &opts, n_ctx) {
+    let mut session = match worker::backend().and_then(|b| Session::new(model, b, &opts, n_ctx)) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -690,7 +588,7 @@ fn worker_main(
     };
     let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
     let top_k = opts.top_k;
-    let publish = |session: &session::Session, prompter: &worker::Prompter| {
+    let publish = |session: &Session, prompter: &worker::Prompter| {
         let (bytes, peak) = session.snapshot_bytes();
         stats.snapshot_bytes.store(bytes as u64, Ordering::Relaxed);
         stats.snapshot_peak_bytes.fetch_max(peak as u64, Ordering::Relaxed);
@@ -712,124 +610,4 @@ fn worker_main(
         publish(&session, &prompter);
         output
     });
-}
-
-/// The worker's loop over jobs (in-process and served alike): a job submitted before a
-/// [`Engine::cancel_pending`] is answered `Cancelled` without running; counters are kept.
-fn job_loop(
-    rx: Receiver<Request>,
-    cancel_below: &AtomicU64,
-    stats: &EngineStats,
-    mut run: impl FnMut(u64, Job, &dyn Fn() -> bool) -> Result<JobOutput, EngineError>,
-) {
-    while let Ok(req) = rx.recv() {
-        let (id, job, reply) = match req {
-            Request::Shutdown => break,
-            Request::Job { id, job, reply } => (id, job, reply),
-        };
-        if id < cancel_below.load(Ordering::SeqCst) {
-            let _ = reply.send(JobResult {
-                id,
-                output: Err(EngineError::Cancelled),
-            });
-            continue;
-        }
-        stats.busy.store(true, Ordering::SeqCst);
-        let t0 = std::time::Instant::now();
-        // A generation stops between tokens once its job is cancelled.
-        let cancelled = || id < cancel_below.load(Ordering::SeqCst);
-        let output = run(id, job, &cancelled);
-        stats.count(&output, t0);
-        let _ = reply.send(JobResult { id, output });
-    }
-}
-
-impl EngineStats {
-    /// Counts the tokens of a job's scores.
-    pub(crate) fn count_scores(&self, output: &Result<JobOutput, EngineError>) {
-        let scores: &[SlotScore] = match output {
-            Ok(JobOutput::Score(s)) => std::slice::from_ref(&**s),
-            Ok(JobOutput::Scores(v)) => v,
-            _ => &[],
-        };
-        for s in scores {
-            self.tokens_evaluated.fetch_add(s.tokens_evaluated as u64, Ordering::Relaxed);
-            self.tokens_reused.fetch_add(s.tokens_reused as u64, Ordering::Relaxed);
-        }
-    }
-
-    /// Counts a finished job that started at `t0`: its scores' tokens, its time.
-    pub(crate) fn count(&self, output: &Result<JobOutput, EngineError>, t0: std::time::Instant) {
-        self.count_scores(output);
-        self.busy_micros.fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
-        self.jobs_done.fetch_add(1, Ordering::Relaxed);
-        self.busy.store(false, Ordering::SeqCst);
-    }
-}
-
-fn run_job(
-    session: &mut session::Session,
-    prompter: &mut worker::Prompter,
-    job: Job,
-    top_k: usize,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<JobOutput, EngineError> {
-    match job {
-        Job::Generate { messages, max_tokens, stop } => {
-            let prepared = prompter.prepare(&messages)?;
-            let stopped = || cancelled() || stop.load(Ordering::SeqCst);
-            session.generate(prompter.model, &prepared.tokens, max_tokens, &stopped).map(JobOutput::Generated)
-        }
-        Job::Score { messages, letters } => {
-            if letters.len() > 26 {
-                return Err(EngineError::TooManyOptions { n: letters.len() });
-            }
-            let prepared = prompter.prepare(&messages)?;
-            worker::score_prepared(session, prompter, 0, prepared, &letters, top_k)
-                .map(|s| JobOutput::Score(Box::new(s)))
-        }
-        Job::ScorePrepared { prepared, letters, lane } => {
-            worker::score_prepared(session, prompter, lane, prepared, &letters, top_k).map(|s| JobOutput::Score(Box::new(s)))
-        }
-        Job::ScoreGroup { prompts, letters, lane } => prompts
-            .into_iter()
-            .map(|p| worker::score_prepared(session, prompter, lane, p, &letters, top_k))
-            .collect::<Result<Vec<_>, _>>()
-            .map(JobOutput::Scores),
-        Job::Prepare { messages } => prompter.prepare(&messages).map(JobOutput::Prepared),
-        Job::Tokenize {
-            text,
-            parse_special,
-        } => Ok(JobOutput::Tokens(
-            prompter
-                .tokenize(&text, parse_special)
-                .iter()
-                .map(|t| t.0)
-                .collect(),
-        )),
-        Job::Detokenize { tokens } => Ok(JobOutput::Pieces(
-            tokens
-                .iter()
-                .map(|&t| {
-                    String::from_utf8_lossy(&prompter.model.vocab().token_to_piece(
-                        llama_cpp_2::token::LlamaToken(t),
-                        true,
-                        None,
-                    ))
-                    .into_owned()
-                })
-                .collect(),
-        )),
-        Job::Letter { letter } => prompter.letter_tokens(letter).map(JobOutput::Letter),
-        Job::ClearCache => {
-            session.clear();
-            Ok(JobOutput::Done)
-        }
-        Job::RawDecode { tokens, n_tokens } => session.raw_decode(&tokens, n_tokens).map(JobOutput::Timed),
-        Job::Record(on) => {
-            let trace = std::mem::replace(&mut session.trace, on.then(Vec::new));
-            Ok(JobOutput::Trace(trace.unwrap_or_default()))
-        }
-        Job::Replay(ops) => session.replay(&ops).map(JobOutput::Timed),
-    }
 }

@@ -17,7 +17,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use sha2::{Digest, Sha256};
 
-use super::session::{add_since, Session};
+use crate::util::add_since;
 use super::scoring::score_letters;
 use super::template::{apply_system_policy, ChatTemplate};
 use super::{EngineError, EngineOptions, ModelInfo, Prepared};
@@ -262,23 +262,6 @@ pub(crate) fn score_from_logits(
     s.prompt_hash = hash_tokens(&prepared.tokens);
     s.rendered_prompt = prepared.text.clone();
     s
-}
-
-/// Scores one prepared prompt on lane `lane`.
-pub(crate) fn score_prepared(
-    session: &mut Session,
-    prompter: &mut Prompter,
-    lane: usize,
-    prepared: Prepared,
-    letters: &[char],
-    top_k: usize,
-) -> Result<SlotScore, EngineError> {
-    let variants = letter_variants(prompter, letters)?;
-    let counts = session.evaluate(lane, &prepared.tokens)?;
-    let t0 = std::time::Instant::now();
-    let s = score_from_logits(prompter.model, session.read_logits(), &variants, top_k, &prepared, counts);
-    add_since(&session.clocks.letters, t0);
-    Ok(s)
 }
 
 pub(crate) fn hash_tokens(tokens: &[i32]) -> String {

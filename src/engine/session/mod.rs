@@ -26,22 +26,21 @@ use std::time::Instant;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
 use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
+mod replay;
+
 use super::cache::{PrefixCache, MIN_TAIL};
+use crate::util::add_since;
 use super::{EngineError, EngineOptions};
 
 /// Lanes (sequences that carry items) of a context of `seqs` sequences: one per 16 sequences,
 /// so that each lane has about 15 forks for the ~14 branches of an item.
 pub fn item_lanes(seqs: u32) -> usize {
     (seqs as usize).div_ceil(16).max(1)
-}
-
-/// Adds the time since `t0` to `cell` (nanoseconds).
-pub(crate) fn add_since(cell: &Cell<u64>, t0: Instant) {
-    cell.set(cell.get() + t0.elapsed().as_nanos() as u64);
 }
 
 /// Time spent in the parts of scoring a session does, and its decode calls (since it started).
@@ -148,7 +147,7 @@ fn backend_err(what: &str, e: impl std::fmt::Display) -> EngineError {
 }
 
 impl<'m> Session<'m> {
-    pub(crate) fn new(model: &'m LlamaModel, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
+    pub(crate) fn new(model: &'m LlamaModel, backend: &LlamaBackend, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
         let seqs = opts.pack.max(1);
         // One sequence: the settings every earlier version used. Several: a KV stream each,
         // and calls large enough for every sequence to bring at least MIN_TAIL tokens.
@@ -165,7 +164,7 @@ impl<'m> Session<'m> {
             params = params.with_kv_unified(false);
         }
         let ctx = model
-            .new_context(super::worker::backend()?, params)
+            .new_context(backend, params)
             .map_err(|e| EngineError::Backend(format!("cannot create a llama.cpp context: {e}")))?;
         let item_lanes = item_lanes(seqs);
         let per_lane_bytes = opts.snapshot_bytes() / item_lanes;
@@ -563,57 +562,6 @@ impl<'m> Session<'m> {
         let r = self.decode_range(0, &seq, 0);
         let secs = t0.elapsed().as_secs_f64();
         self.clear();
-        r.map(|_| secs)
-    }
-
-    /// Replays `ops` on an emptied cache with nothing but llama.cpp calls (no planning, no
-    /// letters: logits are only read) and returns the seconds it took; empties the cache after.
-    pub(crate) fn replay(&mut self, ops: &[KvOp]) -> Result<f64, EngineError> {
-        use std::collections::HashMap;
-        self.clear();
-        let recording = self.trace.take();
-        let mut saved: HashMap<u64, SeqState> = HashMap::new();
-        let mut batch = LlamaBatch::new(self.n_batch, 1);
-        let mut sink = 0f32;
-        let t0 = Instant::now();
-        let mut run = || -> Result<(), EngineError> {
-            for op in ops {
-                match op {
-                    KvOp::ClearAll => self.ctx.clear_kv_cache(),
-                    KvOp::Clear { seq } => {
-                        self.ctx.kv_cache_seq_rm(*seq, None, None).map_err(|e| backend_err("replay", e))?;
-                    }
-                    KvOp::Trim { seq, from } => {
-                        self.ctx.kv_cache_seq_rm(*seq, Some(*from), None).map_err(|e| backend_err("replay", e))?;
-                    }
-                    KvOp::Save { seq, id } => {
-                        let s = self.ctx.state_seq_get(*seq, LlamaStateSeqFlags::empty()).map_err(|e| backend_err("replay", e))?;
-                        saved.insert(*id, s);
-                    }
-                    KvOp::Restore { seq, id } => {
-                        let s = saved.get(id).ok_or_else(|| EngineError::Backend("replay: unknown snapshot".into()))?;
-                        self.ctx.state_seq_set(s, *seq).map_err(|e| backend_err("replay", e))?;
-                    }
-                    KvOp::Copy { from, to } => {
-                        self.ctx.copy_kv_cache_seq(*from, *to, None, None).map_err(|e| backend_err("replay", e))?;
-                    }
-                    KvOp::Decode { tokens } => {
-                        batch.clear();
-                        for &(t, pos, seq, logits) in tokens {
-                            batch.add(LlamaToken(t), pos, &[seq], logits).map_err(|e| EngineError::Backend(e.to_string()))?;
-                        }
-                        self.ctx.decode(&mut batch).map_err(decode_err)?;
-                    }
-                    KvOp::Logits { index } => sink += self.ctx.get_logits_ith(*index)[0],
-                }
-            }
-            Ok(())
-        };
-        let r = run();
-        let secs = t0.elapsed().as_secs_f64();
-        std::hint::black_box(sink);
-        self.clear();
-        self.trace = recording;
         r.map(|_| secs)
     }
 
