@@ -175,7 +175,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "FILE|paper", conflicts_with_all = ["models", "suites"])]
     pub plan: Option<String>,
     /// Scoring contexts over one loaded model, each scoring its own items (default: one per 8
-    /// CPU cores, 4 with a GPU back-end). --threads is divided between them. Results do not
+    /// CPU cores, 1 with a GPU back-end, where --pack fills the device). --threads is divided between them. Results do not
     /// depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: Option<u16>,

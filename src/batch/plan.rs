@@ -100,11 +100,12 @@ pub struct BatchPlan {
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
-/// scaling long before many cores run out); with a GPU back-end, 4 (one small model's single
-/// sequence leaves most of a GPU idle).
+/// scaling long before many cores run out); with a GPU back-end, one: its context packs
+/// [`default_pack`] sequences into each decode call, which keeps the device busy without a KV
+/// cache per worker.
 pub(crate) fn default_workers() -> usize {
     if cfg!(any(feature = "cuda", feature = "metal", feature = "vulkan")) {
-        4
+        1
     } else {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         (cores / 8).max(1)
