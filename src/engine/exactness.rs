@@ -5,7 +5,7 @@
 //! conversations, and [`ReusePolicy`] says what a batch does about it.
 
 use super::{Engine, EngineError};
-use crate::protocol::ChatMessage;
+use crate::protocol::{ChatMessage, SlotScore};
 
 /// A conversation with a system message, history and a final question, and its continuation:
 /// the second shares the first's first two messages.
@@ -44,30 +44,48 @@ pub fn reuse_check(engine: &Engine) -> Result<ReuseCheck, EngineError> {
     engine.clear_cache()?;
     let scratch = engine.score(&second, &letters)?;
     engine.clear_cache()?;
-    let identical = cached.log_scores.iter().zip(&scratch.log_scores).all(|(x, y)| x.to_bits() == y.to_bits())
-        && cached.letter_mass.to_bits() == scratch.letter_mass.to_bits();
-    let max_abs_dp = cached.probs.iter().zip(&scratch.probs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    Ok(ReuseCheck {
-        tokens_reused: cached.tokens_reused,
-        max_abs_dp,
-        identical,
-    })
+    Ok(ReuseCheck::compare(std::slice::from_ref(&cached), std::slice::from_ref(&scratch)))
 }
 
 impl ReuseCheck {
+    /// `a` against `b`, score by score: every log-score and the letter mass bit for bit, the
+    /// largest |Δp|, and the tokens `a` reused.
+    fn compare(a: &[SlotScore], b: &[SlotScore]) -> ReuseCheck {
+        let identical = a.iter().zip(b).all(|(x, y)| {
+            x.log_scores.iter().zip(&y.log_scores).all(|(p, q)| p.to_bits() == q.to_bits()) && x.letter_mass.to_bits() == y.letter_mass.to_bits()
+        });
+        let max_abs_dp = a.iter().zip(b).flat_map(|(x, y)| x.probs.iter().zip(&y.probs).map(|(p, q)| (p - q).abs())).fold(0.0, f64::max);
+        ReuseCheck { tokens_reused: a.iter().map(|s| s.tokens_reused).sum(), max_abs_dp, identical }
+    }
+
     /// Whether, under `policy`, prompts are to be scored from scratch, and the line that says
     /// what was found and done (`None` when reuse is exact).
     pub fn decide(&self, policy: ReusePolicy) -> (bool, Option<String>) {
+        self.decide_as(
+            policy,
+            "prefix-reused scores differ from scratch scores on this GPU back-end",
+            "scoring every prompt from scratch (exact, slower; --allow-inexact-reuse keeps reuse)",
+            "keeping prefix reuse (--allow-inexact-reuse)",
+        )
+    }
+
+    /// Whether, under `policy`, a batch decodes one prompt per call instead of packing, and
+    /// the line that says what was found and done (`None` when packing is exact).
+    pub fn decide_pack(&self, policy: ReusePolicy) -> (bool, Option<String>) {
+        self.decide_as(
+            policy,
+            "packed scores differ from one-prompt-per-call scores on this back-end",
+            "decoding one prompt per call (exact; --allow-inexact-reuse keeps packing)",
+            "keeping packed decoding (--allow-inexact-reuse)",
+        )
+    }
+
+    fn decide_as(&self, policy: ReusePolicy, found: &str, fall_back: &str, keep: &str) -> (bool, Option<String>) {
         if self.identical {
             return (false, None);
         }
-        let scratch = policy == ReusePolicy::FallBackToScratch;
-        let what = if scratch {
-            "scoring every prompt from scratch (exact, slower; --allow-inexact-reuse keeps reuse)"
-        } else {
-            "keeping prefix reuse (--allow-inexact-reuse)"
-        };
-        (scratch, Some(format!("prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| {:.3e}): {what}", self.max_abs_dp)))
+        let back = policy == ReusePolicy::FallBackToScratch;
+        (back, Some(format!("{found} (max |Δp| {:.3e}): {}", self.max_abs_dp, if back { fall_back } else { keep })))
     }
 }
 
@@ -89,32 +107,7 @@ pub fn pack_check(engine: &Engine) -> Result<ReuseCheck, EngineError> {
         alone.push(engine.score_prepared(p, &letters)?);
     }
     engine.clear_cache()?;
-    let identical = packed.iter().zip(&alone).all(|(a, b)| {
-        a.log_scores.iter().zip(&b.log_scores).all(|(x, y)| x.to_bits() == y.to_bits()) && a.letter_mass.to_bits() == b.letter_mass.to_bits()
-    });
-    let max_abs_dp = packed
-        .iter()
-        .zip(&alone)
-        .flat_map(|(a, b)| a.probs.iter().zip(&b.probs).map(|(x, y)| (x - y).abs()))
-        .fold(0.0, f64::max);
-    Ok(ReuseCheck { tokens_reused: packed.iter().map(|s| s.tokens_reused).sum(), max_abs_dp, identical })
-}
-
-impl ReuseCheck {
-    /// Whether, under `policy`, a batch decodes one prompt per call instead of packing, and
-    /// the line that says what was found and done (`None` when packing is exact).
-    pub fn decide_pack(&self, policy: ReusePolicy) -> (bool, Option<String>) {
-        if self.identical {
-            return (false, None);
-        }
-        let off = policy == ReusePolicy::FallBackToScratch;
-        let what = if off {
-            "decoding one prompt per call (exact; --allow-inexact-reuse keeps packing)"
-        } else {
-            "keeping packed decoding (--allow-inexact-reuse)"
-        };
-        (off, Some(format!("packed scores differ from one-prompt-per-call scores on this back-end (max |Δp| {:.3e}): {what}", self.max_abs_dp)))
-    }
+    Ok(ReuseCheck::compare(&packed, &alone))
 }
 
 /// What a batch does on a backend where prefix reuse is not bit-exact.
@@ -143,6 +136,23 @@ mod tests {
         o.gpu_layers = Some(3);
         assert_eq!((o.gpu_layers_for(&a), o.gpu_layers_for(&b)), (3, 3));
         assert_eq!(o.for_model(&b).gpu_layers, Some(3));
+    }
+
+    #[test]
+    fn an_inexact_check_falls_back_unless_inexact_is_allowed() {
+        let exact = ReuseCheck { tokens_reused: 9, max_abs_dp: 0.0, identical: true };
+        assert_eq!(exact.decide(ReusePolicy::FallBackToScratch), (false, None));
+        assert_eq!(exact.decide_pack(ReusePolicy::FallBackToScratch), (false, None));
+        let off = ReuseCheck { tokens_reused: 9, max_abs_dp: 0.00123, identical: false };
+        let (back, line) = off.decide_pack(ReusePolicy::FallBackToScratch);
+        assert!(back);
+        assert_eq!(
+            line.unwrap(),
+            "packed scores differ from one-prompt-per-call scores on this back-end (max |Δp| 1.230e-3): decoding one prompt per call (exact; --allow-inexact-reuse keeps packing)"
+        );
+        let (back, line) = off.decide(ReusePolicy::AllowInexact);
+        assert!(!back);
+        assert_eq!(line.unwrap(), "prefix-reused scores differ from scratch scores on this GPU back-end (max |Δp| 1.230e-3): keeping prefix reuse (--allow-inexact-reuse)");
     }
 
     #[test]
