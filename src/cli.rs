@@ -49,7 +49,8 @@ pub struct GlobalOpts {
     pub gpu_layers: Option<u32>,
     /// On a GPU back-end where prefix-reused scores are not bit-identical to scratch scores
     /// (checked when a batch loads each model), keep reusing prefixes and record the measured
-    /// deviation, instead of scoring that model's prompts from scratch.
+    /// deviation, instead of scoring that model's prompts from scratch; likewise keep packing
+    /// (--pack) where packed scores differ from one prompt per call.
     #[arg(long, global = true)]
     pub allow_inexact_reuse: bool,
     /// Context size in tokens (default: the model's `context` in models.toml).
