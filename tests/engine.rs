@@ -134,6 +134,49 @@ fn packed_decoding_is_bit_identical_qwen() {
     check_packing_is_exact("qwen2.5-coder-0.5b");
 }
 
+/// A prompt that nearly fills its sequence's context scores under packing as it does alone: the
+/// padding that evens out a shared decode call must not run past the sequence's last cell.
+#[test]
+fn packing_a_prompt_that_nearly_fills_its_sequence() {
+    use hyst_tui::engine::{Job, JobOutput};
+    const CTX: usize = 256; // a multiple of 256, so llama.cpp keeps it as each sequence's size
+    let opts = |pack| EngineOptions { threads: 2, pack, n_ctx: Some(CTX as u32), ..EngineOptions::default() };
+    let alone = engine_with(SMOL, opts(1));
+    // A question padded with words until the prompt is a few tokens short of the context.
+    let conv = |words: usize| quiz(&format!("Which is right?{}", " yes".repeat(words)), &["one", "two", "three", "four"]);
+    let len = |words: usize| alone.prepare(&conv(words)).unwrap().tokens.len();
+    let mut words = 0;
+    while len(words + 1) <= CTX - 4 {
+        words += 1;
+    }
+    let long = conv(words);
+    let long_len = len(words);
+    // A second prompt 12 tokens shorter (so the long one's last call holds 12 tokens, padded
+    // to 32 in a call of its own) and a third much shorter one.
+    let others = [conv(words - 12), conv(words / 3)];
+    assert!(long_len + 12 > CTX && long_len <= CTX, "{long_len} tokens");
+    let letters = vec!['A', 'B', 'C', 'D'];
+    let convs: Vec<_> = [long].into_iter().chain(others).collect();
+    let reference: Vec<SlotScore> = convs
+        .iter()
+        .map(|m| {
+            alone.clear_cache().unwrap();
+            alone.score(m, &letters).unwrap()
+        })
+        .collect();
+    drop(alone);
+    let packed = engine_with(SMOL, opts(32));
+    let prompts: Vec<_> = convs.iter().map(|m| packed.prepare(m).unwrap()).collect();
+    let scored = match packed.run(Job::ScoreGroup { prompts, letters, lane: 0 }) {
+        Ok(JobOutput::Scores(v)) => v,
+        Ok(_) => unreachable!(),
+        Err(e) => panic!("a {long_len}-token prompt in {CTX}-token sequences: {e}"),
+    };
+    for (i, (a, b)) in scored.iter().zip(&reference).enumerate() {
+        assert_eq!(bits(a), bits(b), "prompt {i} differs between packed and alone");
+    }
+}
+
 #[test]
 fn no_cache_engine_matches_cached_engine() {
     let convs = shared_prefix_conversations(1);

@@ -484,9 +484,11 @@ impl<'m> Session<'m> {
         drop(live);
         let reused = from.clone();
         // A prompt shorter than MIN_TAIL is decoded alone, as it would be on its own (no
-        // padding: a call that small takes other kernels).
+        // padding: a call that small takes other kernels); so is one whose padding could run
+        // past its sequence's last cell (a tail of r < MIN_TAIL tokens is padded to MIN_TAIL).
+        let n_ctx = self.n_ctx as usize;
         for (i, u) in units.iter().enumerate() {
-            if u.tokens.len() < MIN_TAIL {
+            if u.tokens.len() < MIN_TAIL || u.tokens.len() + MIN_TAIL - 1 > n_ctx {
                 self.decode_range(u.seq, u.tokens, from[i])?;
                 let t0 = Instant::now();
                 done(i, self.read_logits(), u.tokens.len() - reused[i], reused[i]);
