@@ -24,6 +24,15 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    if prints_only(&cli) {
+        // A listing piped into `head` ends quietly when the reader goes away, as other Unix
+        // tools do, instead of panicking on the broken pipe.
+        #[cfg(unix)]
+        // SAFETY: restoring a signal's default disposition has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     commands::install_ctrlc();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -47,6 +56,19 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Commands that only read and print (nothing to finish or to keep when stdout closes early).
+/// Everything else keeps Rust's default of ignoring SIGPIPE, so a batch never dies half-way
+/// through writing a file because its output pipe closed.
+fn prints_only(cli: &Cli) -> bool {
+    use cli::ModelsCmd;
+    !cli.global.batch
+        && matches!(
+            &cli.command,
+            Some(Command::Conditions | Command::Items(_) | Command::Prompts(_) | Command::Doctor(_) | Command::Status { .. } | Command::Completions { .. })
+                | Some(Command::Models(ModelsCmd::List { .. } | ModelsCmd::Dir))
+        )
 }
 
 /// `--help` and `--version` print as clap formats them; a usage error is one line (clap's message

@@ -140,6 +140,33 @@ fn protocol_commands() {
     }
 }
 
+/// `hyst-tui conditions | head -1`: the listing stops quietly when its reader goes away (as
+/// other Unix tools do, by SIGPIPE), with no panic message.
+#[cfg(unix)]
+#[test]
+fn a_listing_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for args in [&["conditions"][..], &["items", "--dataset", "sample", "--n", "200"]] {
+        let mut child = Command::new(BIN)
+            .env("HYST_SCORE_STORE", "off")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?} printed nothing");
+        // The reader is gone: the rest of the listing meets a closed pipe.
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.status.success() || o.status.signal() == Some(libc::SIGPIPE), "{args:?}: {:?} {err}", o.status);
+    }
+}
+
 #[test]
 fn csv_dataset_through_the_csv_reader() {
     let dir = tempfile::tempdir().unwrap();
