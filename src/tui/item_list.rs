@@ -84,7 +84,7 @@ impl ItemSummary {
     /// The row of item `e` for `model`, from its clean and R0 scores.
     pub(crate) fn of(scores: &ScoreStore, model: &str, e: &Selected) -> ItemSummary {
         let id = &e.item.id;
-        ItemSummary::new(scores.get(model, id, Part::Curve(0)), scores.get(model, id, Part::Curve(5)), e.wrong)
+        ItemSummary::new(scores.get(model, id, Part::Curve(0)), scores.get(model, id, Part::curve(crate::dialogue::CurvePoint::StrongReset)), e.wrong)
     }
 
     /// The verdict the gap is coloured by.

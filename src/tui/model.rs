@@ -18,6 +18,13 @@ pub enum Part {
     Step(&'static str),
 }
 
+impl Part {
+    /// The ramp step `p`.
+    pub fn curve(p: CurvePoint) -> Part {
+        Part::Curve(p.index())
+    }
+}
+
 /// Every step the cursor visits: the seven ramp steps, the steps of the experiment files'
 /// custom ramps, then the operations.
 pub fn steps() -> Vec<Part> {

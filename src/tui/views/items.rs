@@ -117,7 +117,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     ];
     widths.extend(compared.iter().map(|_| Constraint::Length(7)));
     widths.extend([Constraint::Length(2), Constraint::Length(3)]);
-    let done = list.visible().iter().filter(|&&i| app.score(i, Part::Curve(5)).is_some()).count();
+    let done = list.visible().iter().filter(|&&i| app.score(i, Part::curve(crate::dialogue::CurvePoint::StrongReset)).is_some()).count();
     let title = format!("Items · {} · {done}/{} scored", app.dataset_label(), list.visible().len());
     let table = Table::new(rows, widths)
         .header(header)

@@ -45,13 +45,16 @@ fn join_turn(message: &str, prefix: &str, block: &str) -> String {
     parts.join("\n\n")
 }
 
-/// The step whose dialogue is the same as `part`'s: R0 (the ordinary strong reset) and the
-/// ramp's strong reset step (`Curve(5)`); None for every other step.
+/// The step whose dialogue is the same as `part`'s: R0 (the ordinary strong reset) and the ramp
+/// step it is declared the same as in the registry (`same_as`: the strong reset step); None for
+/// every other step.
 pub(crate) fn r0_twin(part: Part) -> Option<Part> {
-    let r0 = Part::Op(crate::dialogue::conditions::ids::ORDINARY_RESET);
+    use crate::dialogue::conditions::{ids::ORDINARY_RESET, sources};
+    let r0 = Part::Op(ORDINARY_RESET);
+    let step = crate::dialogue::CURVE.into_iter().find(|c| sources(ORDINARY_RESET).contains(&c.key())).map(Part::curve)?;
     match part {
-        Part::Curve(5) => Some(r0),
-        p if p == r0 => Some(Part::Curve(5)),
+        p if p == step => Some(r0),
+        p if p == r0 => Some(step),
         _ => None,
     }
 }

@@ -548,9 +548,10 @@ impl WhatIf {
             .collect();
         // The strong reset step and R0 are one dialogue: listed once while their versions agree.
         let current = |p: Part| self.store.current(item, p);
-        let r0 = edit::r0_twin(Part::Curve(5)).expect("the strong reset step has R0 as its twin");
-        if current(Part::Curve(5)).is_some() && current(Part::Curve(5)) == current(r0) {
-            rows.retain(|r| r.part != Part::Curve(5));
+        let step = Part::curve(crate::dialogue::CurvePoint::StrongReset);
+        let r0 = edit::r0_twin(step).expect("the strong reset step has R0 as its twin");
+        if current(step).is_some() && current(step) == current(r0) {
+            rows.retain(|r| r.part != step);
         }
         rows.sort_by_key(|r| cx.steps.iter().position(|&p| p == r.part).unwrap_or(usize::MAX));
         rows

@@ -24,6 +24,18 @@ fn a_final_turn_splits_and_joins_back() {
     assert!(e[0].content.starts_with("X\n\nAnswer again."));
 }
 
+/// R0 and the ramp's strong reset step are one dialogue (the registry's `same_as`), so an edit
+/// of one is an edit of the other; no other step has a twin.
+#[test]
+fn r0_and_the_strong_reset_step_are_twins() {
+    use crate::dialogue::CurvePoint;
+    let (r0, step) = (Part::Op("ordinary_strong_reset"), Part::curve(CurvePoint::StrongReset));
+    assert_eq!((r0_twin(r0), r0_twin(step)), (Some(step), Some(r0)));
+    for p in crate::tui::model::steps().into_iter().filter(|&p| p != r0 && p != step) {
+        assert_eq!(r0_twin(p), None, "{p:?}");
+    }
+}
+
 #[test]
 fn versions_and_undo() {
     let mut w = WhatIfs::default();
