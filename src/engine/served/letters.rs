@@ -47,12 +47,17 @@ impl NextTokens {
 
     /// The most probability an unlisted token can have.
     pub(crate) fn bound(&self) -> f64 {
+        let smallest = self.candidates.iter().map(|c| c.logprob.exp()).fold(1.0f64, f64::min);
+        smallest.min(self.unlisted_mass())
+    }
+
+    /// The probability the listed tokens leave to all unlisted ones together.
+    fn unlisted_mass(&self) -> f64 {
         if self.complete {
             return 0.0;
         }
         let listed: f64 = self.candidates.iter().map(|c| c.logprob.exp()).sum();
-        let smallest = self.candidates.iter().map(|c| c.logprob.exp()).fold(1.0f64, f64::min);
-        smallest.min((1.0 - listed).max(0.0))
+        (1.0 - listed).max(0.0)
     }
 }
 
@@ -104,13 +109,20 @@ pub(crate) fn score_next_tokens(next: &NextTokens, variants: &[LetterTokens], to
     let pred = letters.pred;
 
     let letter_bound = (!unseen.is_empty()).then(|| {
-        // Mean variant probability of each letter at its lowest (unseen = 0) and highest.
-        let lo: Vec<f64> = seen_lps.iter().map(|l| mean_prob(l, 0.0)).collect();
-        let hi: Vec<f64> = seen_lps.iter().map(|l| mean_prob(l, bound)).collect();
+        // Each letter's mean variant probability at its lowest (unseen = 0) and highest alone
+        // (its unseen tokens at the bound, together no more than the mass the listed tokens
+        // leave); the rivals of a letter at their highest share that mass too.
+        let left = next.unlisted_mass();
+        let lo: Vec<f64> = seen_lps.iter().map(|l| listed_sum(l) / n_of(l)).collect();
+        let hi: Vec<f64> = seen_lps
+            .iter()
+            .zip(&unseen_count)
+            .map(|(l, &u)| listed_sum(l) / n_of(l) + (u as f64 * bound).min(left) / n_of(l))
+            .collect();
         let n = lo.len();
         let probs_lo: Vec<f64> = (0..n)
             .map(|i| {
-                let others: f64 = (0..n).filter(|&j| j != i).map(|j| hi[j]).sum();
+                let others = rivals_at_most(&seen_lps, &unseen_count, i, bound, left);
                 ratio(lo[i], lo[i] + others)
             })
             .collect();
@@ -158,9 +170,30 @@ fn letter_id_of_text(variants: &[LetterTokens], text: &str) -> i32 {
         .map_or(-1, |(&id, _)| id)
 }
 
-fn mean_prob(lps: &[f64], unseen: f64) -> f64 {
-    let s: f64 = lps.iter().map(|&lp| if lp == f64::NEG_INFINITY { unseen } else { lp.exp() }).sum();
-    s / lps.len().max(1) as f64
+/// The most the letters other than `i` can weigh together (sum of their mean variant
+/// probabilities): their listed tokens, plus `left` spread over their unseen tokens, at most
+/// `bound` each, first to the letters with the fewest variants (where a token weighs most).
+fn rivals_at_most(seen_lps: &[Vec<f64>], unseen_count: &[usize], i: usize, bound: f64, left: f64) -> f64 {
+    let mut rivals: Vec<usize> = (0..seen_lps.len()).filter(|&j| j != i).collect();
+    rivals.sort_by_key(|&j| seen_lps[j].len());
+    let mut budget = left;
+    let mut total = 0.0;
+    for j in rivals {
+        let extra = (unseen_count[j] as f64 * bound).min(budget);
+        budget -= extra;
+        total += (listed_sum(&seen_lps[j]) + extra) / n_of(&seen_lps[j]);
+    }
+    total
+}
+
+/// The summed probability of a letter's listed variant tokens.
+fn listed_sum(lps: &[f64]) -> f64 {
+    lps.iter().filter(|lp| **lp != f64::NEG_INFINITY).map(|lp| lp.exp()).sum()
+}
+
+/// A letter's number of variant tokens, the divisor of its mean.
+fn n_of(lps: &[f64]) -> f64 {
+    lps.len().max(1) as f64
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -220,6 +253,74 @@ mod tests {
         let s = score_next_tokens(&next, &[lt('A', &[1, 11]), lt('B', &[2, 12])], 10);
         assert_eq!(s.pred, 0);
         assert!(!s.bound.unwrap().pred_fixed, "B's unseen variant can lift it over A");
+    }
+
+    #[test]
+    fn unseen_tokens_share_the_mass_the_listed_ones_leave() {
+        // B's variants 0.24 + 0.24, A's both unseen; one other token at 0.26, so 0.26 is left
+        // for all unseen tokens together and each is at most 0.24. A's two unseen tokens can
+        // reach a mean of 0.13, not 0.24: B stays ahead whatever they are.
+        let next = NextTokens { candidates: vec![cand(2, 0.24), cand(12, 0.24), cand(7, 0.26)], ..Default::default() };
+        let s = score_next_tokens(&next, &[lt('A', &[1, 11]), lt('B', &[2, 12])], 10);
+        let b = s.bound.unwrap();
+        assert_eq!(s.pred, 1);
+        assert!(b.pred_fixed, "A's unseen tokens cannot tie B");
+        assert!((b.probs_hi[0] - 0.13 / (0.13 + 0.24)).abs() < 1e-12, "{:?}", b.probs_hi);
+        // Three letters, each with one unseen variant: the two rivals of A share 0.02, not 0.02 each.
+        let next = NextTokens { candidates: vec![cand(1, 0.45), cand(2, 0.44), cand(5, 0.05), cand(6, 0.04)], ..Default::default() };
+        let s = score_next_tokens(&next, &[lt('A', &[1, 11]), lt('B', &[2, 12]), lt('C', &[5, 15])], 10);
+        let b = s.bound.unwrap();
+        assert!((b.bound - 0.02).abs() < 1e-12);
+        let lo_a = 0.225 / (0.225 + 0.22 + 0.025 + 0.01);
+        assert!((b.probs_lo[0] - lo_a).abs() < 1e-12, "{} vs {lo_a}", b.probs_lo[0]);
+    }
+
+    /// Every way of giving the unseen tokens probabilities the server's answer allows (each at
+    /// most the bound, together at most what the listed tokens leave) gives option probabilities
+    /// inside [probs_lo, probs_hi], and the same prediction where it is called fixed.
+    #[test]
+    fn the_bounds_hold_for_every_allowed_value_of_the_unseen_tokens() {
+        let mut rng = crate::data::pyrandom::PyRandom::from_int(11);
+        let variants = [lt('A', &[1, 11]), lt('B', &[2, 12]), lt('C', &[3]), lt('D', &[4, 14])];
+        let ids: Vec<i32> = variants.iter().flat_map(|v| v.ids.clone()).collect();
+        let (mut bounded, mut fixed) = (0, 0);
+        for _ in 0..300 {
+            // A random distribution over the letter tokens and 3 others; a random top K of it.
+            let all: Vec<i32> = ids.iter().copied().chain([90, 91, 92]).collect();
+            let w: Vec<f64> = all.iter().map(|_| rng.random().powi(3)).collect();
+            let total: f64 = w.iter().sum();
+            let mut order: Vec<usize> = (0..all.len()).collect();
+            order.sort_by(|&a, &b| w[b].total_cmp(&w[a]));
+            let k = 2 + (rng.random() * 6.0) as usize;
+            let next = NextTokens { candidates: order[..k].iter().map(|&i| cand(all[i], w[i] / total)).collect(), ..Default::default() };
+            let s = score_next_tokens(&next, &variants, 10);
+            let Some(b) = s.bound.clone() else { continue };
+            bounded += 1;
+            fixed += usize::from(b.pred_fixed);
+            let unseen: Vec<i32> = ids.iter().copied().filter(|id| !next.candidates.iter().any(|c| c.id == Some(*id))).collect();
+            let left = next.unlisted_mass();
+            for trial in 0..40 {
+                // Random values, a corner or two where one letter's tokens get everything.
+                let mut v: Vec<f64> = unseen.iter().map(|_| rng.random() * b.bound).collect();
+                if trial < 4 {
+                    v.iter_mut().zip(&unseen).for_each(|(x, id)| *x = if variants[trial].ids.contains(id) { b.bound } else { 0.0 });
+                }
+                let sum: f64 = v.iter().sum();
+                if sum > left {
+                    v.iter_mut().for_each(|x| *x *= left / sum);
+                }
+                let mut filled = next.clone();
+                filled.candidates.extend(unseen.iter().zip(&v).map(|(&id, &p)| cand(id, p.max(1e-300))));
+                let f = score_next_tokens(&filled, &variants, 10);
+                for i in 0..variants.len() {
+                    assert!(f.probs[i] >= b.probs_lo[i] - 1e-12 && f.probs[i] <= b.probs_hi[i] + 1e-12, "option {i}: {} outside [{}, {}]", f.probs[i], b.probs_lo[i], b.probs_hi[i]);
+                }
+                if b.pred_fixed {
+                    assert_eq!(f.pred, s.pred, "a fixed prediction changed");
+                }
+            }
+        }
+        assert!(bounded > 200 && fixed > 20 && bounded - fixed > 20, "{bounded} bounded answers, {fixed} fixed: the cases do not cover both");
     }
 
     #[test]
