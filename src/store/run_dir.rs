@@ -180,10 +180,18 @@ pub struct Manifest {
 }
 
 impl ServedRecord {
-    /// Counts the letter coverage of model `key`'s rows.
+    /// Counts the letter coverage of model `key`'s served rows, each (dataset, condition, item)
+    /// once (its first row), as the tables count them.
     pub(crate) fn count_coverage(&mut self, key: &str, rows: &[ItemRow]) {
-        let mine = rows.iter().filter(|r| r.model_key == key);
-        self.contexts = mine.clone().count();
+        let mut seen = std::collections::HashSet::new();
+        let mine = rows.iter().filter(|r| {
+            r.model_key == key
+                && crate::engine::served::is_served_provenance(&r.provenance)
+                && seen.insert((r.dataset.as_str(), r.condition.as_str(), r.subset_index, r.item_id.as_str()))
+        });
+        let mine: Vec<&ItemRow> = mine.collect();
+        self.contexts = mine.len();
+        let mine = mine.into_iter();
         let bounds: Vec<_> = mine.filter_map(|r| r.letter_bound()).collect();
         self.bounded = bounds.len();
         self.prediction_not_fixed = bounds.iter().filter(|b| !b.pred_fixed).count();

@@ -117,6 +117,34 @@ mod tests {
                 r.letter_bound_json = serde_json::to_string(&b).unwrap();
             }
         }
+        // A row stored twice (a duplicate the tables count once) and an in-process row of the
+        // same model: the manifest's counts agree with the table's.
+        rows.push(rows[0].clone());
+        let mut other = rows[1].clone();
+        other.condition = "in_process_only".into();
+        other.provenance = "llama.cpp in-process".into();
+        rows.push(other);
+        let mut manifest = (0, 0, 0);
+        let keys: std::collections::BTreeSet<String> = rows.iter().map(|r| r.model_key.clone()).collect();
+        for k in keys {
+            let mut rec = crate::store::run_dir::ServedRecord {
+                api: "llama-server".into(),
+                url: String::new(),
+                model: None,
+                reported: Default::default(),
+                prompt_source: String::new(),
+                top_k: 20,
+                letters: "bounded".into(),
+                concurrency: 1,
+                provenance: String::new(),
+                contexts: 0,
+                bounded: 0,
+                prediction_not_fixed: 0,
+            };
+            rec.count_coverage(&k, &rows);
+            manifest = (manifest.0 + rec.contexts, manifest.1 + rec.bounded, manifest.2 + rec.prediction_not_fixed);
+        }
+        assert_eq!(manifest, (n, n.div_ceil(2), 1), "the manifest's served counts");
         let csv = coverage(&rows).expect("a served run has the coverage table");
         let mut lines = csv.lines();
         assert_eq!(
