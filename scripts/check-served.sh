@@ -12,7 +12,9 @@
 #   2. the letter distributions served vs in-process on the same conversations (max |dp| printed);
 #   3. a 2-item batch through the server writes its tables;
 #   4. the server killed (kill -9) mid-batch: one error line, non-zero exit; restarted, the rerun
-#      resumes and its tables are byte-identical to the uninterrupted served run of 3;
+#      resumes and its tables are byte-identical to the uninterrupted served run of 3; and
+#      SIGTERM while the batch retries a server that is gone: it stops at once (not after its
+#      retries), exit 143, and resumes to the same bytes;
 #   5. transient 429 and 503 answers (injected by a small proxy in front of the real server) are
 #      retried and the scores equal the direct ones;
 #   6. the chat kind against llama-server's /v1/chat/completions, the completions kind at /v1, and
@@ -210,6 +212,42 @@ if batch "$killed" >"$out/batch-resumed.txt" 2>&1 && diff -r "$work/runs/uninter
   pass "resumed after the restart ($rows_before cached score(s) kept): tables byte-identical to the uninterrupted run"
 else
   fail "resume after the restart (see $out/batch-resumed.txt, $out/tables.diff)"
+fi
+
+# 4b. SIGTERM (Slurm's time limit) while the batch retries a server that is gone: with 8 retries
+# the backoff alone would take about 90 s; the batch stops at once, keeping what its unfinished
+# item scored, says where it stopped and exits 143. Then the server comes back and the run resumes.
+patient="$work/models-patient.toml"
+sed '/^\[models."smollm2-served"\]/,/^endpoint/ s/retries = 2/retries = 8/' "$cfg" >"$patient"
+grep -q 'retries = 8' "$patient" || { fail "could not write $patient"; }
+stopped="$work/runs/stopped"
+# (exec: $! is hyst-tui itself, which the signal must reach)
+(export HYST_MODELS_CONFIG="$patient"; exec "$hyst" --log-file "$work/hyst-tui.log" batch --models smollm2-served --limit 2 --out "$stopped") >"$out/batch-stopped.txt" 2>&1 &
+batch_pid=$!
+for _ in $(seq 1 600); do
+  grep -q '^1/2 items' "$out/batch-stopped.txt" 2>/dev/null && break
+  sleep 0.2
+done
+sleep 3
+kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+sleep 2
+t0=$(date +%s.%N)
+kill -TERM "$batch_pid"
+set +e; wait "$batch_pid"; rc=$?; set -e
+took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+errors=$(grep -c '^error' "$out/batch-stopped.txt" || true)
+if [ "$rc" = 143 ] && [ "$errors" = 1 ] && grep -q '^error: stopped by SIGTERM: 1 of 2 items are stored' "$out/batch-stopped.txt" &&
+  python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 20)" "$took"; then
+  pass "SIGTERM while retrying a server that is gone: exit 143 after ${took} s, $(grep '^error' "$out/batch-stopped.txt" | cut -d'(' -f2 | cut -d')' -f1)"
+else
+  fail "SIGTERM while retrying: exit $rc after ${took} s, $errors error lines (see $out/batch-stopped.txt)"
+fi
+start_server
+if HYST_MODELS_CONFIG="$patient" hy batch --models smollm2-served --limit 2 --out "$stopped" >"$out/batch-stopped-resumed.txt" 2>&1 &&
+  diff -r "$work/runs/uninterrupted/tables" "$stopped/tables" >"$out/tables-stopped.diff"; then
+  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt"); tables byte-identical to the uninterrupted run"
+else
+  fail "resume after SIGTERM (see $out/batch-stopped-resumed.txt, $out/tables-stopped.diff)"
 fi
 
 # 5. Transient 429 / 503 answers from a proxy in front of the server are retried.

@@ -1,6 +1,7 @@
 //! Batch mode end to end on a real model (SmolLM2): every table and figure file, `tables --from`
 //! byte for byte, resume after SIGKILL, after a torn record, after Ctrl-C (SIGINT: exit code
-//! 130) and after SIGTERM (exit code 143), sharding + merge. Every comparison covers tables/, figures/, summary.md and
+//! 130) and after SIGTERM (exit code 143; also in the middle of items, whose scores are kept),
+//! sharding + merge. Every comparison covers tables/, figures/, summary.md and
 //! reproduction.md/.csv.
 
 mod common;
@@ -100,6 +101,13 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
     assert_eq!(outputs(&out), first);
 }
 
+/// N of the summary line's "N contexts scored".
+fn contexts_scored(o: &std::process::Output) -> usize {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let at = err.find(" contexts scored").unwrap_or_else(|| panic!("no summary line: {err}"));
+    err[..at].rsplit(' ').next().unwrap().parse().unwrap()
+}
+
 fn cache_lines(dir: &Path) -> usize {
     std::fs::read_to_string(dir.join("cache/scores.jsonl")).map(|s| s.lines().count()).unwrap_or(0)
 }
@@ -162,7 +170,7 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     let a: PathBuf = dir.path().join("a");
     let mut args = base.to_vec();
     args.extend(["--out", a.to_str().unwrap()]);
-    hyst(&args);
+    let ref_scored = contexts_scored(&hyst(&args));
 
     // Killed with SIGKILL once the first item is stored, with two workers (no tables on the
     // way, so nothing but the cache is written before the kill).
@@ -218,6 +226,38 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
         hyst(&args_c);
         assert_eq!(outputs(&c), outputs(&a));
         assert_eq!(rows(&c), rows(&a));
+    }
+
+    // SIGTERM in the middle of items, raised right after the engine's N-th context: the second
+    // item's 6th of one worker; with `--pack 32` (two items in flight on two lanes, each item's
+    // branches decoded as one group after its ramp) during the ramps. The batch abandons its
+    // items in flight once the prompts being scored are done, stores what they scored, says how
+    // many such scores it kept, and the resume asks the engine only for the rest, ending with
+    // the reference's bytes.
+    #[cfg(unix)]
+    for (sub, extra, n) in [("m1", &[][..], 20), ("m32", &["--pack", "32"][..], 8)] {
+        let m = dir.path().join(sub);
+        let mut args_m = base.to_vec();
+        args_m.extend(extra);
+        args_m.extend(["--out", m.to_str().unwrap()]);
+        let o = bin().env("HYST_FAULT_AT", format!("context@{n}:term")).args(["--threads", "2"]).args(&args_m).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(143), "{sub}: {err}");
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{sub}: {err}");
+        let kept: usize = errors[0]
+            .split("; ")
+            .find_map(|p| p.strip_suffix(" scores of unfinished items are kept too)"))
+            .unwrap_or_else(|| panic!("{sub}: no count of kept scores: {}", errors[0]))
+            .parse()
+            .unwrap();
+        let stored = cache_lines(&m);
+        assert!(kept > 0 && stored >= n, "{sub}: {kept} kept, {stored} stored: {}", errors[0]);
+        let resumed = bin().args(["--threads", "2"]).args(&args_m).output().unwrap();
+        assert!(resumed.status.success(), "{sub}: {}", String::from_utf8_lossy(&resumed.stderr));
+        assert_eq!(contexts_scored(&resumed), ref_scored - stored, "{sub}: the resume scored a kept context again");
+        assert_eq!(outputs(&m), outputs(&a), "{sub}");
+        assert_eq!(rows(&m), rows(&a), "{sub}");
     }
 
     // Two shards merged = the unsharded run.

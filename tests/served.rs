@@ -3,7 +3,8 @@
 //! distribution, about 5 minutes on 2 cores, cached under <data dir>/tools), starts it on
 //! loopback with SmolLM2 and a random API key, and checks doctor, served vs in-process letter
 //! distributions, a 2-item batch, kill -9 of the server mid-batch and the resume (tables
-//! byte-identical to an uninterrupted served run), injected 429/503 answers, the chat and /v1
+//! byte-identical to an uninterrupted served run), SIGTERM while retrying a server that is gone
+//! (stops at once, resumes to the same bytes), injected 429/503 answers, the chat and /v1
 //! completions kinds, a wrong key, and that the key is in nothing written.
 
 use std::net::TcpListener;

@@ -270,7 +270,7 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     // (Slurm's smallest limit). The test freezes the task (SIGSTOP) once its first item is
     // stored, so that it cannot finish before the limit. Slurm's warning signal
     // (`--signal=B:TERM@300`, due at once with so short a limit) comes with a SIGCONT, and the
-    // task starts to finish its item in flight; the test freezes it again. At the limit Slurm
+    // task starts to stop after the prompts in flight; the test freezes it again. At the limit Slurm
     // sends SIGCONT and SIGTERM: the second SIGTERM ends the task at once (TIMEOUT), with the
     // first item stored. (Had the warning come before the first item was stored, the task
     // would have stopped after it by itself: FAILED, exit 143, its line in the log.)
@@ -296,7 +296,7 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
             freeze();
             frozen = true;
         }
-        if frozen && !refrozen && std::fs::read_to_string(&log_file).is_ok_and(|l| l.contains("SIGTERM: finishing the item in flight")) {
+        if frozen && !refrozen && std::fs::read_to_string(&log_file).is_ok_and(|l| l.contains("SIGTERM: stopping after the work in flight")) {
             freeze();
             refrozen = true;
         }

@@ -38,6 +38,10 @@ pub struct CachedScorer<'a> {
     pub misses: usize,
     /// Rows used for each prompt hash in this item (cache hits and new scores).
     pub used: BTreeMap<String, ScoreRow>,
+    /// Once it says so, the next prompt the engine would score is refused with
+    /// [`EngineError::Cancelled`] (a stopped batch abandons its items in flight; what they
+    /// scored stays in `pending`).
+    pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 impl<'a> CachedScorer<'a> {
@@ -55,6 +59,7 @@ impl<'a> CachedScorer<'a> {
             hits: 0,
             misses: 0,
             used: BTreeMap::new(),
+            stop: None,
         }
     }
 
@@ -87,6 +92,9 @@ impl<'a> CachedScorer<'a> {
             rows.push(found);
         }
         if !misses.is_empty() {
+            if self.stop.is_some_and(|s| s()) {
+                return Err(EngineError::Cancelled);
+            }
             let scores = if group {
                 self.engine.score_group(misses.iter().map(|m| m.2.clone()).collect(), letters)?
             } else {
@@ -100,6 +108,7 @@ impl<'a> CachedScorer<'a> {
                 self.pending.push(row.clone());
                 self.used.insert(key, row.clone());
                 rows[i] = Some(row);
+                crate::store::fault::point(Path::new("context"));
             }
         }
         // A conversation that occurs twice in the group takes its twin's row (a hit, as it

@@ -67,13 +67,19 @@ pub struct Totals {
     pub from_store: usize,
     pub tokens_evaluated: u64,
     pub tokens_reused: u64,
+    /// Scores of items a stopped or failed batch did not finish, stored without rows (a resume
+    /// takes them from the store).
+    pub kept_unfinished: usize,
 }
 
-/// Receives a batch's events and says when to stop (checked before each item).
+/// Says whether a batch should stop; asked by the scoring threads before each prompt.
+pub type StopCheck = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Receives a batch's events and says how to learn that it should stop (`None`: never).
 pub trait BatchObserver {
     fn event(&mut self, event: BatchEvent<'_>);
-    fn stop_requested(&self) -> bool {
-        false
+    fn stop_check(&self) -> Option<StopCheck> {
+        None
     }
 }
 

@@ -16,7 +16,7 @@ use crate::config::ModelEntry;
 use crate::data::Selected;
 use crate::dialogue::conditions::Condition;
 use crate::dialogue::{Builder, Control};
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 use crate::store::shared::SharedScores;
 use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, ScoreCache, ScoreRow};
 use crate::tables::{write_tables, TableOptions};
@@ -129,18 +129,18 @@ impl LiveTables {
 }
 
 impl Commit<'_> {
-    /// Stores one item's new scores (one append + fsync in the run's cache, then the shared
-    /// store) and reports it.
-    fn commit(&mut self, item_id: &str, r: ItemDone, observer: &mut dyn BatchObserver) -> Result<()> {
-        for x in &r.pending {
+    /// Appends scores to the run's cache (one append + fsync) and the engine's new ones to the
+    /// shared store, counting them in the totals.
+    fn store_scores(&mut self, pending: &[ScoreRow], imported: Vec<ScoreRow>) -> Result<()> {
+        for x in pending {
             self.totals.tokens_evaluated += x.tokens_evaluated as u64;
             self.totals.tokens_reused += x.tokens_reused as u64;
         }
-        self.totals.scored += r.scored;
-        self.totals.from_store += r.from_store;
-        let t0 = Instant::now();
-        let mut new_rows = r.imported;
-        new_rows.extend(r.pending.iter().cloned());
+        let mut new_rows = imported;
+        new_rows.extend(pending.iter().cloned());
+        if new_rows.is_empty() {
+            return Ok(());
+        }
         {
             let mut c = self.cache.write().expect("cache lock");
             let p = c.path().display().to_string();
@@ -149,11 +149,31 @@ impl Commit<'_> {
                 other => other.into(),
             })?;
         }
-        if let Some(s) = self.shared {
+        if let (Some(s), false) = (self.shared, pending.is_empty()) {
             let mut s = s.write().expect("shared store lock");
             let p = s.path().display().to_string();
-            s.append(&r.pending).with_context(|| format!("cannot append to the shared score store {p}"))?;
+            s.append(pending).with_context(|| format!("cannot append to the shared score store {p}"))?;
         }
+        Ok(())
+    }
+
+    /// Stores the scores of an item that will not be committed (the batch stopped, or the item
+    /// or one before it failed), so that a resume asks the engine only for the rest.
+    fn keep_unfinished(&mut self, kept: Kept) -> Result<()> {
+        let t0 = Instant::now();
+        self.totals.scored += kept.pending.len();
+        self.totals.kept_unfinished += kept.pending.len() + kept.imported.len();
+        self.store_scores(&kept.pending, kept.imported)?;
+        self.commit_seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Stores one item's new scores and its rows, rewrites the manifest and reports the item.
+    fn commit(&mut self, item_id: &str, r: ItemDone, observer: &mut dyn BatchObserver) -> Result<()> {
+        self.totals.scored += r.scored;
+        self.totals.from_store += r.from_store;
+        let t0 = Instant::now();
+        self.store_scores(&r.pending, r.imported)?;
         self.rows.extend(r.rows);
         self.done += 1;
         self.manifest.items_done = self.done;
@@ -176,48 +196,72 @@ impl Commit<'_> {
     }
 }
 
+/// The scores of an item that was not finished: the engine's (`pending`) and those copied from
+/// the shared store (`imported`).
+struct Kept {
+    pending: Vec<ScoreRow>,
+    imported: Vec<ScoreRow>,
+}
+
+/// How scoring an item ended.
+enum Outcome {
+    Done(ItemDone),
+    /// Abandoned because the batch is stopping.
+    Stopped(Kept),
+    Failed(anyhow::Error, Kept),
+}
+
 /// A worker's message to the coordinator.
 enum WorkerMsg {
     Started(usize),
-    Done(usize, Result<ItemDone>),
+    Ended(usize, Outcome),
 }
 
-fn score_one(job: &PairJob, engine: &Engine, s: &Selected) -> Result<ItemDone> {
+/// Scores one item. Once `abandon` says so, the item stops before the engine's next prompt
+/// (the prompts in flight are finished) and what it scored is returned as [`Outcome::Stopped`].
+fn score_one(job: &PairJob, engine: &Engine, s: &Selected, abandon: &(dyn Fn() -> bool + Sync)) -> Outcome {
     let mut scorer = CachedScorer::new(engine, job.cache, job.model, job.sha, job.provenance);
     scorer.shared = job.shared;
-    let rows = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp)
-        .with_context(|| format!("item {}", s.item.id))?;
-    Ok(ItemDone {
-        rows,
-        pending: std::mem::take(&mut scorer.pending),
-        imported: std::mem::take(&mut scorer.imported),
-        scored: scorer.misses,
-        from_store: scorer.hits,
-    })
+    scorer.stop = Some(abandon);
+    let r = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp);
+    let (pending, imported) = (std::mem::take(&mut scorer.pending), std::mem::take(&mut scorer.imported));
+    match r {
+        Ok(rows) => Outcome::Done(ItemDone { rows, pending, imported, scored: scorer.misses, from_store: scorer.hits }),
+        Err(EngineError::Cancelled) if abandon() => Outcome::Stopped(Kept { pending, imported }),
+        Err(e) => Outcome::Failed(anyhow::Error::from(e).context(format!("item {}", s.item.id)), Kept { pending, imported }),
+    }
 }
 
 /// Scores the items of one pair on the workers (one engine each, items handed out in order)
-/// and commits them strictly in item order. A stop request lets every item in flight finish.
-/// Returns whether the run was stopped.
+/// and commits them strictly in item order. A stop request abandons the items in flight once
+/// the prompts the engines are scoring are done (a served engine stops retrying at once): their
+/// scores are stored without rows, as are those of items finished after one that was not (a
+/// resume asks the engine only for the rest). Returns whether the run was stopped.
 pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, observer: &mut dyn BatchObserver) -> Result<bool> {
     let next = AtomicUsize::new(0);
+    // `stop`: take no more items; `abandon`: stop the items in flight too (set by a failed
+    // commit; a stop request is seen by the workers themselves, before each prompt).
     let stop = AtomicBool::new(false);
+    let abandon_flag = AtomicBool::new(false);
+    let check = observer.stop_check();
+    let stop_requested = || check.as_ref().is_some_and(|c| c());
+    let abandon = || abandon_flag.load(Ordering::SeqCst) || stop_requested();
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
     std::thread::scope(|scope| {
         for engine in engines {
-            let (tx, next, stop) = (tx.clone(), &next, &stop);
+            let (tx, next, stop, abandon) = (tx.clone(), &next, &stop, &abandon);
             scope.spawn(move || loop {
-                if stop.load(Ordering::SeqCst) {
+                if stop.load(Ordering::SeqCst) || abandon() {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(s) = job.items.get(i) else { break };
                 let _ = tx.send(WorkerMsg::Started(i));
-                let r = score_one(job, engine, s);
-                if r.is_err() {
+                let r = score_one(job, engine, s, abandon);
+                if matches!(r, Outcome::Failed(..)) {
                     stop.store(true, Ordering::SeqCst);
                 }
-                let _ = tx.send(WorkerMsg::Done(i, r));
+                let _ = tx.send(WorkerMsg::Ended(i, r));
             });
         }
         drop(tx);
@@ -225,10 +269,15 @@ pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, obse
         let mut next_commit = 0usize;
         let mut failed: Option<(usize, anyhow::Error)> = None;
         let mut stopped = false;
+        // The first error storing what unfinished items scored (reported if nothing else failed).
+        let mut keep_error: Option<anyhow::Error> = None;
         loop {
-            if !stopped && observer.stop_requested() {
+            if !stopped && stop_requested() {
                 stopped = true;
                 stop.store(true, Ordering::SeqCst);
+                for e in engines {
+                    e.cancel_pending();
+                }
             }
             let msg = match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(m) => m,
@@ -244,10 +293,18 @@ pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, obse
                         item_id: &s.item.id,
                     });
                 }
-                WorkerMsg::Done(i, Ok(r)) => {
+                WorkerMsg::Ended(i, Outcome::Done(r)) => {
                     finished.insert(i, r);
                 }
-                WorkerMsg::Done(i, Err(e)) => {
+                WorkerMsg::Ended(_, Outcome::Stopped(kept)) => {
+                    if let Err(e) = run.keep_unfinished(kept) {
+                        keep_error.get_or_insert(e);
+                    }
+                }
+                WorkerMsg::Ended(i, Outcome::Failed(e, kept)) => {
+                    if let Err(e) = run.keep_unfinished(kept) {
+                        keep_error.get_or_insert(e);
+                    }
                     if failed.as_ref().is_none_or(|(j, _)| i < *j) {
                         failed = Some((i, e));
                     }
@@ -256,16 +313,28 @@ pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, obse
             // Commit in item order, never past a failed item.
             while let Some(r) = finished.remove(&next_commit) {
                 if failed.as_ref().is_some_and(|(j, _)| *j <= next_commit) {
+                    finished.insert(next_commit, r);
                     break;
                 }
                 if let Err(e) = run.commit(&job.items[next_commit].item.id, r, observer) {
+                    // The workers stop; the scope waits for the prompts in flight.
                     stop.store(true, Ordering::SeqCst);
+                    abandon_flag.store(true, Ordering::SeqCst);
                     return Err(e);
                 }
                 next_commit += 1;
             }
         }
+        // Items finished after one that was not: their scores are kept, their rows are not.
+        for r in std::mem::take(&mut finished).into_values() {
+            if let Err(e) = run.keep_unfinished(Kept { pending: r.pending, imported: r.imported }) {
+                keep_error.get_or_insert(e);
+            }
+        }
         if let Some((_, e)) = failed {
+            return Err(e);
+        }
+        if let Some(e) = keep_error {
             return Err(e);
         }
         Ok(stopped && next_commit < job.items.len())

@@ -161,7 +161,7 @@ pub fn array_script(dir: &Path, spec: &SlurmSpec, res: &Resources, models_dir: &
     s.push_str(&format!("#SBATCH --output={}/task-%a.out\n", dir.join(SLURM_DIR).join("logs").display()));
     s.push_str("#SBATCH --open-mode=append\n#SBATCH --requeue\n");
     // SIGTERM to hyst-tui (`exec`ed by the batch shell, hence B:) five minutes before the time
-    // limit: it finishes the item in flight, keeps everything scored and exits 143; submitting
+    // limit: it stops after the prompts in flight, keeps everything scored and exits 143; submitting
     // again (`hyst-tui slurm … --submit`) resumes the task's own directory. Slurm sends SIGTERM
     // on preemption and `scancel` too.
     s.push_str("#SBATCH --signal=B:TERM@300\n");

@@ -86,7 +86,7 @@ fn dry_run(p: &BatchPlan, json: bool) -> Result<()> {
 }
 
 /// Progress on stderr: an indicatif bar on a terminal; otherwise a plain line every 5 seconds.
-/// Ctrl-C (see [`interrupted`]) asks the batch to stop after the item in flight.
+/// Ctrl-C (see [`interrupted`]) asks the batch to stop after the prompts in flight.
 struct CliProgress {
     bar: Option<ProgressBar>,
     started: Instant,
@@ -167,8 +167,8 @@ impl BatchObserver for CliProgress {
         }
     }
 
-    fn stop_requested(&self) -> bool {
-        interrupted()
+    fn stop_check(&self) -> Option<batch::StopCheck> {
+        Some(std::sync::Arc::new(interrupted))
     }
 }
 
@@ -191,8 +191,13 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
         s.reuse_percent()
     );
     if s.interrupted {
+        let unfinished = match t.kept_unfinished {
+            0 => String::new(),
+            1 => "; 1 score of an unfinished item is kept too".to_string(),
+            n => format!("; {n} scores of unfinished items are kept too"),
+        };
         bail!(
-            "{}: {} of {} items are stored in {} (its tables are those of the finished items); resume (nothing is recomputed) with: {}",
+            "{}: {} of {} items are stored in {} (its tables are those of the finished items{unfinished}); resume (nothing is recomputed) with: {}",
             super::stop_reason(),
             s.items_done,
             s.items_total,

@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
     super::default_sighup();
     tui::run(cfg, &log, super::interrupted)?;
     if super::interrupted() {
-        anyhow::bail!("{}: the explorer closed (the terminal is restored; a batch it ran stopped after its item in flight)", super::stop_reason());
+        anyhow::bail!("{}: the explorer closed (the terminal is restored; a batch it ran stopped after the prompts in flight)", super::stop_reason());
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ static INTERRUPTED_NOTICE: AtomicBool = AtomicBool::new(false);
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// Installs the stop handlers. The first SIGINT, SIGTERM or SIGHUP asks loops to stop after the
-/// item in flight (one line says so); a second one, more than half a second later, exits at
+/// work in flight (a batch: the prompts being scored; one line says so); a second one, more than half a second later, exits at
 /// once. Exit codes follow the shell's 128 + signal: 130, 143, 129.
 pub fn install_ctrlc() {
     let _ = ctrlc::set_handler(|| {
@@ -47,7 +47,7 @@ pub fn install_ctrlc() {
             std::process::exit(exit_code_of(STOP_SIGNAL.load(Ordering::SeqCst)));
         }
         if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
-            say!("\ninterrupt: finishing the item in flight (Ctrl-C again to quit at once)");
+            say!("\ninterrupt: stopping after the work in flight, keeping what is done (Ctrl-C again to quit at once)");
         }
     });
     #[cfg(unix)]
@@ -74,9 +74,9 @@ fn install_termination() {
         }
         if !INTERRUPTED_NOTICE.swap(true, Ordering::SeqCst) {
             let msg: &[u8] = if sig == libc::SIGHUP {
-                b"\nSIGHUP: finishing the item in flight, then stopping\n"
+                b"\nSIGHUP: stopping after the work in flight, keeping what is done\n"
             } else {
-                b"\nSIGTERM: finishing the item in flight, then stopping\n"
+                b"\nSIGTERM: stopping after the work in flight, keeping what is done\n"
             };
             // SAFETY: write(2) is async-signal-safe; the buffer is static.
             unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };

@@ -100,7 +100,8 @@ fn process_alive(_pid: u32) -> bool {
 /// set: `TARGET@N:SIGNAL` raises SIGKILL (`kill`) or SIGTERM (`term`) in this process halfway
 /// through the N-th write whose target matches TARGET, a file name (`item_rows.parquet`,
 /// `manifest.json`, `scores.jsonl` for the score store's appends) or a directory prefix
-/// (`tables/`, `figures/`). It exists so that a test can stop the program inside a write, the
+/// (`tables/`, `figures/`); the target `context` counts the contexts a batch's engine scored (the
+/// signal comes right after the N-th). It exists so that a test can stop the program inside a write, the
 /// moment a kill from outside almost never hits.
 pub(crate) mod fault {
     use std::path::Path;

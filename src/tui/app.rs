@@ -397,7 +397,7 @@ impl App {
         Ok(())
     }
 
-    /// Stops a running batch (it finishes the item in flight) and drops the engine without
+    /// Stops a running batch (it stops after the prompts in flight, keeping what it scored) and drops the engine without
     /// waiting for it.
     pub(crate) fn shutdown(&mut self) {
         self.browser.shutdown();

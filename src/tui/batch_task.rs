@@ -34,8 +34,9 @@ impl BatchObserver for ChannelObserver {
         };
         let _ = self.tx.send(msg);
     }
-    fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+    fn stop_check(&self) -> Option<crate::batch::StopCheck> {
+        let stop = self.stop.clone();
+        Some(Arc::new(move || stop.load(Ordering::SeqCst)))
     }
 }
 
@@ -109,7 +110,7 @@ impl BatchTask {
         self.outcome.as_ref()
     }
 
-    /// Asks the batch to stop after the item in flight. Returns whether it was running.
+    /// Asks the batch to stop after the prompts in flight. Returns whether it was running.
     pub(crate) fn request_stop(&self) -> bool {
         if self.running() {
             self.stop.store(true, Ordering::SeqCst);

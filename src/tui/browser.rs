@@ -52,7 +52,7 @@ impl Browser {
             Action::MoveRun(d) => self.runs.move_cursor(d),
             Action::StopBatch => {
                 if self.batch.as_ref().is_some_and(BatchTask::request_stop) {
-                    return vec![Event::Notice("stopping the batch after the item in flight…".into())];
+                    return vec![Event::Notice("stopping the batch after the prompts in flight…".into())];
                 }
             }
             _ => {}
@@ -97,7 +97,7 @@ impl Browser {
         events
     }
 
-    /// Asks a running batch to stop after its item in flight.
+    /// Asks a running batch to stop after the prompts in flight.
     pub(crate) fn shutdown(&self) {
         if let Some(b) = &self.batch {
             b.request_stop();

@@ -451,7 +451,7 @@ pub(crate) static KEYS: &[KeyEntry] = &[
     entry(W::Tables, &[pair(&[c('H', A::PanTable(-8)), c('L', A::PanTable(8))]).hint("pan"), pair(&[c('<', A::PanTable(-8)), c('>', A::PanTable(8))])],
         "pan left / right"),
     entry(W::Tables, &[either(&[c('b', A::StartBatch), c('x', A::StopBatch)])], "run the hierarchy suite here in the background / stop it")
-        .readme("start a hierarchy batch on the current dataset / stop it after the item in flight"),
+        .readme("start a hierarchy batch on the current dataset / stop it after the prompts in flight"),
     entry(W::Tables, &[one(&[k(Esc, A::ShowView(View::Items))])], "back to the items"),
     entry(W::Runs, &[either(&[c('[', A::MoveRun(-1)), c(']', A::MoveRun(1))]).hint("choose"), one(&[k(Enter, A::OpenSelectedRun)]).hint("opens")],
         "previous / next run of the data directory; open it")

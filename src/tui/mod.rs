@@ -96,7 +96,7 @@ pub fn run(cfg: AppConfig, log_file: &Path, stop: fn() -> bool) -> Result<()> {
     let mut term = terminal::enter(log_file).context("cannot set up the terminal")?;
     let res = event_loop(&mut term, &mut app, stop);
     terminal::restore();
-    // Stop a running batch after its item in flight; the engine is dropped, not joined, so
+    // Stop a running batch after the prompts in flight; the engine is dropped, not joined, so
     // quitting never waits for a decode.
     app.shutdown();
     res

@@ -87,8 +87,8 @@ impl BatchObserver for Timer {
             _ => {}
         }
     }
-    fn stop_requested(&self) -> bool {
-        super::super::interrupted()
+    fn stop_check(&self) -> Option<hyst_tui::batch::StopCheck> {
+        Some(std::sync::Arc::new(super::super::interrupted))
     }
 }
 
