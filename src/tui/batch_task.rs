@@ -67,7 +67,11 @@ impl BatchTask {
                 let r = crate::batch::run(&models, &plan, &mut observer)
                     .map(|s| {
                         if s.interrupted {
-                            format!("stopped after {} of {} items (resume: {} again)", s.items_done, s.items_total, key_for(Action::StartBatch))
+                            let kept = match s.totals.kept_unfinished {
+                                0 => String::new(),
+                                n => format!(", {n} scores of unfinished items kept"),
+                            };
+                            format!("stopped after {} of {} items{kept} (resume: {} again)", s.items_done, s.items_total, key_for(Action::StartBatch))
                         } else {
                             format!("{} items, {} tables written", s.items_done, s.tables.len())
                         }
