@@ -228,9 +228,10 @@ for _ in $(seq 1 600); do
   grep -q '^1/2 items' "$out/batch-stopped.txt" 2>/dev/null && break
   sleep 0.2
 done
-sleep 3
+sleep 1
 kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-sleep 2
+sleep 1
+kill -0 "$batch_pid" 2>/dev/null || fail "the batch ended before the server was gone (see $out/batch-stopped.txt)"
 t0=$(date +%s.%N)
 kill -TERM "$batch_pid"
 set +e; wait "$batch_pid"; rc=$?; set -e
@@ -243,9 +244,12 @@ else
   fail "SIGTERM while retrying: exit $rc after ${took} s, $errors error lines (see $out/batch-stopped.txt)"
 fi
 start_server
+kept_lines=$(cat "$stopped"/cache/*.jsonl 2>/dev/null | wc -l)
+all=$(grep -o '[0-9]* contexts scored' "$out/batch-uninterrupted.txt" | cut -d' ' -f1)
 if HYST_MODELS_CONFIG="$patient" hy batch --models smollm2-served --limit 2 --out "$stopped" >"$out/batch-stopped-resumed.txt" 2>&1 &&
+  grep -q "· $((all - kept_lines)) contexts scored" "$out/batch-stopped-resumed.txt" &&
   diff -r "$work/runs/uninterrupted/tables" "$stopped/tables" >"$out/tables-stopped.diff"; then
-  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt"); tables byte-identical to the uninterrupted run"
+  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt") ($all less the $kept_lines stored); tables byte-identical to the uninterrupted run"
 else
   fail "resume after SIGTERM (see $out/batch-stopped-resumed.txt, $out/tables-stopped.diff)"
 fi

@@ -194,7 +194,7 @@ fn kill_9_and_a_torn_record_resume_to_identical_tables_and_shards_merge() {
     assert_eq!(rows(&b), rows(&a));
 
     // Ctrl-C (SIGINT), and SIGTERM (Slurm's time limit, preemption, scancel), once the first
-    // item's contexts are being stored: the batch finishes the item in flight, says in one line
+    // item's contexts are being stored: the batch stops after the prompts in flight, says in one line
     // where it stopped and how to resume, and exits with 130 / 143; the same command then
     // completes it with the reference's bytes.
     #[cfg(unix)]

@@ -323,8 +323,8 @@ fn fault_campaign_resumes_byte_identical() {
     }
 }
 
-/// A batch stopped by a fault: SIGKILL ends it by the signal; SIGTERM stops it after the item in
-/// flight with one line and 143, or, when the signal comes after the last item (while writing
+/// A batch stopped by a fault: SIGKILL ends it by the signal; SIGTERM stops it after the prompts
+/// in flight with one line and 143, or, when the signal comes after the last item (while writing
 /// the final files), lets it finish.
 fn check_stopped(o: &Output, kill: bool, spec: Option<&str>) {
     use std::os::unix::process::ExitStatusExt;

@@ -75,6 +75,10 @@ impl<'a> CachedScorer<'a> {
     /// engine together, as one group of branches when `group` (decoded together by a packing
     /// engine, [`Engine::score_group`]), else one after another. Rows in the conversations' order.
     pub(crate) fn score_rows(&mut self, conversations: &[&[ChatMessage]], letters: &[char], group: bool) -> Result<Vec<ScoreRow>, EngineError> {
+        // Preparing may ask a served engine too (its tokenizer): a stopped batch asks nothing.
+        if self.stop.is_some_and(|s| s()) {
+            return Err(EngineError::Cancelled);
+        }
         let letters_s: String = letters.iter().collect();
         let mut rows: Vec<Option<ScoreRow>> = Vec::with_capacity(conversations.len());
         let mut keys = Vec::with_capacity(conversations.len());

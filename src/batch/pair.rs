@@ -317,10 +317,16 @@ pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, obse
                     break;
                 }
                 if let Err(e) = run.commit(&job.items[next_commit].item.id, r, observer) {
-                    // The workers stop; the scope waits for the prompts in flight.
+                    // The run fails with this error: the workers abandon their items (what they
+                    // scored is still kept where the disk allows) and a served engine stops
+                    // retrying.
                     stop.store(true, Ordering::SeqCst);
                     abandon_flag.store(true, Ordering::SeqCst);
-                    return Err(e);
+                    for e in engines {
+                        e.cancel_pending();
+                    }
+                    failed = Some((next_commit, e));
+                    break;
                 }
                 next_commit += 1;
             }
@@ -337,6 +343,8 @@ pub(super) fn run_pair(job: &PairJob, engines: &[Engine], run: &mut Commit, obse
         if let Some(e) = keep_error {
             return Err(e);
         }
-        Ok(stopped && next_commit < job.items.len())
+        // Without a failure, items left uncommitted mean a stop (also one the workers saw before
+        // the loop above asked).
+        Ok(next_commit < job.items.len())
     })
 }
