@@ -132,24 +132,7 @@ for c in clean_context weak_pressure strong_pressure ordinary_strong_reset expli
   hy prompts --json --condition "$c" | python3 -c 'import json,sys; print(json.dumps({"messages": json.load(sys.stdin)["messages"]}))'
 done >"$convs"
 # compare A B TOLERANCE LABEL: same prompts, same predictions, max |p_A - p_B| within TOLERANCE.
-compare() {
-  python3 - "$1" "$2" "$3" "$4" <<'PY'
-import json, sys
-a, b, tol, label = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
-ra = [json.loads(l) for l in open(a)]
-rb = [json.loads(l) for l in open(b)]
-assert len(ra) == len(rb) and ra, f"{len(ra)} vs {len(rb)} scores"
-worst, same_pred, same_prompt = 0.0, 0, 0
-for x, y in zip(ra, rb):
-    worst = max(worst, max(abs(x["probs"][k] - y["probs"][k]) for k in x["probs"]))
-    same_pred += x["pred"] == y["pred"]
-    same_prompt += x.get("prompt_hash") == y.get("prompt_hash")
-ok = worst <= tol and same_pred == len(ra)
-print(f"{'ok   ' if ok else 'FAIL '} {label}: {len(ra)} conversations, max |dp| {worst:.2e} (tolerance {tol:g}), "
-      f"same prediction {same_pred}/{len(ra)}, same prompt hash {same_prompt}/{len(ra)}")
-sys.exit(0 if ok else 1)
-PY
-}
+compare() { python3 scripts/compare-scores.py "$@"; }
 hy score --model smollm2-135m --messages "$convs" --json >"$out/score-in-process.jsonl" 2>"$out/score-in-process.err"
 for m in smollm2-served:1e-3 smollm2-served-exact:1e-6 smollm2-v1:1e-3; do
   key_=${m%%:*}
@@ -159,6 +142,9 @@ for m in smollm2-served:1e-3 smollm2-served-exact:1e-6 smollm2-v1:1e-3; do
     fail "score $key_: $(tail -1 "$out/score-$key_.err")"
   fi
 done
+
+# The bounded scores say what they did not see.
+python3 scripts/score-bounds.py "$out/score-smollm2-served.jsonl" "bounds of smollm2-served (top-100)" || fails=$((fails + 1))
 
 # 6. The chat kind: the server applies its template; the distribution is a distribution.
 if hy score --model smollm2-chat --messages "$convs" --json >"$out/score-smollm2-chat.jsonl" 2>"$out/score-smollm2-chat.err" &&

@@ -187,6 +187,12 @@ pub struct BatchArgs {
     /// together (llama-server with `-np` > 1, vLLM) the digits may.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub concurrency: Option<u16>,
+    /// Served models: before scoring, wait up to SECONDS for each served model's server to
+    /// answer (asked every 2 s), e.g. a Slurm task started beside its server job (`slurm
+    /// --server-job` passes it on). Without it a server that is not there fails after the
+    /// entry's retries.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604800))]
+    pub wait_for_server: Option<u64>,
     /// Rebuild the tables from the finished items every SECS seconds while the run goes on
     /// (default 30; 0: only at the end).
     #[arg(long, value_name = "SECS")]
@@ -381,6 +387,13 @@ pub struct SlurmArgs {
     /// Submit the array and the merge job with sbatch, and print their job ids.
     #[arg(long)]
     pub submit: bool,
+    /// A job script that serves the run's served model (vLLM, llama-server, …): submitted first;
+    /// it writes its host name to "$HYST_SERVER_HOST_FILE", the tasks start once it runs, read
+    /// that host into $HYST_SERVER_HOST (for a models.toml url such as
+    /// http://${HYST_SERVER_HOST}:8000/v1) and wait for the server (--wait-for-server, default
+    /// 3600); a last job cancels the server once the array has ended.
+    #[arg(long, value_name = "FILE")]
+    pub server_job: Option<PathBuf>,
     #[command(flatten)]
     pub batch: BatchArgs,
 }

@@ -320,6 +320,136 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     assert_eq!(outputs(&s3.join("merged")), expected, "tables after a timed-out and resubmitted task differ");
 }
 
+/// The server of the server-job test: the command that serves (the job script's last line, with
+/// `$PORT` and `$HYST_SLURM_TEST_KEY` left to the shell) and the models.toml endpoint of its model.
+/// llama-server by default (scripts/build-llama-server.sh, SmolLM2's GGUF); vLLM's CPU build
+/// when HYST_SLURM_VLLM_PYTHON, HYST_SLURM_VLLM_MODEL (a Hugging Face folder) and
+/// HYST_SLURM_VLLM_GGUF (the file name, in the models directory, of the same weights as GGUF,
+/// for the prompts) are set, as scripts/check-vllm.sh sets them.
+fn server_of_the_test() -> (String, String, Duration) {
+    if let (Ok(py), Ok(model), Ok(gguf)) = (std::env::var("HYST_SLURM_VLLM_PYTHON"), std::env::var("HYST_SLURM_VLLM_MODEL"), std::env::var("HYST_SLURM_VLLM_GGUF")) {
+        let cmd = format!(
+            "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 exec {py} -m vllm.entrypoints.openai.api_server --model {model} \\\n  \
+             --served-model-name served --dtype float32 --max-model-len 2048 --max-logprobs 100 --enforce-eager \\\n  \
+             --no-enable-prefix-caching --host 127.0.0.1 --port \"$PORT\" --api-key \"$HYST_SLURM_TEST_KEY\""
+        );
+        let entry = format!(
+            "file = \"{gguf}\"\nendpoint = {{ api = \"completions\", url = \"http://${{HYST_SERVER_HOST}}:PORT/v1\", model = \"served\", api_key_env = \"HYST_SLURM_TEST_KEY\" }}"
+        );
+        return (cmd, entry, Duration::from_secs(900));
+    }
+    let out = Command::new("bash").arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/build-llama-server.sh")).output().unwrap();
+    assert!(out.status.success(), "scripts/build-llama-server.sh: {}", text(&out));
+    let server = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let name = "SmolLM2-135M-Instruct.Q4_1.gguf";
+    let gguf = hyst_tui::config::models_dir().join(name);
+    assert!(gguf.is_file(), "{} is missing: run `bash scripts/fetch-test-models.sh`", gguf.display());
+    let cmd = format!(
+        "exec {server} -m {} --host 127.0.0.1 --port \"$PORT\" -fa off -np 1 -c 8192 -t 2 --api-key \"$HYST_SLURM_TEST_KEY\"",
+        gguf.display()
+    );
+    let entry = format!("file = \"{name}\"\nendpoint = {{ api = \"llama-server\", url = \"http://${{HYST_SERVER_HOST}}:PORT\", api_key_env = \"HYST_SLURM_TEST_KEY\" }}");
+    (cmd, entry, Duration::from_secs(300))
+}
+
+/// The README's cluster recipe, executed: a server job serves the model, `hyst-tui slurm
+/// --server-job` submits it, then a 2-task array that starts once the server job runs, reads the
+/// host it published, waits for the server and scores through it, then the merge job, and a job
+/// that cancels the server once the array has ended. The merged tables are those of the same
+/// served run unsharded (the same server command, started by the test), byte for byte.
+#[test]
+fn a_served_run_through_a_server_job_gives_the_unsharded_tables() {
+    let (serve, entry, patience) = server_of_the_test();
+    let c = Cluster::start();
+    let t = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let key = format!("slurm-test-{}", std::process::id());
+    let cfg = t.path().join("models.toml");
+    let bundled = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models.toml")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{bundled}\n[models.\"served\"]\nname = \"the server job's model\"\nfamily = \"smollm2\"\nsystem = \"native\"\n{}\n", entry.replace("PORT", &port.to_string())),
+    )
+    .unwrap();
+    let script = t.path().join("server.sbatch");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/bash\n#SBATCH --job-name=hyst-test-server\n#SBATCH --time=30:00\n#SBATCH --output={}/server-%j.out\n\
+             # publish this node's name for the tasks, then serve\nhostname > \"$HYST_SERVER_HOST_FILE\"\nPORT={port}\n{serve}\n",
+            t.path().display()
+        ),
+    )
+    .unwrap();
+    let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_string();
+    let run = ["--models", "served", "--limit", "2"];
+    let with_env = |mut cmd: Command| {
+        cmd.env("HYST_SLURM_TEST_KEY", &key).env("HYST_MODELS_CONFIG", &cfg);
+        cmd
+    };
+
+    // The same served run, unsharded, through the same server command started here.
+    let reference = t.path().join("reference");
+    let mut server = with_env(Command::new("bash"));
+    let server = server
+        .arg("-c")
+        .arg(format!("PORT={port}\n{serve}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(t.path().join("reference-server.log")).unwrap())
+        .spawn()
+        .unwrap();
+    struct KillOnDrop(Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let server = KillOnDrop(server);
+    let mut b = with_env(c.cmd(BIN));
+    b.env("HYST_SERVER_HOST", &host).args(["--threads", "2", "batch", "--wait-for-server", &patience.as_secs().to_string()]).args(run);
+    let o = b.args(["--out", reference.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "the unsharded served run: {}", text(&o));
+    assert!(text(&o).contains("served: the server answered after"), "{}", text(&o));
+    drop(server);
+    wait_for(Duration::from_secs(60), "the reference server's port to be free", || std::net::TcpListener::bind(("127.0.0.1", port)).is_ok());
+    let expected = outputs(&reference);
+
+    let dir = t.path().join("s");
+    let mut a = with_env(c.cmd(BIN));
+    a.args(["--threads", "2", "--models-config", cfg.to_str().unwrap(), "slurm", "--tasks", "2", "--time", "20:00"]).args(run);
+    a.args(["--server-job", script.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--submit"]);
+    let o = a.output().unwrap();
+    assert!(o.status.success(), "hyst-tui slurm --server-job: {}\n{}", text(&o), c.logs());
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let line = out.lines().find(|l| l.starts_with("submitted: ")).unwrap_or_else(|| panic!("{out}"));
+    let word_after = |w: &str| line.split(w).nth(1).unwrap_or_else(|| panic!("{line}")).split_whitespace().next().unwrap().trim_end_matches(',').to_string();
+    let (server_job, array, merge, stop) = (word_after("server job "), word_after("array job "), word_after("merge job "), word_after("stop-server job "));
+    let array_script = std::fs::read_to_string(dir.join("slurm/array.sbatch")).unwrap();
+    assert!(array_script.contains("export HYST_SERVER_HOST=") && array_script.contains("--wait-for-server 3600"), "{array_script}");
+    assert!(!array_script.contains(&key) && !std::fs::read_to_string(dir.join("slurm/server.sbatch")).unwrap().contains(&key));
+    wait_for(Duration::from_secs(1500), "the merge job", || c.states().get(&merge).is_some_and(|s| s == "COMPLETED" || s == "FAILED" || s == "CANCELLED"));
+    let logs = |k: usize| std::fs::read_to_string(dir.join(format!("slurm/logs/task-{k}.out"))).unwrap_or_default();
+    assert_eq!(c.states().get(&merge).map(String::as_str), Some("COMPLETED"), "{}\n{}\n{}", logs(1), logs(2), c.logs());
+    for k in 1..=2 {
+        assert_eq!(c.states().get(&format!("{array}_{k}")).map(String::as_str), Some("COMPLETED"));
+        let log = logs(k);
+        assert!(log.contains("waiting up to 3600 s for the server of served (http://${HYST_SERVER_HOST}:") && log.contains("served: the server answered after"), "task {k}: {log}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("slurm/server-host")).unwrap().trim(), host);
+    let manifest = std::fs::read_to_string(dir.join("tasks/task-1/manifest.json")).unwrap_or_else(|_| std::fs::read_to_string(dir.join("tasks/task-001/manifest.json")).unwrap());
+    assert!(manifest.contains("http://${HYST_SERVER_HOST}:"), "the identity keeps the url as written: {manifest}");
+    assert_eq!(outputs(&dir.join("merged")), expected, "the merged tables differ from the unsharded served run's");
+    // Once the array has ended the stop job cancels the server.
+    wait_for(Duration::from_secs(120), "the server job to be cancelled", || {
+        let s = c.states();
+        s.get(&stop).is_some_and(|x| x == "COMPLETED") && s.get(&server_job).is_some_and(|x| x == "CANCELLED")
+    });
+    let mut grep = Command::new("grep");
+    let found = grep.args(["-rlF", &key, dir.to_str().unwrap(), reference.to_str().unwrap()]).output().unwrap();
+    assert!(found.stdout.is_empty(), "the API key is written in: {}", String::from_utf8_lossy(&found.stdout));
+}
+
 /// Every line of a score store: a sha256 of its JSON, a tab, the JSON; its key once.
 fn check_store(path: &Path) -> usize {
     use sha2::Digest;

@@ -5,6 +5,9 @@
 //! The run directory of a Slurm run holds:
 //! - `slurm/array.sbatch`, `slurm/merge.sbatch`: the scripts (their comments list each task's
 //!   model and item ranges);
+//! - with `--server-job FILE`: `slurm/server.sbatch` (a copy of FILE), which publishes its host in
+//!   `slurm/server-host` for the tasks, and `slurm/stop-server.sbatch`, which cancels the server
+//!   job once the array has ended;
 //! - `slurm/tasks.json`: the split and the score store the tasks use;
 //! - `slurm/jobs.json`: every submission (array job id, its tasks, the merge job id);
 //! - `slurm/logs/`: the jobs' output;
@@ -27,6 +30,12 @@ pub const TASKS_DIR: &str = "tasks";
 pub const MERGED_DIR: &str = "merged";
 pub const ARRAY_SCRIPT: &str = "array.sbatch";
 pub const MERGE_SCRIPT: &str = "merge.sbatch";
+pub const SERVER_SCRIPT: &str = "server.sbatch";
+pub const STOP_SERVER_SCRIPT: &str = "stop-server.sbatch";
+/// Where the server job writes its host name (it finds the path in `$HYST_SERVER_HOST_FILE`).
+pub const SERVER_HOST_FILE: &str = "server-host";
+/// How long a task waits for the server job to publish its host.
+const HOST_FILE_WAIT_S: u32 = 600;
 
 /// The task split and store choice of a Slurm run (`slurm/tasks.json`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -40,6 +49,9 @@ pub struct SlurmSpec {
     pub store_note: String,
     /// The batch command line of a task, without its shard and directory.
     pub task_command: Vec<String>,
+    /// The server job's script as given (`--server-job`; copied to `slurm/server.sbatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_job: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -76,6 +88,12 @@ pub struct Submission {
     pub array_job: Option<String>,
     pub tasks: Vec<usize>,
     pub merge_job: String,
+    /// The server job the array's tasks score through (`--server-job`), and the job that
+    /// cancels it once the array has ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_job: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stop_job: Option<String>,
     /// Seconds since the Unix epoch.
     pub at: u64,
 }
@@ -177,6 +195,17 @@ pub fn array_script(dir: &Path, spec: &SlurmSpec, res: &Resources, models_dir: &
         shell_quote(&dir.join(TASKS_DIR).display().to_string()),
         task_width(n)
     ));
+    if spec.server_job.is_some() {
+        // The array starts once the server job does (--dependency=after); the server job writes
+        // its host name as soon as it runs, and the task's batch waits for the server to answer
+        // (--wait-for-server) before scoring. A models.toml url names the host as ${HYST_SERVER_HOST}.
+        let host_file = shell_quote(&dir.join(SLURM_DIR).join(SERVER_HOST_FILE).display().to_string());
+        s.push_str(&format!(
+            "for _ in $(seq 1 {HOST_FILE_WAIT_S}); do [ -s {host_file} ] && break; sleep 1; done\n\
+             [ -s {host_file} ] || {{ echo \"error: the server job wrote no host name to {host_file} within {HOST_FILE_WAIT_S} s\" >&2; exit 1; }}\n\
+             export HYST_SERVER_HOST=\"$(head -n1 {host_file} | tr -d '[:space:]')\"\n"
+        ));
+    }
     s.push_str(&format!(
         "exec {} --shard \"$task/{n}\" --shard-by model --out \"$out\" --log-file \"$out.log\"\n",
         quote_all(&spec.task_command)
@@ -205,12 +234,34 @@ pub fn merge_script(dir: &Path, exe: &str, res: &Resources) -> String {
     s
 }
 
-/// Writes the scripts and `tasks.json` (keeping `jobs.json`).
-pub fn write(dir: &Path, spec: &SlurmSpec, array: &str, merge: &str) -> Result<()> {
+/// The script that cancels the server job (its id in `$HYST_SERVER_JOB`), submitted to run once
+/// the array has ended in any state (--dependency=afterany), so the server does not hold its
+/// GPUs until its time limit.
+pub fn stop_server_script(dir: &Path, res: &Resources) -> String {
+    let mut s = String::from("#!/bin/bash\n");
+    s.push_str("# hyst-tui slurm: cancels the server job once the array has ended (submitted with --dependency=afterany:<array job>).\n");
+    s.push_str(&format!("#SBATCH --job-name={}-stop-server\n", res.job_name));
+    s.push_str(&format!("#SBATCH --output={}/stop-server.out\n", dir.join(SLURM_DIR).join("logs").display()));
+    s.push_str("#SBATCH --open-mode=append\n");
+    for l in res.lines(false) {
+        s.push_str(&l);
+        s.push('\n');
+    }
+    s.push_str("scancel \"${HYST_SERVER_JOB:?submitted by hyst-tui slurm with the server job's id}\"\n");
+    s
+}
+
+/// Writes the scripts and `tasks.json` (keeping `jobs.json`); with a server job, its script (a
+/// copy of the user's) and the one that stops it.
+pub fn write(dir: &Path, spec: &SlurmSpec, array: &str, merge: &str, server: Option<(&str, &str)>) -> Result<()> {
     let s = dir.join(SLURM_DIR);
     std::fs::create_dir_all(s.join("logs")).with_context(|| format!("cannot create {}", s.display()))?;
     std::fs::create_dir_all(dir.join(TASKS_DIR)).with_context(|| format!("cannot create {}", dir.join(TASKS_DIR).display()))?;
-    for (name, text) in [(ARRAY_SCRIPT, array), (MERGE_SCRIPT, merge)] {
+    let mut scripts = vec![(ARRAY_SCRIPT, array), (MERGE_SCRIPT, merge)];
+    if let Some((server, stop)) = server {
+        scripts.extend([(SERVER_SCRIPT, server), (STOP_SERVER_SCRIPT, stop)]);
+    }
+    for (name, text) in scripts {
         let p = s.join(name);
         crate::store::write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?;
         #[cfg(unix)]
@@ -302,13 +353,35 @@ impl SlurmRun {
         }
         let todo: Vec<usize> = (1..=self.spec.tasks).filter(|k| !self.task_complete(*k)).collect();
         let s = self.dir.join(SLURM_DIR);
+        let mut server_job = None;
         let array_job = if todo.is_empty() {
             notes.push("every task is complete: only the merge job is submitted".into());
             None
         } else {
             let list = todo.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
             let script = s.join(ARRAY_SCRIPT).display().to_string();
-            Some(parsable_id(&slurm_cmd("sbatch", &["--parsable", &format!("--array={list}"), &script])?))
+            let mut args = vec!["--parsable".to_string(), format!("--array={list}")];
+            if self.spec.server_job.is_some() {
+                // A host an earlier server job published is stale: the tasks wait for the new one's.
+                let host_file = s.join(SERVER_HOST_FILE);
+                match std::fs::remove_file(&host_file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => bail!("cannot remove {}: {e}", host_file.display()),
+                    _ => {}
+                }
+                let export = format!("--export=ALL,HYST_SERVER_HOST_FILE={}", host_file.display());
+                let id = parsable_id(&slurm_cmd("sbatch", &["--parsable", &export, &s.join(SERVER_SCRIPT).display().to_string()])?);
+                args.push(format!("--dependency=after:{id}"));
+                server_job = Some(id);
+            }
+            args.push(script);
+            Some(parsable_id(&slurm_cmd("sbatch", &args.iter().map(String::as_str).collect::<Vec<_>>())?))
+        };
+        let server_stop_job = match (&server_job, &array_job) {
+            (Some(server), Some(array)) => Some(parsable_id(&slurm_cmd(
+                "sbatch",
+                &["--parsable", &format!("--dependency=afterany:{array}"), &format!("--export=ALL,HYST_SERVER_JOB={server}"), &s.join(STOP_SERVER_SCRIPT).display().to_string()],
+            )?)),
+            _ => None,
         };
         let merge_script = s.join(MERGE_SCRIPT).display().to_string();
         let merge_job = match &array_job {
@@ -319,6 +392,8 @@ impl SlurmRun {
             array_job,
             tasks: todo,
             merge_job,
+            server_job,
+            server_stop_job,
             at: now_secs(),
         };
         self.jobs.push(sub.clone());
@@ -334,6 +409,7 @@ impl SlurmRun {
         for s in &self.jobs {
             ids.extend(s.array_job.iter().cloned());
             ids.push(s.merge_job.clone());
+            ids.extend(s.server_job.iter().cloned());
         }
         let mut out = std::collections::HashMap::new();
         for id in ids {

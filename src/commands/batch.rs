@@ -177,6 +177,9 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     if a.dry_run {
         return dry_run(&p, a.json);
     }
+    if let Some(limit) = a.wait_for_server {
+        wait_for_servers(ctx, &p.config.models, std::time::Duration::from_secs(limit))?;
+    }
     let s = batch::run(&ctx.config, &p, &mut CliProgress::new())?;
     let t = &s.totals;
     say!(
@@ -210,6 +213,21 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     let in_dir = |d: &str| s.tables.iter().filter(|f| f.parent() == Some(p.out.join(d).as_path())).count();
     println!("tables: {} files in {}", in_dir("tables"), p.out.join("tables").display());
     println!("figures: {} files in {}", in_dir("figures"), p.out.join("figures").display());
+    Ok(())
+}
+
+/// `--wait-for-server`: waits for the server of every served model of the run, in turn.
+fn wait_for_servers(ctx: &Ctx, models: &[String], limit: std::time::Duration) -> Result<()> {
+    for key in models {
+        let entry = ctx.config.get(key)?;
+        let Some(ep) = &entry.endpoint else { continue };
+        say!("waiting up to {} s for the server of {key} ({})", limit.as_secs(), ep.base());
+        match hyst_tui::engine::served::wait_until_answers(entry, limit, &super::interrupted) {
+            Ok(waited) => say!("{key}: the server answered after {:.0} s", waited.as_secs_f64()),
+            Err(_) if super::interrupted() => bail!("{} while waiting for the server of {key}: nothing was scored", super::stop_reason()),
+            Err(e) => bail!("{key}: {e}"),
+        }
+    }
     Ok(())
 }
 

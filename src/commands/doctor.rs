@@ -255,6 +255,12 @@ fn check_served(ctx: &Ctx, r: &mut Report, m: &ModelEntry, dir: &Path) {
     let slots = sv.slots.map(|n| format!(", {n} slots")).unwrap_or_default();
     r.ok(&what, format!("served: {} {}{model} answers{slots}; context {}", sv.api, sv.url, info.n_ctx));
     r.ok(&what, format!("server reports: {}", if sv.reported.is_empty() { "nothing of its weights".to_string() } else { sv.reported.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ") }));
+    if sv.reported.get("prefix_caching").is_some_and(|v| v == "on") {
+        r.warn(
+            &what,
+            "vLLM's prefix caching is on: a log-probability then depends on what the server cached before (two runs' tables differed in the 6th decimal); start vLLM with --no-enable-prefix-caching for reproducible tables",
+        );
+    }
     r.ok(&what, format!("letters {} (top-{}); prompt: {}", sv.letters, sv.top_k, sv.prompt_source));
     let conv = sample_conversation();
     let here = match engine.prepare(&conv) {

@@ -124,7 +124,7 @@ pub fn score_json(s: &SlotScore) -> Value {
             )
         })
         .collect();
-    json!({
+    let mut out = json!({
         "probs": probs,
         "pred": s.pred_letter().to_string(),
         "log_scores": log_scores,
@@ -139,7 +139,21 @@ pub fn score_json(s: &SlotScore) -> Value {
         "tokens_evaluated": s.tokens_evaluated,
         "tokens_reused": s.tokens_reused,
         "rendered_prompt": s.rendered_prompt,
-    })
+    });
+    // A served score from top-K log-probabilities that did not list every letter token: what
+    // was unseen, its bound, and each option's range (absent where every letter is known).
+    if let Some(b) = &s.bound {
+        let by_letter = |v: &[f64]| s.letters.iter().zip(v).map(|(l, p)| (l.to_string(), *p)).collect::<BTreeMap<String, f64>>();
+        out["bound"] = json!({
+            "k": b.k,
+            "unseen": b.unseen,
+            "bound": b.bound,
+            "probs_lo": by_letter(&b.probs_lo),
+            "probs_hi": by_letter(&b.probs_hi),
+            "pred_fixed": b.pred_fixed,
+        });
+    }
+    out
 }
 
 pub fn print_human(out: &mut dyn Write, s: &SlotScore) -> std::io::Result<()> {

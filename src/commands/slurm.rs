@@ -28,7 +28,7 @@ fn absolute_spec(spec: &str) -> Result<String> {
 }
 
 /// The `hyst-tui … batch …` words of a task (without shard, directory and log file).
-fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, store: &str, cpus: Option<u32>) -> Result<Vec<String>> {
+fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, store: &str, cpus: Option<u32>, wait_for_server: Option<u64>) -> Result<Vec<String>> {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "hyst-tui".into());
     let g = &ctx.global;
     // The global options, then `batch` and the run's options.
@@ -104,6 +104,9 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
     if let Some(x) = a.pack {
         push("--pack", x.to_string());
     }
+    if let Some(x) = wait_for_server {
+        push("--wait-for-server", x.to_string());
+    }
     push("--tables-every", "0".into());
     global.extend(batch);
     Ok(global)
@@ -152,12 +155,15 @@ pub fn run(ctx: &Ctx, a: &SlurmArgs) -> Result<()> {
     hyst_tui::batch::check_model_files(&ctx.config, &plan.config.models)?;
     let tasks = hyst_tui::batch::model_tasks(&plan, a.tasks as usize)?;
     let (store, store_note) = choose_store(plan.shared_store.as_deref());
+    let server = a.server_job.as_deref().map(|f| server_script(ctx, f, &plan.config.models)).transpose()?;
+    let wait = a.batch.wait_for_server.or(server.as_ref().map(|_| DEFAULT_SERVER_WAIT_S));
     let spec = SlurmSpec {
         tasks: tasks.len(),
         split: tasks.iter().map(TaskSummary::of).collect(),
-        task_command: task_command(ctx, &a.batch, &plan, store.as_deref().unwrap_or("off"), a.cpus_per_task)?,
+        task_command: task_command(ctx, &a.batch, &plan, store.as_deref().unwrap_or("off"), a.cpus_per_task, wait)?,
         score_store: store,
         store_note,
+        server_job: a.server_job.as_deref().map(abs_text),
     };
     if a.batch.dry_run && a.batch.json {
         println!("{}", serde_json::json!({ "dir": dir, "tasks": tasks, "score_store": spec.score_store, "store_note": spec.store_note }));
@@ -184,14 +190,24 @@ pub fn run(ctx: &Ctx, a: &SlurmArgs) -> Result<()> {
     };
     let array = slurm::array_script(&dir, &spec, &res, &absolute(&hyst_tui::config::models_dir()), &super::command_line());
     let merge = slurm::merge_script(&dir, &spec.task_command[0], &res);
-    slurm::write(&dir, &spec, &array, &merge)?;
+    let stop = slurm::stop_server_script(&dir, &res);
+    slurm::write(&dir, &spec, &array, &merge, server.as_deref().map(|text| (text, stop.as_str())))?;
     let s = dir.join(slurm::SLURM_DIR);
     println!("scripts: {} and {}", s.join(slurm::ARRAY_SCRIPT).display(), s.join(slurm::MERGE_SCRIPT).display());
-    let by_hand = format!(
-        "jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
-        s.join(slurm::ARRAY_SCRIPT).display(),
-        s.join(slurm::MERGE_SCRIPT).display()
-    );
+    let (array_path, merge_path) = (s.join(slurm::ARRAY_SCRIPT), s.join(slurm::MERGE_SCRIPT));
+    let by_hand = if server.is_some() {
+        println!("server job: {} (its host in {})", s.join(slurm::SERVER_SCRIPT).display(), s.join(slurm::SERVER_HOST_FILE).display());
+        format!(
+            "sid=$(sbatch --parsable --export=ALL,HYST_SERVER_HOST_FILE={} {}) && jid=$(sbatch --parsable --dependency=after:$sid {}) && sbatch --dependency=afterok:$jid {} && sbatch --dependency=afterany:$jid --export=ALL,HYST_SERVER_JOB=$sid {}",
+            s.join(slurm::SERVER_HOST_FILE).display(),
+            s.join(slurm::SERVER_SCRIPT).display(),
+            array_path.display(),
+            merge_path.display(),
+            s.join(slurm::STOP_SERVER_SCRIPT).display()
+        )
+    } else {
+        format!("jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}", array_path.display(), merge_path.display())
+    };
     if !a.submit {
         println!("submit with: {by_hand}   (or rerun with --submit)");
         println!("watch with: hyst-tui status {}", dir.display());
@@ -205,16 +221,45 @@ pub fn run(ctx: &Ctx, a: &SlurmArgs) -> Result<()> {
     for n in notes {
         println!("{n}");
     }
-    match &sub.array_job {
-        Some(j) => println!(
-            "submitted: array job {j} (tasks {}), merge job {} (after the array succeeds)",
-            sub.tasks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(","),
+    let tasks = sub.tasks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+    match (&sub.array_job, &sub.server_job, &sub.server_stop_job) {
+        (Some(j), Some(server), Some(stop)) => println!(
+            "submitted: server job {server}, array job {j} (tasks {tasks}, once the server job runs), merge job {} (after the array succeeds), stop-server job {stop} (after the array ends)",
             sub.merge_job
         ),
-        None => println!("submitted: merge job {}", sub.merge_job),
+        (Some(j), _, _) => println!("submitted: array job {j} (tasks {tasks}), merge job {} (after the array succeeds)", sub.merge_job),
+        (None, _, _) => println!("submitted: merge job {}", sub.merge_job),
     }
     println!("watch with: hyst-tui status {}", dir.display());
     Ok(())
+}
+
+/// How long a task waits for the server by default when the run has a server job.
+const DEFAULT_SERVER_WAIT_S: u64 = 3600;
+
+/// The `--server-job` script, read and checked: it must publish its host where the tasks look
+/// for it, and the run must have a served model to score through it.
+fn server_script(ctx: &Ctx, file: &Path, models: &[String]) -> Result<String> {
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("--server-job {}: {e}", file.display()))?;
+    if !text.contains("HYST_SERVER_HOST_FILE") {
+        bail!(
+            "--server-job {}: the script never writes its host name to \"$HYST_SERVER_HOST_FILE\" (e.g. `hostname > \"$HYST_SERVER_HOST_FILE\"` before starting the server), so the tasks could not find it",
+            file.display()
+        );
+    }
+    let mut served = Vec::new();
+    for key in models {
+        if let Some(ep) = &ctx.config.get(key)?.endpoint {
+            served.push((key, ep.base().to_string()));
+        }
+    }
+    if served.is_empty() {
+        bail!("--server-job: no model of the run has an `endpoint` in models.toml (the tasks would not use the server)");
+    }
+    for (key, url) in served.iter().filter(|(_, url)| !url.contains("${HYST_SERVER_HOST}")) {
+        println!("note: {key}'s url {url} does not name ${{HYST_SERVER_HOST}}: its tasks go to that address, not to the host the server job publishes");
+    }
+    Ok(text)
 }
 
 /// `hyst-tui status DIR...`: one line per run; an error (exit 1) unless all are complete.

@@ -125,9 +125,37 @@ impl Endpoint {
     pub fn retries(&self) -> u32 {
         self.retries.unwrap_or(DEFAULT_RETRIES)
     }
-    /// The URL without a trailing slash.
+    /// The URL as written, without a trailing slash: what the scores' identity and provenance
+    /// hold (a `${VAR}` in it stays unexpanded, so a server job that lands on another node is
+    /// the same server).
     pub fn base(&self) -> &str {
         self.url.trim_end_matches('/')
+    }
+
+    /// The URL requests go to: [`Endpoint::base`] with every `${VAR}` replaced by that
+    /// environment variable's value (e.g. `http://${HYST_SERVER_HOST}:8000/v1`, the host a
+    /// Slurm server job published). An unset or empty variable is an error naming it.
+    pub fn address(&self) -> Result<String, String> {
+        let mut out = String::new();
+        let mut rest = self.base();
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after.find('}').ok_or_else(|| format!("endpoint `url` has an unclosed ${{: {:?}", self.url))?;
+            let name = &after[..end];
+            match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => out.push_str(v.trim()),
+                _ => return Err(format!("endpoint `url` {} names the environment variable {name}, which is not set", self.base())),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// The names of the `${VAR}` references in the URL.
+    fn url_variables(&self) -> Vec<&str> {
+        self.url.split("${").skip(1).map(|piece| piece.split('}').next().unwrap_or("")).collect()
     }
 
     /// The problems of this table, as a sentence; `None` when it is usable.
@@ -144,15 +172,15 @@ impl Endpoint {
             // Never echo the URL here: it holds credentials.
             return Some("endpoint `url` must not hold credentials (user:password@); put the key in an environment variable and name it in `api_key_env`".into());
         }
+        if self.url.split("${").skip(1).any(|piece| !piece.contains('}')) || self.url_variables().iter().any(|v| !is_variable_name(v)) {
+            return Some(format!("endpoint `url` may name environment variables only as ${{NAME}} (letters, digits, '_'), got {:?}", self.url));
+        }
         if rest.contains('?') || rest.contains('#') {
             // Not echoed: a query may hold a key.
             return Some("endpoint `url` must be a base URL without a query or fragment (a key goes in an environment variable named by `api_key_env`)".into());
         }
         if let Some(var) = &self.api_key_env {
-            let ok = !var.is_empty()
-                && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !var.starts_with(|c: char| c.is_ascii_digit());
-            if !ok {
+            if !is_variable_name(var) {
                 // The value may be a key pasted by mistake: do not repeat it.
                 return Some("`api_key_env` must name an environment variable (letters, digits, '_'; e.g. OPENAI_API_KEY), not hold the key itself".into());
             }
@@ -197,6 +225,11 @@ impl Endpoint {
     }
 }
 
+/// An environment variable's name: letters, digits and '_', not starting with a digit.
+fn is_variable_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +258,24 @@ mod tests {
             let p = ep(text).problem().unwrap_or_default();
             assert!(p.contains(needle), "{text}: {p}");
             assert!(!p.contains("secret") && !p.contains("sk-abc123"), "a problem repeats a secret: {p}");
+        }
+    }
+
+    #[test]
+    fn a_url_may_name_environment_variables() {
+        let e = ep("api = \"completions\"\nurl = \"http://${HYST_TEST_ENDPOINT_HOST_7}:8000/v1/\"\nmodel = \"m\"");
+        assert_eq!(e.problem(), None);
+        assert_eq!(e.base(), "http://${HYST_TEST_ENDPOINT_HOST_7}:8000/v1", "the identity keeps the URL as written");
+        let err = e.address().unwrap_err();
+        assert!(err.contains("HYST_TEST_ENDPOINT_HOST_7") && err.contains("not set"), "{err}");
+        std::env::set_var("HYST_TEST_ENDPOINT_HOST_7", "gpu-node-17\n");
+        assert_eq!(e.address().unwrap(), "http://gpu-node-17:8000/v1");
+        std::env::remove_var("HYST_TEST_ENDPOINT_HOST_7");
+        let plain = ep("api = \"llama-server\"\nurl = \"http://127.0.0.1:8080/\"");
+        assert_eq!(plain.address().unwrap(), "http://127.0.0.1:8080");
+        for bad in ["http://${HOST:8000/v1", "http://${}:8000/v1", "http://${1HOST}:8000", "http://${HOST-NAME}:8000"] {
+            let p = ep(&format!("api = \"llama-server\"\nurl = \"{bad}\"")).problem().unwrap_or_default();
+            assert!(p.contains("${NAME}"), "{bad}: {p}");
         }
     }
 

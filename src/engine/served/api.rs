@@ -90,10 +90,26 @@ pub(crate) fn server_facts(client: &Client, ep: &Endpoint) -> Result<ServerFacts
                         f.reported.insert("version".into(), version);
                     }
                 }
+                // vLLM tells its cache settings only in its metrics. With prefix caching on, a
+                // log-probability depends on what the server cached before (it moved in the 6th
+                // decimal between two runs here), so the setting is part of the identity.
+                if let Ok(metrics) = client.get_origin_text("/metrics") {
+                    if let Some(on) = vllm_prefix_caching(&metrics) {
+                        f.reported.insert("prefix_caching".into(), if on { "on" } else { "off" }.into());
+                    }
+                }
             }
         }
     }
     Ok(f)
+}
+
+/// vLLM's `enable_prefix_caching` from the `vllm:cache_config_info` line of its Prometheus
+/// metrics; `None` when the text has no such line (another server).
+pub(crate) fn vllm_prefix_caching(metrics: &str) -> Option<bool> {
+    let line = metrics.lines().find(|l| l.starts_with("vllm:cache_config_info{"))?;
+    let value = line.split("enable_prefix_caching=\"").nth(1)?.split('"').next()?;
+    Some(value.eq_ignore_ascii_case("true"))
 }
 
 /// Takes the identity fields of one `/models` entry (the one named `name`, else the first).
@@ -202,26 +218,7 @@ pub(crate) fn next_tokens(client: &Client, ep: &Endpoint, prompt: Prompt, k: usi
                 "cache_prompt": ep.prompt_cache,
             });
             let v = client.post("/completions", &body)?;
-            let lp = v.pointer("/choices/0/logprobs").ok_or_else(|| protocol(client, "/completions", "no choices[0].logprobs in the answer"))?;
-            let candidates = if let Some(list) = lp.pointer("/content/0/top_logprobs") {
-                // llama-server's /v1 answers in its own list format, with ids.
-                read_candidates(list, true)
-            } else {
-                // OpenAI's legacy format: one map per position, keys are token texts (vLLM:
-                // `token_id:N` with return_tokens_as_token_ids).
-                lp.pointer("/top_logprobs/0").and_then(Value::as_object).map(|m| {
-                    m.iter()
-                        .filter_map(|(key, lp)| {
-                            let logprob = logprob_of(lp)?;
-                            Some(match key.strip_prefix("token_id:").and_then(|n| n.parse::<i32>().ok()) {
-                                Some(id) => Candidate { id: Some(id), text: String::new(), logprob },
-                                None => Candidate { id: None, text: key.clone(), logprob },
-                            })
-                        })
-                        .collect()
-                })
-            }
-            .ok_or_else(|| protocol(client, "/completions", "no top log-probabilities for the first token"))?;
+            let candidates = read_completions_top(&v).map_err(|m| protocol(client, "/completions", m))?;
             Ok((NextTokens { candidates, complete: false, extra: vec![] }, openai_usage(&v)))
         }
         (ServedApi::Chat, Prompt::Messages(messages)) => {
@@ -240,6 +237,27 @@ pub(crate) fn next_tokens(client: &Client, ep: &Endpoint, prompt: Prompt, k: usi
     }
 }
 
+/// The first generated token's top log-probabilities in a `/completions` answer.
+fn read_completions_top(v: &Value) -> Result<Vec<Candidate>, &'static str> {
+    let lp = v.pointer("/choices/0/logprobs").ok_or("no choices[0].logprobs in the answer")?;
+    if let Some(list) = lp.pointer("/content/0/top_logprobs") {
+        // llama-server's /v1 answers in its own list format, with ids.
+        return read_candidates(list, true).ok_or("malformed top_logprobs");
+    }
+    // OpenAI's legacy format: one map per position, keys are token texts (vLLM: `token_id:N`
+    // with return_tokens_as_token_ids).
+    let m = lp.pointer("/top_logprobs/0").and_then(Value::as_object).ok_or("no top log-probabilities for the first token")?;
+    Ok(m.iter()
+        .filter_map(|(key, lp)| {
+            let logprob = logprob_of(lp)?;
+            Some(match key.strip_prefix("token_id:").and_then(|n| n.parse::<i32>().ok()) {
+                Some(id) => Candidate { id: Some(id), text: String::new(), logprob },
+                None => Candidate { id: None, text: key.clone(), logprob },
+            })
+        })
+        .collect())
+}
+
 fn openai_usage(v: &Value) -> Usage {
     Usage {
         prompt_tokens: v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).map(|n| n as usize),
@@ -254,14 +272,20 @@ pub(crate) fn prompt_logprob(client: &Client, ep: &Endpoint, ids: &[i32], token:
     prompt.push(token);
     let body = json!({"model": ep.model, "prompt": prompt, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 0.0, "stream": false});
     let v = client.post("/completions", &body)?;
+    read_prompt_logprob(&v, token).map_err(|m| protocol(client, "/completions", m))
+}
+
+/// The log-probability of `token`, the prompt's last token, in a `/completions` answer with
+/// `prompt_logprobs` (vLLM: one map per prompt position, keyed by token id, the first `null`).
+fn read_prompt_logprob(v: &Value, token: i32) -> Result<f64, String> {
     let last = v
         .pointer("/choices/0/prompt_logprobs")
         .and_then(Value::as_array)
         .and_then(|a| a.last())
-        .ok_or_else(|| protocol(client, "/completions", "no choices[0].prompt_logprobs (exact letters need vLLM's prompt_logprobs; use letters = \"bounded\")"))?;
+        .ok_or("no choices[0].prompt_logprobs (exact letters need vLLM's prompt_logprobs; use letters = \"bounded\")")?;
     last.get(token.to_string())
         .and_then(|e| e.get("logprob").and_then(logprob_of).or_else(|| logprob_of(e)))
-        .ok_or_else(|| protocol(client, "/completions", format!("prompt_logprobs has no entry for token {token}")))
+        .ok_or_else(|| format!("prompt_logprobs has no entry for token {token}"))
 }
 
 /// A greedy continuation: (text, token ids where the API gives them, ended on its own).
@@ -368,6 +392,44 @@ mod tests {
         assert_eq!(read_candidates(&v, false).unwrap()[0].id, None);
         let null: Value = serde_json::from_str(r#"[{"token":"Z","logprob":null}]"#).unwrap();
         assert_eq!(read_candidates(&null, false).unwrap()[0].logprob, f64::NEG_INFINITY);
+    }
+
+    /// An answer recorded from vLLM 0.32.0 (CPU build) serving SmolLM2-135M in float32.
+    fn vllm(name: &str) -> Value {
+        let p = format!("{}/tests/data/vllm-0.32.0/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn vllm_answers_are_read() {
+        // /v1/models and /version: the identity leaves out `created` and the permission ids,
+        // which change at every start.
+        let mut f = ServerFacts::default();
+        assert!(read_models_entry(&vllm("models"), Some("smollm2-f32"), &mut f));
+        assert_eq!(f.identity(), "id=smollm2-f32, max_model_len=2048, owned_by=vllm, root=/tmp/smol/hf");
+        assert_eq!(f.n_ctx, Some(2048));
+        assert_eq!(vllm("version").get("version").and_then(text).as_deref(), Some("0.32.0"));
+        // Top-K of the first generated token, keyed `token_id:N`.
+        let top = read_completions_top(&vllm("completions_top_logprobs")).unwrap();
+        assert_eq!(top.len(), 5);
+        assert_eq!(top.iter().find(|c| c.id == Some(198)).map(|c| c.logprob), Some(-0.035688601434230804));
+        assert!(top.iter().all(|c| c.id.is_some() && c.text.is_empty()));
+        let usage = openai_usage(&vllm("completions_top_logprobs"));
+        assert_eq!((usage.prompt_tokens, usage.cached_tokens), (Some(5), None));
+        // prompt_logprobs: the last prompt token's own log-probability (" A", id 330).
+        let lp = read_prompt_logprob(&vllm("completions_prompt_logprobs"), 330).unwrap();
+        assert_eq!(lp, -15.152324676513672);
+        assert!(read_prompt_logprob(&vllm("completions_prompt_logprobs"), 331).unwrap_err().contains("no entry for token 331"));
+        assert!(read_prompt_logprob(&vllm("completions_top_logprobs"), 330).unwrap_err().contains("letters = \"bounded\""));
+        // Prometheus metrics: the prefix-cache setting (started with --no-enable-prefix-caching).
+        let metrics = std::fs::read_to_string(format!("{}/tests/data/vllm-0.32.0/metrics.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(vllm_prefix_caching(&metrics), Some(false));
+        assert_eq!(vllm_prefix_caching(&metrics.replace("enable_prefix_caching=\"False\"", "enable_prefix_caching=\"True\"")), Some(true));
+        assert_eq!(vllm_prefix_caching("# HELP something\nllamacpp:prompt_tokens_total 3\n"), None);
+        // /tokenize with messages (the server applies its template).
+        let ids = ids_of(&vllm("tokenize_messages")).unwrap();
+        assert_eq!(ids.len(), 36);
+        assert_eq!(&ids[ids.len() - 4..], &[1, 520, 9531, 198], "ends with the generation prompt");
     }
 
     #[test]

@@ -55,14 +55,20 @@ impl std::fmt::Display for HttpError {
 impl Client {
     pub(crate) fn new(ep: &Endpoint) -> Result<Client, String> {
         let key = ep.api_key()?;
-        let proxy = !crate::util::no_proxy_for(ep.base());
+        let proxy = !crate::util::no_proxy_for(&ep.address()?);
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(10).min(ep.timeout()))
             .timeout(ep.timeout())
             .user_agent(&format!("hyst-tui/{}", env!("CARGO_PKG_VERSION")))
             .try_proxy_from_env(proxy)
             .build();
-        Ok(Client { agent, base: ep.base().to_string(), key, key_env: ep.api_key_env.clone(), retries: ep.retries(), stop: None })
+        Ok(Client { agent, base: ep.address()?, key, key_env: ep.api_key_env.clone(), retries: ep.retries(), stop: None })
+    }
+
+    /// A client that makes `n` attempts after the first (the entry's `retries` otherwise).
+    pub(crate) fn with_retries(mut self, n: u32) -> Client {
+        self.retries = n;
+        self
     }
 
     /// A client that stops retrying once `stop` says so.
@@ -96,6 +102,11 @@ impl Client {
         self.call("GET", &format!("{}{path}", self.origin()), None)
     }
 
+    /// GET a plain-text path of the server's origin (vLLM's Prometheus `/metrics`).
+    pub(crate) fn get_origin_text(&self, path: &str) -> Result<String, HttpError> {
+        self.call_text("GET", &format!("{}{path}", self.origin()), None)
+    }
+
     /// POST to a path of the server's origin (see [`Client::origin`]).
     pub(crate) fn post_origin(&self, path: &str, body: &Value) -> Result<Value, HttpError> {
         self.call("POST", &format!("{}{path}", self.origin()), Some(body))
@@ -118,6 +129,12 @@ impl Client {
     }
 
     fn call(&self, method: &str, url: &str, body: Option<&Value>) -> Result<Value, HttpError> {
+        let text = self.call_text(method, url, body)?;
+        serde_json::from_str(&text).map_err(|e| HttpError::Protocol { url: url.to_string(), message: format!("not JSON ({e}): {}", self.redact(&text)) })
+    }
+
+    /// One request, retried as the entry says; the answer's text.
+    fn call_text(&self, method: &str, url: &str, body: Option<&Value>) -> Result<String, HttpError> {
         let t0 = Instant::now();
         let mut attempt = 0u32;
         loop {
@@ -131,7 +148,7 @@ impl Client {
                 None => req.call(),
             };
             let (last, wait) = match result {
-                Ok(resp) => return self.read_json(url, resp),
+                Ok(resp) => return self.read_text(url, resp),
                 Err(ureq::Error::Status(code, resp)) => {
                     let retry_after = resp.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
                     let text = resp.into_string().unwrap_or_default();
@@ -165,13 +182,13 @@ impl Client {
         }
     }
 
-    fn read_json(&self, url: &str, resp: ureq::Response) -> Result<Value, HttpError> {
+    fn read_text(&self, url: &str, resp: ureq::Response) -> Result<String, HttpError> {
         let mut text = String::new();
         resp.into_reader()
             .take(MAX_BODY)
             .read_to_string(&mut text)
             .map_err(|e| HttpError::Protocol { url: url.to_string(), message: format!("reading the answer: {e}") })?;
-        serde_json::from_str(&text).map_err(|e| HttpError::Protocol { url: url.to_string(), message: format!("not JSON ({e}): {}", self.redact(&text)) })
+        Ok(text)
     }
 }
 
@@ -216,6 +233,14 @@ mod tests {
         assert_eq!(error_message(r#"{"object":"error","message":"too many logprobs"}"#), "too many logprobs");
         assert_eq!(error_message(r#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(error_message("plain text\n"), "plain text");
+        // Recorded from vLLM 0.32.0.
+        let vllm = |name: &str| std::fs::read_to_string(format!("{}/tests/data/vllm-0.32.0/{name}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(
+            error_message(&vllm("error_logprobs_above_max")),
+            "Requested sample logprobs of 101, which is greater than max allowed: 100 (parameter=logprobs, value=101)"
+        );
+        assert_eq!(error_message(&vllm("error_unknown_model")), "The model `nope` does not exist. Valid aliases: smollm2-f32.");
+        assert_eq!(error_message(&vllm("error_wrong_key")), "Unauthorized");
     }
 
     #[test]

@@ -404,3 +404,39 @@ pub fn server_rendering(entry: &ModelEntry, messages: &[ChatMessage]) -> Result<
     let msgs = super::template::apply_system_policy(messages, entry.system)?;
     api::server_render(&client, ep, &msgs).map_err(served_error)
 }
+
+/// Waits until the server of a served entry answers (a Slurm task started beside its server
+/// job, `batch --wait-for-server`): asks what [`api::server_facts`] asks (llama-server `/props`,
+/// else the API's `/models`), once every 2 s, until it answers, `limit` has passed, or `stop`
+/// says so. Returns how long it waited. A server that answers with an error that waiting
+/// cannot cure (a wrong key, an unknown model name) ends the wait at once with that error.
+pub fn wait_until_answers(entry: &ModelEntry, limit: std::time::Duration, stop: &dyn Fn() -> bool) -> Result<std::time::Duration, EngineError> {
+    use std::time::{Duration, Instant};
+    let ep = entry.endpoint.as_ref().ok_or_else(|| EngineError::BadInput("not a served model".into()))?;
+    let client = Client::new(ep).map_err(EngineError::Served)?.with_retries(0);
+    let t0 = Instant::now();
+    loop {
+        let last = match api::server_facts(&client, ep) {
+            Ok(_) => return Ok(t0.elapsed()),
+            // 429 and 5xx (a server still loading its model answers 503) are worth waiting for.
+            Err(HttpError::Status { code, .. }) if code == 429 || code >= 500 => format!("answered {code}"),
+            Err(e @ (HttpError::Status { .. } | HttpError::Protocol { .. })) => return Err(served_error(e)),
+            Err(HttpError::GaveUp { last, .. }) => last,
+            Err(HttpError::Cancelled) => return Err(EngineError::Served("cancelled".into())),
+        };
+        if t0.elapsed() >= limit {
+            return Err(EngineError::Served(format!(
+                "{}: no answer within {} s of waiting for the server (last: {last})",
+                client.base(),
+                limit.as_secs()
+            )));
+        }
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            if stop() {
+                return Err(EngineError::Served(format!("{}: stopped while waiting for the server", client.base())));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
