@@ -83,7 +83,8 @@ pub struct TuiArgs {
     /// Model key for the explorer (default: the default model).
     #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
-    /// Dataset spec for the explorer (default: sample).
+    /// Dataset spec for the explorer (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH,
+    /// csv:PATH; default: sample).
     #[arg(long, value_name = "SPEC")]
     pub dataset: Option<String>,
     /// Browse a stored batch run without recomputing.
@@ -108,10 +109,11 @@ pub struct SnapshotArgs {
     /// Model key (default: the default model).
     #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
-    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
     #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
-    /// Dialogue step to show (0 = clean … 6 = clean probe).
+    /// Dialogue step to show, as the explorer's step keys count them: 0 = clean … 6 = clean
+    /// probe (the ramp), then any custom ramp's steps, then the recovery operations.
     #[arg(long, value_name = "STEP")]
     pub step: Option<usize>,
     /// Tables view: the stored batch run to show.
@@ -150,7 +152,7 @@ pub struct BatchArgs {
     /// Model keys, comma separated (default: the default model).
     #[arg(long, value_delimiter = ',', value_name = "K1,K2")]
     pub models: Vec<String>,
-    /// Dataset specs, comma separated: sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH.
+    /// Dataset specs, comma separated: sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH.
     #[arg(long, value_delimiter = ',', value_name = "SPEC,...")]
     pub datasets: Vec<String>,
     /// Suites, comma separated (default: hierarchy; `all` = every suite).
@@ -400,7 +402,7 @@ pub struct SlurmArgs {
 
 #[derive(Debug, Args)]
 pub struct PromptsArgs {
-    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
     #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
     /// Item id (default: the first selected item).
@@ -423,7 +425,7 @@ pub struct PromptsArgs {
 
 #[derive(Debug, Args)]
 pub struct ItemsArgs {
-    /// Dataset spec (sample, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
+    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
     #[arg(long, default_value = "sample", value_name = "SPEC")]
     pub dataset: String,
     #[command(flatten)]

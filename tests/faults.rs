@@ -7,7 +7,7 @@
 //!   seeded random size); each run is then resumed and its tables, figures, summary,
 //!   reproduction files and item rows compared byte for byte with an uninterrupted run. The
 //!   figures are printed (`cargo test --release --test faults -- --nocapture`) and reported in
-//!   the README. `HYST_FAULT_SEED` and `HYST_FAULT_TRIALS` change the seed and the number of
+//!   docs/measurements.md. `HYST_FAULT_SEED` and `HYST_FAULT_TRIALS` change the seed and the number of
 //!   trials;
 //! - readers and writers together: a second batch on a run directory being written and a merge
 //!   of it are refused naming the writer's pid;

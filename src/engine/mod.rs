@@ -113,7 +113,7 @@ pub struct EngineOptions {
     pub snapshot_mem: Option<u64>,
     /// llama.cpp sequences decoded together (`--pack`): 1 decodes one prompt per call; more
     /// give each sequence a KV stream of its own, spread an item's branches over them and
-    /// score [`item_lanes`] items at once (`session.rs`).
+    /// score [`item_lanes`] items at once (`session/mod.rs`).
     pub pack: u32,
 }
 

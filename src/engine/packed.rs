@@ -1,6 +1,6 @@
 //! The worker loop of an engine that packs sequences ([`EngineOptions::pack`](super::EngineOptions)):
 //! score jobs from every lane are gathered and decoded together, one llama.cpp call for all of
-//! them (`session.rs` says why the scores stay bit-identical to one prompt at a time).
+//! them (`session/mod.rs` says why the scores stay bit-identical to one prompt at a time).
 //!
 //! A lane's thread has at most one job in flight (it waits for each), so jobs of different
 //! lanes can be taken in any order. After a score job arrives the loop keeps taking jobs until

@@ -2,9 +2,9 @@
 //! which owns the backend handle, the model and the context (a `LlamaContext` borrows the model
 //! and is not `Sync`).
 //!
-//! Exactness (design.md "Engine facts"): llama.cpp is built with `GGML_CPU_REPACK=OFF`, flash
+//! Exactness (docs/protocol.md §4.5): llama.cpp is built with `GGML_CPU_REPACK=OFF`, flash
 //! attention is disabled, and a decode call carries tokens of one sequence, or of several that
-//! each have a KV stream of their own (`session.rs`). Prompts are split at the longest common
+//! each have a KV stream of their own (`session/mod.rs`). Prompts are split at the longest common
 //! prefix of the *token ids* of fully rendered prompts.
 
 use std::collections::HashMap;

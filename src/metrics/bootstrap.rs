@@ -13,7 +13,7 @@
 //! - `k = 3` failure decomposition ([`SEED_OFFSET_DECOMPOSITION`]),
 //! - `k = 4` recovery operations ([`SEED_OFFSET_RECOVERY_OPS`]),
 //! - `k = 5` relabel ([`SEED_OFFSET_RELABEL`]),
-//! - hyst-tui's own: `k = 6` experiment operations, `k = 7` self-consistency,
+//! - hyst-tui's own: `k = 6` experiment operations, `k = 7` self-consistency, `k = 8` custom ramps,
 //!
 //! and **one generator per group, consumed sequentially** over the pairs in the fixed pair order
 //! (qwen25_15b tqa, qwen25_15b mmlu, qwen25_7b tqa, …): pair j's matrix is the j-th block of

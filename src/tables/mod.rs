@@ -72,10 +72,10 @@ pub type TableScopes = BTreeMap<String, BTreeSet<(String, String)>>;
 /// Bootstrap settings and scopes of the tables.
 #[derive(Clone, Debug)]
 pub struct TableOptions {
-    /// Replicates per interval (artifact: 10,000).
+    /// Replicates per interval (`metrics::bootstrap::BOOTSTRAP_SAMPLES` by default).
     pub bootstrap_samples: usize,
-    /// Base seed (artifact: 12345); groups add the offsets of docs/protocol.md §8.3 (+1 ramp, +2 controls,
-    /// +3 decomposition, +4 recovery operations, +5 relabel).
+    /// Base seed (`metrics::bootstrap::BOOTSTRAP_SEED` by default); each group adds its offset
+    /// (the `SEED_OFFSET_*` constants; docs/protocol.md §8.3).
     pub seed: u64,
     /// A run plan's table scopes (`RunPlan::table_scopes`): a table named here pools exactly
     /// these pairs of the run; a table not named pools every pair.

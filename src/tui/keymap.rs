@@ -1,8 +1,8 @@
 //! Keys → [`Action`]s, as data: [`KEYS`] is the one table of every key — where it works, its
 //! bindings (grouped as its label shows them) and what it does. [`action_for`] looks keys up in
 //! it; the keys' labels, the help overlay ([`help_sections`]), the footer hints ([`hints`]), the
-//! key names of messages ([`key_for`]) and the README's table (`readme_table`, in test builds,
-//! checked against README.md by a test) are all rendered from the bindings. The keymap only reads where the
+//! key names of messages ([`key_for`]) and the key reference's table (`reference_table`, in test
+//! builds, checked against docs/reference/keys.md by a test) are all rendered from the bindings. The keymap only reads where the
 //! keys go (the view, an open overlay, whether a filter is being typed) and changes nothing;
 //! unknown keys map to `None`.
 
@@ -50,7 +50,7 @@ pub(crate) enum Where {
 }
 
 impl Where {
-    /// The heading of the help section and the README table's "where".
+    /// The heading of the help section and the key reference's "where".
     pub(crate) fn section(self) -> &'static str {
         match self {
             Where::Anywhere | Where::Global => "Everywhere",
@@ -261,8 +261,8 @@ pub(crate) struct KeyEntry {
     pub(crate) keys: &'static [Keys],
     /// The help overlay's line.
     pub(crate) help: &'static str,
-    /// The README's wording, when it says more than the help ("" = the help's); read only by
-    /// the test that renders the README's table.
+    /// The key reference's wording, when it says more than the help ("" = the help's); read
+    /// only by the test that renders the key reference's table.
     #[cfg(test)]
     pub(crate) readme: &'static str,
 }
@@ -272,7 +272,7 @@ impl KeyEntry {
     pub(crate) fn binds(&self) -> impl Iterator<Item = &'static Bind> {
         self.keys.iter().flat_map(|g| g.binds.iter())
     }
-    /// The keys as the README shows them, made from the bindings (Markdown: `code` spans).
+    /// The keys as the key reference shows them, made from the bindings (Markdown: `code` spans).
     pub(crate) fn label(&self) -> String {
         let groups: Vec<String> = self.keys.iter().filter(|g| g.show != Show::Quiet).map(Keys::label).collect();
         groups.join(", ")
@@ -326,7 +326,7 @@ const fn entry(at: Where, keys: &'static [Keys], help: &'static str) -> KeyEntry
     }
 }
 impl KeyEntry {
-    /// The README's wording of the entry (kept by test builds only: see `readme_table`).
+    /// The key reference's wording of the entry (kept by test builds only: see `reference_table`).
     #[cfg(test)]
     const fn readme(self, text: &'static str) -> KeyEntry {
         KeyEntry { readme: text, ..self }
@@ -344,7 +344,7 @@ use Where as W;
 const STEP_BACK: Action = A::MoveStep(Motion::By(-1));
 const STEP_ON: Action = A::MoveStep(Motion::By(1));
 
-/// Every key, in the order the help and the README list them.
+/// Every key, in the order the help and the key reference list them.
 pub(crate) static KEYS: &[KeyEntry] = &[
     // Everywhere.
     entry(W::Global, &[group(Show::Range, &[
@@ -585,10 +585,10 @@ fn code_name(code: KeyCode) -> String {
     }
 }
 
-/// The README's key table (Markdown), between its `<!-- keys:begin -->` and `<!-- keys:end -->`
-/// markers (the test that compares them is its only user).
+/// The key reference's table (Markdown), between the `<!-- keys:begin -->` and `<!-- keys:end -->`
+/// markers of docs/reference/keys.md (the test that compares them is its only user).
 #[cfg(test)]
-pub(crate) fn readme_table() -> String {
+pub(crate) fn reference_table() -> String {
     let mut t = String::from("| where | key | action |\n|---|---|---|\n");
     for (section, entries) in help_sections() {
         for (i, e) in entries.iter().enumerate() {
@@ -855,19 +855,24 @@ mod tests {
         assert!(steps.binds().any(|(k, _)| *k == Key::Code(KeyCode::Up)));
     }
 
-    /// The README's key table is the one the keymap renders (`readme_table`): change the table
-    /// in keymap.rs, then paste the output of this test's expected text between the markers.
+    /// The key reference (docs/reference/keys.md) holds the table the keymap renders
+    /// (`reference_table`) between its markers; `HYST_WRITE_DOCS=1` rewrites it there.
     #[test]
-    fn the_readme_key_table_is_the_keymap() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    fn the_key_reference_is_the_keymap() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference/keys.md");
+        let page = std::fs::read_to_string(path).unwrap();
         let (begin, end) = ("<!-- keys:begin -->\n", "<!-- keys:end -->");
-        let start = readme.find(begin).expect("README.md has a <!-- keys:begin --> marker") + begin.len();
-        let stop = readme[start..].find(end).expect("README.md has a <!-- keys:end --> marker") + start;
-        let want = readme_table();
-        assert!(
-            readme[start..stop] == want,
-            "README.md's key table differs from the keymap; put this between the markers:\n{want}"
-        );
+        let start = page.find(begin).expect("docs/reference/keys.md has a <!-- keys:begin --> marker") + begin.len();
+        let stop = page[start..].find(end).expect("docs/reference/keys.md has a <!-- keys:end --> marker") + start;
+        let want = reference_table();
+        if std::env::var_os("HYST_WRITE_DOCS").is_some() && page[start..stop] != want {
+            std::fs::write(path, format!("{}{want}{}", &page[..start], &page[stop..])).unwrap();
+        } else {
+            assert!(
+                page[start..stop] == want,
+                "docs/reference/keys.md's key table differs from the keymap; rewrite it with HYST_WRITE_DOCS=1 cargo test --release --lib keymap"
+            );
+        }
         // Each entry's keys and text are in it.
         for e in KEYS {
             assert!(want.contains(&e.label()) && want.contains(&e.readme_text()), "{e:?}");

@@ -60,7 +60,7 @@ impl StepCursor {
 
     pub(crate) fn set_step(&mut self, k: usize) -> Result<()> {
         if k >= self.steps.len() {
-            bail!("--step {k}: steps are 0..{} (0-6 the ramp, 7.. the operations)", self.steps.len().saturating_sub(1));
+            bail!("--step {k}: steps are 0..{} (0-6 the ramp, then any custom ramp's steps, then the operations)", self.steps.len().saturating_sub(1));
         }
         self.step = k;
         Ok(())

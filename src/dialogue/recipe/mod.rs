@@ -16,7 +16,7 @@ mod load;
 pub(crate) use load::parse_file;
 
 /// The bundled self-consistency experiment (suite `self-consistency`; also the schema's worked
-/// example in the README).
+/// example in docs/guide/experiments.md).
 pub(crate) const BUNDLED_SELF_CONSISTENCY: &str = include_str!("../../../assets/experiments/self-consistency.toml");
 
 /// Placeholders any text of a recipe may use (all optional): the advocated wrong option's text,

@@ -5,7 +5,7 @@
 //! weight on the **clean** anchor: α = 0 → full history, α = 1 → clean). α\* is the smallest grid
 //! α whose projected distribution passes the tube test against clean.
 //!
-//! Decisions where the paper leaves room (documented in docs/protocol.md §7 and the README):
+//! Decisions where the paper leaves room (documented in docs/protocol.md §7 and §11):
 //! - The clean reference distribution `P` of the tube test, and both exact endpoints, are the
 //!   renormalised option **probabilities** (negatives clipped to 0). When the caller does not
 //!   supply probabilities they are the softmax of the log-scores (the scorer's own definition,
