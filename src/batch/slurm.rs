@@ -247,7 +247,7 @@ pub fn stop_server_script(dir: &Path, res: &Resources) -> String {
         s.push_str(&l);
         s.push('\n');
     }
-    s.push_str("scancel \"${HYST_SERVER_JOB:?submitted by hyst-tui slurm with the server job's id}\"\n");
+    s.push_str("scancel \"${HYST_SERVER_JOB:?set by hyst-tui slurm to the id of the server job}\"\n");
     s
 }
 
@@ -443,6 +443,30 @@ mod tests {
         assert_eq!(shell_quote("jsonl:/a b/c.jsonl"), "'jsonl:/a b/c.jsonl'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn the_scripts_are_valid_shell_with_and_without_a_server_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let res = Resources { job_name: "hyst-x".into(), time: Some("1:00:00".into()), ..Resources::default() };
+        for server_job in [None, Some("/shared/it's server.sbatch".to_string())] {
+            let spec = SlurmSpec {
+                tasks: 2,
+                split: vec![],
+                score_store: None,
+                store_note: "off".into(),
+                task_command: vec!["/opt/hyst tui/hyst-tui".into(), "batch".into(), "--wait-for-server".into(), "3600".into()],
+                server_job: server_job.clone(),
+            };
+            let array = array_script(dir.path(), &spec, &res, Path::new("/models"), "hyst-tui slurm --tasks 2");
+            assert_eq!(array.contains("HYST_SERVER_HOST="), server_job.is_some(), "{array}");
+            for (name, text) in [("array", array), ("merge", merge_script(dir.path(), "/opt/hyst tui/hyst-tui", &res)), ("stop", stop_server_script(dir.path(), &res))] {
+                let f = dir.path().join(format!("{name}.sh"));
+                std::fs::write(&f, &text).unwrap();
+                let o = std::process::Command::new("bash").arg("-n").arg(&f).output().unwrap();
+                assert!(o.status.success(), "{name}: {}\n{text}", String::from_utf8_lossy(&o.stderr));
+            }
+        }
     }
 
     #[test]
