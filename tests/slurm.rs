@@ -158,6 +158,16 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.cmd("scancel").args(["--full", "-u", "root"]).output();
+        // The daemons end the jobs' processes (a server job's server among them): wait for that
+        // before stopping them, else those processes outlive the test.
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) {
+            let o = self.cmd("squeue").args(["-h", "-t", "running,completing,configuring"]).output();
+            if o.map_or(true, |o| String::from_utf8_lossy(&o.stdout).trim().is_empty()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
         for c in self.daemons.iter_mut().rev() {
             let _ = c.kill();
             let _ = c.wait();
@@ -391,7 +401,10 @@ fn a_served_run_through_a_server_job_gives_the_unsharded_tables() {
     // The same served run, unsharded, through the same server command started here.
     let reference = t.path().join("reference");
     let mut server = with_env(Command::new("bash"));
+    use std::os::unix::process::CommandExt;
+    // In a process group of its own: vLLM's engine runs in child processes, which go with it.
     let server = server
+        .process_group(0)
         .arg("-c")
         .arg(format!("PORT={port}\n{serve}"))
         .stdout(Stdio::null())
@@ -401,7 +414,8 @@ fn a_served_run_through_a_server_job_gives_the_unsharded_tables() {
     struct KillOnDrop(Child);
     impl Drop for KillOnDrop {
         fn drop(&mut self) {
-            let _ = self.0.kill();
+            // SAFETY: kill(2) of the server's process group (its id is the server's pid).
+            unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
             let _ = self.0.wait();
         }
     }
