@@ -34,6 +34,7 @@ use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::{Builder, Suite};
 use crate::engine::Engine;
+use crate::protocol::ProvenanceKind;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::store::run_dir::load_item_rows;
@@ -349,7 +350,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         observer.event(BatchEvent::Notice { message: &msg });
     }
     // (Served scores carry their server's provenance, checked per model below.)
-    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance && !crate::engine::served::is_served_provenance(p)) {
+    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance && !ProvenanceKind::of(p).is_served()) {
         bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
     let shared = match &plan.shared_store {

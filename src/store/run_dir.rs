@@ -186,7 +186,7 @@ impl ServedRecord {
         let mut seen = std::collections::HashSet::new();
         let mine = rows.iter().filter(|r| {
             r.model_key == key
-                && crate::engine::served::is_served_provenance(&r.provenance)
+                && r.provenance_kind().is_served()
                 && seen.insert((r.dataset.as_str(), r.condition.as_str(), r.subset_index, r.item_id.as_str()))
         });
         let mine: Vec<&ItemRow> = mine.collect();

@@ -37,7 +37,7 @@ pub(super) fn served_coverage(ctx: &Ctx) -> Vec<Output> {
             .conds
             .values()
             .flat_map(|m| m.values())
-            .filter(|r| crate::engine::served::is_served_provenance(&r.provenance))
+            .filter(|r| r.provenance_kind().is_served())
             .collect();
         if served.is_empty() {
             continue;

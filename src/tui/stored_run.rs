@@ -19,10 +19,9 @@ use super::model::Part;
 use crate::data::{Item, Selected};
 use crate::dialogue::conditions::recovery_op;
 use crate::dialogue::{Control, CURVE};
-use crate::batch::item::{item_row_score, row_to_score};
 use crate::protocol::{letter_index, SlotScore};
 use crate::store::run_dir::load_item_rows;
-use crate::store::ItemRow;
+use crate::store::{ItemRow, ScoreRow};
 
 /// A line of `item_rows.jsonl` the explorer could not use, or an item it left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +85,7 @@ fn row_item(r: &ItemRow) -> Result<Selected, String> {
 /// A checked row as the explorer's score for `item` (no variants or rendered prompt: rows do
 /// not keep them).
 fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
-    item_row_score(r, &item.letters()).map(|s| row_to_score(&s))
+    ScoreRow::from_item_row(r, &item.letters()).map(|s| s.to_score())
 }
 
 /// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).
