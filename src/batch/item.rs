@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::config::ModelEntry;
 use crate::data::Selected;
-use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind};
+use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind, Registry};
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
@@ -168,19 +168,21 @@ pub(crate) fn controls_for(suites: &[Suite]) -> Vec<Control> {
     v
 }
 
-/// Conditions scored for a set of suites, in table order (the wrong-pressure ramp always, and
-/// every step of a custom ramp that a selected operation builds on: they are scored anyway).
-pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
+/// Conditions of `reg` scored for a set of suites, in table order (the wrong-pressure ramp
+/// always, and every step of a custom ramp that a selected operation builds on: they are scored
+/// anyway).
+pub fn conditions_for(reg: &'static Registry, suites: &[Suite]) -> Vec<&'static Condition> {
     let want: BTreeSet<Suite> = suites.iter().copied().chain([Suite::Ramp]).collect();
-    let needed: BTreeSet<&str> = conditions::all()
+    let needed: BTreeSet<&str> = reg
+        .all()
         .iter()
         .filter(|c| want.contains(&c.suite))
         .filter_map(|c| match base_of(c) {
-            Base::Custom(name) => Some(name),
+            Base::Custom(r) => Some(r.name.as_str()),
             Base::Paper(_) => None,
         })
         .collect();
-    conditions::all()
+    reg.all()
         .iter()
         .filter(|c| want.contains(&c.suite) || matches!(c.kind, Kind::RampStep(r, _) if needed.contains(r.name.as_str())))
         .collect()
@@ -239,10 +241,7 @@ pub fn score_item(
                 clean.get_or_insert(ramp.step(CurvePoint::CleanContext).score.pred_letter());
                 ramp.letters.to_vec()
             }
-            Base::Custom(name) => {
-                let r = conditions::custom_ramp(name).expect("a condition's custom ramp is in the registry");
-                conditions::run_custom_ramp(scorer, b, &d, r)?.0
-            }
+            Base::Custom(r) => conditions::run_custom_ramp(scorer, b, &d, r)?.0,
         };
         let clean = clean.expect("the wrong-pressure ramp runs first");
         let mut mine: Vec<&&Condition> = conds.iter().filter(|c| base_of(c) == base).collect();
