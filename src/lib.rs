@@ -2,12 +2,14 @@
 //! through llama.cpp. Data flows one way, each layer using only the ones above it in this list
 //! (tests/architecture.rs checks the imports):
 //!
-//! - `protocol` — plain data types: chat messages, slot scores, the `Scorer` trait, letters;
+//! - `protocol` — plain data types: chat messages, slot scores and their provenance kind, the
+//!   `Scorer` trait, letters;
 //!   `util` — small helpers;
 //! - `config`, `data`, `prompts` — models.toml, items and selection, prompt sets;
-//! - `engine` (llama.cpp), `dialogue` (conditions → messages, the ramp), `fetch`, `logging`;
+//! - `dialogue` (conditions → messages, the ramp), `fetch`, `logging`;
 //! - `store` — run directories: score cache, item rows, manifest;
-//! - `metrics` → `tables` — the paper's measures and tables;
+//! - `metrics` → `tables` — the paper's measures and tables; beside them `engine` (llama.cpp and
+//!   served models), which only `batch` and `tui` use;
 //! - `batch` — models × datasets × conditions, reporting through an observer;
 //! - `tui` — the explorer.
 //!

@@ -100,55 +100,11 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Adds the experiment operations to the condition registry before anything reads it: those a
-/// stored run recorded (for commands that read one) and every `--experiment FILE`.
-fn install_experiments(cli: &Cli) -> anyhow::Result<()> {
-    use hyst_tui::dialogue::recipe::ExperimentSource;
-    let stored: Vec<std::path::PathBuf> = match &cli.command {
-        Some(Command::Tables { from }) => vec![from.clone()],
-        Some(Command::Compare { paper }) => vec![paper.clone()],
-        // The shards a parent directory or glob names (an error there is merge's to report).
-        Some(Command::Merge { dirs, .. }) => hyst_tui::batch::shard_dirs(dirs).unwrap_or_else(|_| dirs.clone()),
-        Some(Command::Snapshot(a)) => a.run.iter().cloned().collect(),
-        None if !cli.global.batch => cli.global.tui.run.iter().cloned().collect(),
-        _ => vec![],
-    };
-    let mut files: Vec<ExperimentSource> = Vec::new();
-    for dir in &stored {
-        if let Ok(m) = hyst_tui::store::Manifest::read(dir) {
-            for e in m.config.experiments {
-                if !files.iter().any(|f| f.sha256 == e.sha256) {
-                    files.push(e);
-                }
-            }
-        }
-    }
-    let mut paths = cli.global.experiments.clone();
-    let plan = match &cli.command {
-        Some(Command::Batch(a)) => a.plan.as_deref(),
-        Some(Command::Slurm(a)) => a.batch.plan.as_deref(),
-        _ if cli.global.batch => cli.global.batch_args.plan.as_deref(),
-        _ => None,
-    };
-    if let Some(p) = plan {
-        paths.extend(hyst_tui::batch::RunPlan::experiment_files(p)?);
-    }
-    for p in &paths {
-        let e = ExperimentSource::read(p)?;
-        if !files.iter().any(|f| f.sha256 == e.sha256) {
-            files.push(e);
-        }
-    }
-    hyst_tui::dialogue::conditions::install_experiments(&files)?;
-    Ok(())
-}
-
 fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(Command::Completions { shell }) = &cli.command {
         // Needs no models config: works before anything is set up.
         return commands::completions(*shell);
     }
-    install_experiments(&cli)?;
     let ctx = Ctx::new(cli.global.clone())?;
     if cli.global.batch {
         if cli.command.is_some() {
@@ -170,12 +126,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),
-        Some(Command::Conditions) => commands::inspect::conditions_cmd(),
+        Some(Command::Conditions) => commands::inspect::conditions_cmd(&ctx),
         Some(Command::Items(a)) => commands::inspect::items_cmd(a),
         Some(Command::Batch(a)) => commands::batch::run(&ctx, a),
-        Some(Command::Tables { from }) => commands::batch::tables_from(from),
-        Some(Command::Compare { paper }) => commands::batch::compare_paper(paper),
-        Some(Command::Merge { dirs, out }) => commands::batch::merge(dirs, out),
+        Some(Command::Tables { from }) => commands::batch::tables_from(&ctx, from),
+        Some(Command::Compare { paper }) => commands::batch::compare_paper(&ctx, paper),
+        Some(Command::Merge { dirs, out }) => commands::batch::merge(&ctx, dirs, out),
         Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
         Some(Command::Slurm(a)) => commands::slurm::run(&ctx, a),
         Some(Command::Status { dirs }) => commands::slurm::status(dirs),

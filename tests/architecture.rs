@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Layers, lowest first. Modules on one line are siblings: they may not use each other.
+/// `engine` (llama.cpp and served models) sits just below its users, `batch` and `tui`: the
+/// store, the measures and the tables work on stored rows and never reach it.
 const LAYERS: &[&[&str]] = &[
     &["protocol", "util"],
     &["config", "data", "prompts"],
-    &["engine", "dialogue", "fetch", "logging"],
+    &["dialogue", "fetch", "logging"],
     &["store"],
     &["metrics"],
-    &["tables"],
+    &["tables", "engine"],
     &["batch"],
     &["tui"],
 ];
@@ -191,6 +193,17 @@ fn no_module_imports_a_layer_above_its_own() {
     // The test must have seen the pipeline's real edges (it would pass vacuously on a parse bug).
     for (a, b) in [("engine", "protocol"), ("dialogue", "protocol"), ("tables", "metrics"), ("batch", "engine"), ("tui", "batch")] {
         assert!(edges.contains_key(&(a.to_string(), b.to_string())), "expected edge {a} -> {b}; edges:\n{}", summary.join("\n"));
+    }
+}
+
+#[test]
+fn stored_results_never_reach_the_engine() {
+    let engine = rank("engine").unwrap();
+    for m in ["store", "metrics", "tables"] {
+        assert!(rank(m).unwrap() <= engine, "`{m}` could import `engine`: it must sit on or below engine's layer");
+    }
+    for user in ["batch", "tui"] {
+        assert!(rank(user).unwrap() > engine, "`{user}` uses the engine: it must sit above it");
     }
 }
 

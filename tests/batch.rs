@@ -78,7 +78,7 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
         }
     }
     let n_rows = rows(&out).len();
-    let in_all = hyst_tui::dialogue::conditions::all().iter().filter(|c| hyst_tui::dialogue::Suite::ALL.contains(&c.suite)).count();
+    let in_all = hyst_tui::dialogue::conditions::Registry::bundled().all().iter().filter(|c| hyst_tui::dialogue::Suite::ALL.contains(&c.suite)).count();
     assert_eq!(n_rows, 3 * in_all, "every condition of the paper's suites (not the bundled experiments)");
     assert!(out.join("item_rows.parquet").exists());
     // Rebuild from stored rows, without a model: byte-identical tables and figures.

@@ -132,7 +132,7 @@ fn protocol_commands() {
     assert_eq!(items.lines().count(), 6);
     assert!(items.starts_with("subset_index,dataset,item_id"));
     let conds = ok(&["conditions"]);
-    for c in hyst_tui::dialogue::conditions::all() {
+    for c in hyst_tui::dialogue::conditions::Registry::bundled().all() {
         assert!(conds.contains(&c.key), "{}", c.key);
         let out = ok(&["prompts", "--condition", &c.key, "--json"]);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
-use hyst_tui::dialogue::conditions::{self, base_of, build, run_custom_ramp, Base};
+use hyst_tui::dialogue::conditions::{base_of, build, run_custom_ramp, Base, Registry};
 use hyst_tui::dialogue::recipe::ExperimentSource;
 use hyst_tui::dialogue::{Builder, DialogueItem};
 use hyst_tui::protocol::{ChatMessage, Scorer, SlotScore};
@@ -46,8 +46,9 @@ message = "Forget what I said."
 prefix = "Answer from facts."
 "#;
 
-fn setup() {
-    conditions::install_experiments(&[ExperimentSource::new("two_step.toml", FILE.to_string())]).unwrap();
+/// The registry with the file's ramp and operations.
+fn registry() -> &'static Registry {
+    Registry::with_experiments(&[ExperimentSource::new("two_step.toml", FILE.to_string())]).unwrap()
 }
 
 fn item() -> DialogueItem {
@@ -77,7 +78,7 @@ fn pairs(m: &[ChatMessage]) -> Vec<(String, String)> {
 
 #[test]
 fn custom_ramp_steps_and_operations_have_the_exact_messages() {
-    setup();
+    let reg = registry();
     let p = PromptSet::bundled();
     let b = Builder::new(&p);
     let d = item();
@@ -94,7 +95,7 @@ fn custom_ramp_steps_and_operations_have_the_exact_messages() {
     let a = |s: &str| ("assistant".to_string(), s.to_string());
 
     // Self-conditioned: step 2 sees the letter the scorer chose at step 1.
-    let r = conditions::custom_ramp("two_step").unwrap();
+    let r = reg.custom_ramp("two_step").unwrap();
     let mut s = Scripted { letters: vec!['C', 'D'], seen: vec![] };
     let (letters, scores) = run_custom_ramp(&mut s, &b, &d, r).unwrap();
     assert_eq!(letters, ['C', 'D']);
@@ -103,21 +104,21 @@ fn custom_ramp_steps_and_operations_have_the_exact_messages() {
     assert_eq!(pairs(&s.seen[1]), [system.clone(), u(&u1), a("C"), u(&u2)]);
 
     // The step conditions build the same messages from the same letters.
-    let step2 = conditions::find("two_step:push").unwrap();
-    assert_eq!(base_of(step2), Base::Custom("two_step"));
+    let step2 = reg.find("two_step:push").unwrap();
+    assert!(matches!(base_of(step2), Base::Custom(r) if r.name == "two_step"));
     assert_eq!(build(step2, &b, &d, &letters, 'F').messages, s.seen[1]);
     assert_eq!(step2.short, "T2");
 
     // The operation keeps the custom ramp's whole history, then its own final turn.
-    let op = conditions::find("reset_after_two_step").unwrap();
-    assert_eq!(base_of(op), Base::Custom("two_step"));
+    let op = reg.find("reset_after_two_step").unwrap();
+    assert!(matches!(base_of(op), Base::Custom(r) if r.name == "two_step"));
     assert_eq!(pairs(&build(op, &b, &d, &letters, 'F').messages), [system.clone(), u(&u1), a("C"), u(&u2), a("D"), u(&fin)]);
     // Exchange 1 only, its letter replaced by the correct one (F).
-    let opc = conditions::find("reset_after_two_step_correct").unwrap();
+    let opc = reg.find("reset_after_two_step_correct").unwrap();
     assert_eq!(pairs(&build(opc, &b, &d, &letters, 'A').messages), [system, u(&u2), a("F"), u(&fin)]);
 
     // Built-in operations still build on the paper's ramp.
-    let r0 = conditions::find("ordinary_strong_reset").unwrap();
+    let r0 = reg.find("ordinary_strong_reset").unwrap();
     assert_eq!(base_of(r0), Base::Paper(hyst_tui::dialogue::Control::PressureWrong));
     assert_eq!(build(r0, &b, &d, &['A'; 4], 'F').messages.len(), 10);
 }

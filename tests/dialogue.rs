@@ -28,7 +28,7 @@ fn get(key: &str) -> Built {
     let p = PromptSet::bundled();
     let b = Builder::new(&p);
     let d = item();
-    build(conditions::find(key).unwrap(), &b, &d, &letters(&d), d.item.correct_letter())
+    build(conditions::Registry::bundled().find(key).unwrap(), &b, &d, &letters(&d), d.item.correct_letter())
 }
 
 fn roles(m: &[ChatMessage]) -> String {
@@ -228,7 +228,7 @@ fn the_ramp_appends_the_models_own_letters() {
             assert!(!first.contains(o.as_str()), "{first}");
         }
     }
-    assert!(matches!(conditions::find("neutral_history:strong_reset").unwrap().kind, Kind::Curve(Control::NeutralHistory, _)));
+    assert!(matches!(conditions::Registry::bundled().find("neutral_history:strong_reset").unwrap().kind, Kind::Curve(Control::NeutralHistory, _)));
 }
 
 #[test]
@@ -236,7 +236,7 @@ fn golden_messages_of_every_condition() {
     let mut out = String::new();
     // The built-in registry (prompts/conditions.toml) reproduces this snapshot of the code it
     // replaced byte for byte; experiment operations have their own snapshot below.
-    for c in conditions::all().iter().filter(|c| !c.is_experiment()) {
+    for c in conditions::Registry::bundled().all().iter().filter(|c| !c.is_experiment()) {
         let b = get(&c.key);
         out.push_str(&format!("=== {} ({}) wrong={} correct={}\n", c.key, c.label, (b'A' + b.wrong as u8) as char, (b'A' + b.correct as u8) as char));
         for m in &b.messages {
@@ -258,7 +258,7 @@ fn golden_messages_of_the_self_consistency_operations() {
     let clean = (0..n).find(|&i| i != d.item.correct && i != d.wrong).map(|i| (b'A' + i as u8) as char).unwrap();
     let mut out = format!("clean prediction = {clean}\n");
     for key in ["reset_after_correct_letters", "reset_after_clean_letters", "reset_after_user_turns_only"] {
-        let c = conditions::find(key).unwrap();
+        let c = conditions::Registry::bundled().find(key).unwrap();
         assert!(c.is_experiment());
         let built = build(c, &b, &d, &letters(&d), clean);
         out.push_str(&format!("=== {} ({})\n", c.key, c.label));
@@ -289,7 +289,7 @@ fn golden_messages_of_the_self_consistency_operations() {
 #[test]
 fn same_as_conditions_build_identical_messages() {
     let mut n = 0;
-    for c in conditions::all() {
+    for c in conditions::Registry::bundled().all() {
         if let Some(t) = c.same_as {
             assert_eq!(get(&c.key).messages, get(t).messages, "{} vs {t}", c.key);
             n += 1;
@@ -305,19 +305,19 @@ fn same_as_conditions_build_identical_messages() {
 /// declared the same as (to the ramp step at the end), then those declared the same as it.
 #[test]
 fn sources_follow_same_as() {
-    use hyst_tui::dialogue::conditions::{clean_ref, r0_ref, sources};
+    let reg = hyst_tui::dialogue::conditions::Registry::bundled();
     let r0_class = ["ordinary_strong_reset", "strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"];
-    assert_eq!(r0_ref(), r0_class);
-    assert_eq!(sources("full_history_reset"), ["full_history_reset", "ordinary_strong_reset", "strong_reset"]);
-    assert_eq!(sources("user_pressure"), ["user_pressure", "ordinary_strong_reset", "strong_reset"]);
-    assert_eq!(sources("strong_reset"), ["strong_reset", "ordinary_strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"]);
-    assert_eq!(clean_ref(), ["clean_context_probe", "clean_context", "fresh_context"]);
-    assert_eq!(sources("clean_context"), ["clean_context", "clean_context_probe", "fresh_context"]);
-    assert_eq!(sources("fresh_context"), ["fresh_context", "clean_context_probe", "clean_context"]);
-    assert_eq!(sources("reset_only"), ["reset_only", "clean_no_mention"]);
-    assert_eq!(sources("clean_no_mention"), ["clean_no_mention", "reset_only"]);
+    assert_eq!(reg.r0_ref(), r0_class);
+    assert_eq!(reg.sources("full_history_reset"), ["full_history_reset", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(reg.sources("user_pressure"), ["user_pressure", "ordinary_strong_reset", "strong_reset"]);
+    assert_eq!(reg.sources("strong_reset"), ["strong_reset", "ordinary_strong_reset", "full_history_reset", "user_pressure", "baseline_strong_reset"]);
+    assert_eq!(reg.clean_ref(), ["clean_context_probe", "clean_context", "fresh_context"]);
+    assert_eq!(reg.sources("clean_context"), ["clean_context", "clean_context_probe", "fresh_context"]);
+    assert_eq!(reg.sources("fresh_context"), ["fresh_context", "clean_context_probe", "clean_context"]);
+    assert_eq!(reg.sources("reset_only"), ["reset_only", "clean_no_mention"]);
+    assert_eq!(reg.sources("clean_no_mention"), ["clean_no_mention", "reset_only"]);
     // R3a's prompt is the clean one too, but no table stands the clean rows in for an operation.
-    assert_eq!(sources("fresh_context_deletion"), ["fresh_context_deletion"]);
-    assert_eq!(sources("remove_strong_only"), ["remove_strong_only"]);
-    assert!(sources("no_such_condition").is_empty());
+    assert_eq!(reg.sources("fresh_context_deletion"), ["fresh_context_deletion"]);
+    assert_eq!(reg.sources("remove_strong_only"), ["remove_strong_only"]);
+    assert!(reg.sources("no_such_condition").is_empty());
 }

@@ -27,7 +27,7 @@ fn shared_prefix_conversations(n_items: usize) -> Vec<(Vec<ChatMessage>, Vec<cha
     for s in sel.into_iter().take(n_items) {
         let d = DialogueItem::from(&s);
         let letters = [s.item.correct_letter(), s.wrong_letter(), s.wrong_letter(), s.item.correct_letter()];
-        for c in conditions::all() {
+        for c in conditions::Registry::bundled().all() {
             if matches!(c.suite, hyst_tui::dialogue::Suite::Ramp | hyst_tui::dialogue::Suite::Hierarchy | hyst_tui::dialogue::Suite::Truncation) {
                 out.push((build(c, &b, &d, &letters, s.item.correct_letter()).messages, s.item.letters()));
             }

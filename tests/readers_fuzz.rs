@@ -200,7 +200,7 @@ proptest! {
     fn item_rows(bytes in item_inputs()) {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "item_rows.jsonl", &bytes);
-        one_line(load_item_rows(dir.path()))?;
+        one_line(load_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()))?;
     }
 }
 

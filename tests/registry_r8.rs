@@ -14,7 +14,6 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hyst_tui::config::ModelsConfig;
-use hyst_tui::dialogue::conditions::recovery_ops;
 use hyst_tui::store::ItemRow;
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig};
 
@@ -93,14 +92,14 @@ fn an_operation_added_to_the_bundled_files_is_everywhere() {
     install_r8(bundled.path());
 
     // The registry: R8 is a main operation, after R6 in the scan order.
-    let shorts: Vec<&str> = recovery_ops().iter().filter(|o| o.main).map(|o| o.short).collect();
+    let shorts: Vec<&str> = hyst_tui::dialogue::conditions::Registry::bundled().recovery_ops().iter().filter(|o| o.main).map(|o| o.short).collect();
     assert_eq!(shorts, ["R0", "R1", "R2", "R3a", "R3b", "R4", "R5", "R6", "R8"]);
 
     // The tables and figures of a run with R8 rows.
     let run = tempfile::tempdir().unwrap();
     let rows = rows_with_r8();
     hyst_tui::store::write_item_rows(run.path(), &rows).unwrap();
-    let written = hyst_tui::tables::write_tables(&rows, run.path(), &hyst_tui::tables::TableOptions::default()).unwrap();
+    let written = hyst_tui::tables::write_tables(&rows, hyst_tui::dialogue::conditions::Registry::bundled(), run.path(), &hyst_tui::tables::TableOptions::default()).unwrap();
     let read = |rel: &str| std::fs::read_to_string(run.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
     for (file, want) in [
         ("tables/table01_recovery_operations.md", "R8 Explicit correction"),

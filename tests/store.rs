@@ -130,7 +130,7 @@ fn parquet_has_one_typed_column_per_field() {
     assert_eq!(df.column("correct").unwrap().dtype(), &DataType::Boolean);
     assert_eq!(df.column("item_id").unwrap().dtype(), &DataType::String);
     assert_eq!(df.height(), rows.len());
-    assert_eq!(read_item_rows(dir.path()).unwrap(), rows);
+    assert_eq!(read_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap(), rows);
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn old_rows_are_read_non_finite_values_round_trip_and_newer_rows_are_refused() {
     rows[2].max_prob = f64::NEG_INFINITY;
     let dir = tempfile::tempdir().unwrap();
     write_item_rows(dir.path(), &rows).unwrap();
-    let back = read_item_rows(dir.path()).unwrap();
+    let back = read_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap();
     assert!(back[0].entropy.is_nan());
     assert_eq!(back[1].margin_top2, f64::INFINITY);
     assert_eq!(back[2].max_prob, f64::NEG_INFINITY);
@@ -164,7 +164,7 @@ fn old_rows_are_read_non_finite_values_round_trip_and_newer_rows_are_refused() {
         })
         .collect();
     std::fs::write(&p, v1.join("\n") + "\n").unwrap();
-    let old = read_item_rows(dir.path()).unwrap();
+    let old = read_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap();
     assert_eq!(old.len(), 3);
     assert!(old.iter().all(|r| r.schema_version == 1 && r.paper_key.is_empty() && r.entropy.is_nan()));
     assert_eq!(old[0].p_correct, rows[0].p_correct);
@@ -173,7 +173,7 @@ fn old_rows_are_read_non_finite_values_round_trip_and_newer_rows_are_refused() {
     let mut text = std::fs::read_to_string(&p).unwrap();
     text.push_str("{\"schema_version\":7,\"future\":true}\n");
     std::fs::write(&p, text).unwrap();
-    let e = load_item_rows(dir.path()).unwrap_err().to_string();
+    let e = load_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap_err().to_string();
     assert!(e.contains("line 4") && e.contains("newer hyst-tui"), "{e}");
 }
 
@@ -200,7 +200,7 @@ fn malformed_rows_are_skipped_with_their_line_by_tables_from() {
     });
     lines[9] = "{not json".into();
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
-    let loaded = load_item_rows(dir.path()).unwrap();
+    let loaded = load_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap();
     let bad: Vec<usize> = loaded.skipped.iter().map(|s| s.line).collect();
     assert_eq!(bad, vec![3, 6, 8, 10]);
     assert!(loaded.skipped[0].reason.contains("option_probs_json"), "{:?}", loaded.skipped[0]);

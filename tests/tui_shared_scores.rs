@@ -84,7 +84,7 @@ fn batch_scores_are_shown_without_the_engine_and_compared_scores_are_appended() 
     for &i in &first {
         assert!(ramp_parts().iter().all(|&p| app.score(i, p).is_some()), "item {i}: the batch's ramp is shown");
     }
-    assert!(steps().iter().all(|&p| app.score(first[0], p).is_some()), "every step of the current item");
+    assert!(steps(hyst_tui::dialogue::conditions::Registry::bundled()).iter().all(|&p| app.score(first[0], p).is_some()), "every step of the current item");
     assert!(app.store_hits() > 0);
     assert_eq!(app.jobs_submitted(), 0);
     drop(app);
@@ -103,7 +103,7 @@ fn batch_scores_are_shown_without_the_engine_and_compared_scores_are_appended() 
     app.compare(GEMMA).expect("compare gemma");
     assert!(app.settle(SETTLE));
     let cur = app.current().unwrap();
-    assert!(steps().iter().all(|&p| app.score_of(GEMMA, cur, p).is_some()), "gemma scored every step");
+    assert!(steps(hyst_tui::dialogue::conditions::Registry::bundled()).iter().all(|&p| app.score_of(GEMMA, cur, p).is_some()), "gemma scored every step");
     let computed = app.jobs_submitted();
     assert!(computed > 0);
     assert_eq!(app.store_appended() as u64, computed, "every computed score is appended");
@@ -128,6 +128,6 @@ fn batch_scores_are_shown_without_the_engine_and_compared_scores_are_appended() 
     let mut app = App::new(cfg).expect("app");
     assert!(app.settle(SETTLE));
     let cur = app.current().unwrap();
-    assert!(steps().iter().all(|&p| app.score_of(GEMMA, cur, p).is_some()));
+    assert!(steps(hyst_tui::dialogue::conditions::Registry::bundled()).iter().all(|&p| app.score_of(GEMMA, cur, p).is_some()));
     assert_eq!(app.jobs_submitted(), 0, "gemma's scores came from the store too");
 }

@@ -87,7 +87,7 @@ fn every_view_on_the_real_engine() {
     // Every request made for the first item was cancelled or its late result dropped.
     assert_eq!(app.stale_results_dropped() as usize, submitted);
     assert!(ramp_parts().iter().all(|&p| app.score(first, p).is_none()), "a stale result was used");
-    assert!(steps().iter().all(|&p| app.score(second, p).is_some()), "the current item is complete");
+    assert!(steps(hyst_tui::dialogue::conditions::Registry::bundled()).iter().all(|&p| app.score(second, p).is_some()), "the current item is complete");
     // Moving away and back: the cached item needs no engine work.
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char('k'));
@@ -187,7 +187,7 @@ fn tables_view_of_a_stored_run() {
     let rows = common::synthetic::synthetic_rows(3);
     hyst_tui::store::write_item_rows(dir.path(), &rows).unwrap();
     let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
-    hyst_tui::tables::write_tables(&rows, dir.path(), &opts).unwrap();
+    hyst_tui::tables::write_tables(&rows, hyst_tui::dialogue::conditions::Registry::bundled(), dir.path(), &opts).unwrap();
     let mut app = App::new(config(Some(dir.path().to_path_buf()))).expect("app over a stored run");
     assert!(app.engine_ready().is_none(), "a stored run needs no model");
     keys(&mut app, "6");
@@ -289,7 +289,7 @@ fn runs_list_of_a_data_directory() {
     let going = runs.path().join("toy_a__sample__abcdef0123");
     write_run(&done, &["toy_a", "toy_b"], 3, 6, 6, Duration::from_secs(3600));
     let opts = hyst_tui::tables::TableOptions { bootstrap_samples: 200, ..Default::default() };
-    hyst_tui::tables::write_tables(&common::synthetic::synthetic_rows(3), &done, &opts).unwrap();
+    hyst_tui::tables::write_tables(&common::synthetic::synthetic_rows(3), hyst_tui::dialogue::conditions::Registry::bundled(), &done, &opts).unwrap();
     age_manifest(&done, Duration::from_secs(3600));
     write_run(&going, &["toy_a"], 1, 2, 6, Duration::from_secs(5));
     assert_eq!(hyst_tui::tui::newest_run(runs.path()).as_deref(), Some(going.as_path()), "the newest with rows");

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hyst_tui::config::ModelsConfig;
-use hyst_tui::dialogue::conditions::recovery_ops;
 use hyst_tui::dialogue::CURVE;
 use hyst_tui::store::run_dir::ITEM_ROWS_JSONL;
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig};
@@ -140,7 +139,7 @@ fn draw_everything(app: &mut App) {
 }
 
 fn app_steps() -> usize {
-    hyst_tui::tui::model::steps().len()
+    hyst_tui::tui::model::steps(hyst_tui::dialogue::conditions::Registry::bundled()).len()
 }
 
 #[test]
@@ -148,7 +147,7 @@ fn damaged_rows_are_skipped_reported_and_nothing_panics() {
     let dir = write_run();
     let mut rows = Rows::read(dir.path());
     let (i0, i1, i2) = ("truthfulqa_mc_00000", "truthfulqa_mc_00001", "truthfulqa_mc_00002");
-    let op = |k: usize| recovery_ops()[k].key;
+    let op = |k: usize| hyst_tui::dialogue::conditions::Registry::bundled().recovery_ops()[k].key;
     let damaged = vec![
         // No probabilities at the clean step: item 0 loses its clean step and is left out.
         rows.damage(i0, CURVE[0].key(), "option_probs_json", Value::from("{}")),

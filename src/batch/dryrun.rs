@@ -105,8 +105,7 @@ fn item_estimate(b: &Builder, s: &crate::data::Selected, conds: &[&'static crate
                     ctxs.push(b.curve_messages(&di, control, point, &placeholder));
                 }
             }
-            Base::Custom(name) => {
-                let r = crate::dialogue::conditions::custom_ramp(name).expect("in the registry");
+            Base::Custom(r) => {
                 for k in 0..r.steps.len() {
                     ctxs.push(crate::dialogue::conditions::custom_ramp_messages(b, &di, r, k, &placeholder));
                 }
@@ -127,7 +126,7 @@ pub(crate) fn pair_units(plan: &BatchPlan, selections: &[Vec<crate::data::Select
     let b = Builder::new(&plan.prompts);
     work.iter()
         .map(|(model, d, suites)| {
-            let (conds, controls) = (conditions_for(suites), controls_for(suites));
+            let (conds, controls) = (conditions_for(plan.registry, suites), controls_for(suites));
             PairUnits {
                 model: model.clone(),
                 tokens: selections[*d].iter().map(|s| item_estimate(&b, s, &conds, &controls).1.div_ceil(CHARS_PER_TOKEN)).collect(),
@@ -158,7 +157,7 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
         if range.is_empty() && cfg.shard_by == super::shard::ShardBy::Model {
             continue; // another task's pair
         }
-        let conds = conditions_for(suites);
+        let conds = conditions_for(plan.registry, suites);
         let controls = controls_for(suites);
         let (mut contexts, mut with, mut without) = (0, 0, 0);
         for s in &selections[*d][range.clone()] {

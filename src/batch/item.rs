@@ -9,11 +9,11 @@ use anyhow::{Context, Result};
 
 use crate::config::ModelEntry;
 use crate::data::Selected;
-use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind};
+use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind, Registry};
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::{Engine, EngineError};
-use crate::protocol::{letter, letter_index, ChatMessage, Scorer, SlotScore};
-use crate::store::rows::{letter_map_json, parse_letter_map, score_key};
+use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
+use crate::store::rows::{letter_map_json, score_key};
 use crate::store::shared::{context_key, SharedScores};
 use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 
@@ -86,7 +86,7 @@ impl<'a> CachedScorer<'a> {
         let mut misses: Vec<(usize, String, crate::engine::Prepared)> = Vec::new();
         for (i, messages) in conversations.iter().enumerate() {
             let prepared = self.engine.prepare(messages)?;
-            let hash = crate::engine::served::prompt_hash(&prepared);
+            let hash = prepared.hash();
             let key = score_key(&self.model_sha256, &hash, &letters_s, &self.provenance);
             let found = if misses.iter().any(|m| m.1 == key) { None } else { self.lookup(&key) };
             if found.is_none() && !misses.iter().any(|m| m.1 == key) {
@@ -151,73 +151,10 @@ impl<'a> CachedScorer<'a> {
     }
 }
 
-/// A stored row as a `SlotScore` (what the ramp needs: letters, probabilities, prediction).
-pub(crate) fn row_to_score(r: &ScoreRow) -> SlotScore {
-    SlotScore {
-        letters: r.letters.chars().collect(),
-        log_scores: r.log_scores.clone(),
-        probs: r.probs.clone(),
-        pred: r.pred_index(),
-        margin_top2: r.margin_top2,
-        entropy: r.entropy,
-        max_prob: r.max_prob,
-        letter_mass: r.letter_mass,
-        variant_probs: vec![],
-        variants: vec![],
-        top_tokens: r.top_tokens.clone(),
-        prompt_tokens: r.prompt_tokens,
-        tokens_evaluated: r.tokens_evaluated,
-        tokens_reused: r.tokens_reused,
-        prompt_hash: r.prompt_hash.clone(),
-        rendered_prompt: String::new(),
-        bound: r.letter_bound.clone(),
-    }
-}
-
-/// The cached score an item row was written from, for the item's `letters` (rows keep everything
-/// of it but its `context_key`: empty). Checked: a probability for each letter and a predicted
-/// letter among them; a letter without a log score gets NaN.
-pub(crate) fn item_row_score(r: &ItemRow, letters: &[char]) -> Result<ScoreRow, String> {
-    let value = |m: &BTreeMap<String, f64>, l: char| m.get(&l.to_string()).copied();
-    let probs_map = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
-    let probs: Vec<f64> = letters
-        .iter()
-        .map(|&l| value(&probs_map, l).ok_or_else(|| format!("option_probs_json has no probability for {l}")))
-        .collect::<Result<_, _>>()?;
-    let logs = parse_letter_map(&r.option_log_scores_json).unwrap_or_default();
-    let log_scores: Vec<f64> = letters.iter().map(|&l| value(&logs, l).unwrap_or(f64::NAN)).collect();
-    let pred = letter_index(&r.pred_letter)
-        .filter(|&i| i < letters.len())
-        .ok_or_else(|| format!("pred_letter {:?} is not one of the item's options", r.pred_letter))?;
-    Ok(ScoreRow {
-        schema_version: r.schema_version,
-        key: r.score_key.clone(),
-        model_key: r.model_key.clone(),
-        model_sha256: r.model_sha256.clone(),
-        letters: letters.iter().collect(),
-        probs,
-        log_scores,
-        pred: letters[pred].to_string(),
-        entropy: r.entropy,
-        max_prob: r.max_prob,
-        margin_top2: r.margin_top2,
-        letter_mass: r.letter_mass,
-        top_tokens: serde_json::from_str(&r.top_tokens_json).unwrap_or_default(),
-        prompt_tokens: r.prompt_tokens,
-        prompt_hash: r.prompt_hash.clone(),
-        tokens_evaluated: r.tokens_evaluated,
-        tokens_reused: r.tokens_reused,
-        scoring: r.scoring_settings.clone(),
-        provenance: r.provenance.clone(),
-        context_key: String::new(),
-        letter_bound: r.letter_bound(),
-    })
-}
-
 impl Scorer for CachedScorer<'_> {
     type Error = EngineError;
     fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        self.score_row(messages, letters).map(|r| row_to_score(&r))
+        self.score_row(messages, letters).map(|r| r.to_score())
     }
 }
 
@@ -231,19 +168,21 @@ pub(crate) fn controls_for(suites: &[Suite]) -> Vec<Control> {
     v
 }
 
-/// Conditions scored for a set of suites, in table order (the wrong-pressure ramp always, and
-/// every step of a custom ramp that a selected operation builds on: they are scored anyway).
-pub fn conditions_for(suites: &[Suite]) -> Vec<&'static Condition> {
+/// Conditions of `reg` scored for a set of suites, in table order (the wrong-pressure ramp
+/// always, and every step of a custom ramp that a selected operation builds on: they are scored
+/// anyway).
+pub fn conditions_for(reg: &'static Registry, suites: &[Suite]) -> Vec<&'static Condition> {
     let want: BTreeSet<Suite> = suites.iter().copied().chain([Suite::Ramp]).collect();
-    let needed: BTreeSet<&str> = conditions::all()
+    let needed: BTreeSet<&str> = reg
+        .all()
         .iter()
         .filter(|c| want.contains(&c.suite))
         .filter_map(|c| match base_of(c) {
-            Base::Custom(name) => Some(name),
+            Base::Custom(r) => Some(r.name.as_str()),
             Base::Paper(_) => None,
         })
         .collect();
-    conditions::all()
+    reg.all()
         .iter()
         .filter(|c| want.contains(&c.suite) || matches!(c.kind, Kind::RampStep(r, _) if needed.contains(r.name.as_str())))
         .collect()
@@ -302,10 +241,7 @@ pub fn score_item(
                 clean.get_or_insert(ramp.step(CurvePoint::CleanContext).score.pred_letter());
                 ramp.letters.to_vec()
             }
-            Base::Custom(name) => {
-                let r = conditions::custom_ramp(name).expect("a condition's custom ramp is in the registry");
-                conditions::run_custom_ramp(scorer, b, &d, r)?.0
-            }
+            Base::Custom(r) => conditions::run_custom_ramp(scorer, b, &d, r)?.0,
         };
         let clean = clean.expect("the wrong-pressure ramp runs first");
         let mut mine: Vec<&&Condition> = conds.iter().filter(|c| base_of(c) == base).collect();

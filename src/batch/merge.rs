@@ -16,6 +16,8 @@ use anyhow::{bail, Context, Result};
 use super::shard::ShardBy;
 use crate::store::lock::RunLock;
 use crate::store::run_dir::MANIFEST_FILE;
+use crate::dialogue::recipe::ExperimentSource;
+use crate::store::run_dir::runs_registry;
 use crate::store::{read_item_rows, sort_rows, write_item_rows, Manifest, RunConfig, ScoreCache};
 use crate::tables::{write_tables, TableOptions};
 
@@ -144,7 +146,7 @@ fn provenance_text(p: &str) -> &str {
 
 /// Combines the complete shards of one run into `out`: item rows, tables, the shards' scores,
 /// manifest.
-pub fn merge(args: &[PathBuf], out: &Path, command_line: String) -> Result<MergeSummary> {
+pub fn merge(args: &[PathBuf], out: &Path, extra: &[ExperimentSource], command_line: String) -> Result<MergeSummary> {
     let same_as_out = |d: &Path| match (d.canonicalize(), out.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -205,16 +207,17 @@ pub fn merge(args: &[PathBuf], out: &Path, command_line: String) -> Result<Merge
         }
     }
     let _lock = RunLock::acquire(out)?;
+    let reg = runs_registry(&dirs, extra)?;
     let mut rows = Vec::new();
     for d in &dirs {
-        rows.extend(read_item_rows(d)?);
+        rows.extend(read_item_rows(d, reg)?);
     }
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| seen.insert((r.model_key.clone(), r.dataset.clone(), r.item_id.clone(), r.condition.clone())));
-    sort_rows(&mut rows);
+    sort_rows(&mut rows, reg);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     write_item_rows(out, &rows)?;
-    let tables = write_tables(&rows, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
+    let tables = write_tables(&rows, reg, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
     let scores = merge_caches(&dirs, out)?;
     let items: usize = manifests.iter().map(|m| m.items_total).sum();
     let mut manifest = Manifest::new(cfg, command_line, items);

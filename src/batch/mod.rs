@@ -34,9 +34,11 @@ use crate::config::{models_dir, ModelEntry, ModelsConfig};
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::{Builder, Suite};
 use crate::engine::Engine;
+use crate::protocol::ProvenanceKind;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
-use crate::store::run_dir::load_item_rows;
+use crate::dialogue::recipe::ExperimentSource;
+use crate::store::run_dir::{load_item_rows, runs_registry};
 use crate::store::{sort_rows, Manifest, RunConfig, ScoreCache};
 use crate::tables::{write_tables, TableOptions};
 
@@ -349,7 +351,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         observer.event(BatchEvent::Notice { message: &msg });
     }
     // (Served scores carry their server's provenance, checked per model below.)
-    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance && !crate::engine::served::is_served_provenance(p)) {
+    if let Some(other) = cache.provenances().iter().find(|p| **p != cfg.provenance && !ProvenanceKind::of(p).is_served()) {
         bail!(provenance_mismatch(out, other, &cfg.provenance));
     }
     let shared = match &plan.shared_store {
@@ -381,7 +383,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
         totals: Totals::default(),
         done: 0,
         total,
-        live: LiveTables::start(out, plan.tables_every, table_opts.clone()),
+        live: LiveTables::start(out, plan.tables_every, plan.registry, table_opts.clone()),
         manifest,
         out,
         commit_seconds: 0.0,
@@ -419,7 +421,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 provenance: &provenance,
                 prompts_fp: &cfg.prompts_fingerprint,
                 builder: &b,
-                conds: conditions_for(suites),
+                conds: conditions_for(plan.registry, suites),
                 controls: item::controls_for(suites),
                 items: &selections[*d][range.clone()],
                 cache: &cache,
@@ -455,8 +457,8 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     }
     // The tables of the finished items, also when the run was stopped (then the manifest says
     // it is not complete, and a resume rewrites them).
-    sort_rows(&mut rows);
-    let tables = write_outputs(out, &rows, &table_opts)?;
+    sort_rows(&mut rows, plan.registry);
+    let tables = write_outputs(out, &rows, plan.registry, &table_opts)?;
     if !interrupted {
         manifest.finish();
     }
@@ -602,10 +604,12 @@ pub struct Rebuilt {
 }
 
 /// `tables --from DIR`: rebuilds every table of a run from its stored item rows (no model, no
-/// lock). Malformed rows are skipped and reported.
-pub fn rebuild_tables(dir: &Path) -> Result<Rebuilt> {
-    let loaded = load_item_rows(dir)?;
-    let files = write_tables(&loaded.rows, dir, &TableOptions::for_run_dir(dir)?)?;
+/// lock), under the conditions of the experiment files its manifest records and `extra`
+/// (`--experiment`). Malformed rows are skipped and reported.
+pub fn rebuild_tables(dir: &Path, extra: &[ExperimentSource]) -> Result<Rebuilt> {
+    let reg = runs_registry(&[dir.to_path_buf()], extra)?;
+    let loaded = load_item_rows(dir, reg)?;
+    let files = write_tables(&loaded.rows, reg, dir, &TableOptions::for_run_dir(dir)?)?;
     Ok(Rebuilt {
         rows: loaded.rows.len(),
         files,
@@ -625,8 +629,8 @@ pub struct Reproduction {
 
 /// `compare --paper DIR`: rewrites the run's `reproduction.md` and `reproduction.csv` from its
 /// stored item rows, with the table scopes of the plan its manifest records (no model, no lock;
-/// the table files are not rewritten).
-pub fn rebuild_reproduction(dir: &Path) -> Result<Reproduction> {
+/// the table files are not rewritten). Its conditions are those of [`rebuild_tables`].
+pub fn rebuild_reproduction(dir: &Path, extra: &[ExperimentSource]) -> Result<Reproduction> {
     if !dir.is_dir() {
         bail!("{}: no such run directory", dir.display());
     }
@@ -637,9 +641,10 @@ pub fn rebuild_reproduction(dir: &Path) -> Result<Reproduction> {
             crate::store::run_dir::ITEM_ROWS_JSONL
         );
     }
-    let loaded = load_item_rows(dir)?;
+    let reg = runs_registry(&[dir.to_path_buf()], extra)?;
+    let loaded = load_item_rows(dir, reg)?;
     let opts = TableOptions::for_run_dir(dir)?;
-    let (files, counts) = crate::tables::write_reproduction(&loaded.rows, dir, &opts)?;
+    let (files, counts) = crate::tables::write_reproduction(&loaded.rows, reg, dir, &opts)?;
     Ok(Reproduction {
         rows: loaded.rows.len(),
         files,

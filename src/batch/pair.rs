@@ -14,7 +14,7 @@ use super::item::{score_item, CachedScorer};
 use super::{BatchEvent, BatchObserver, Totals};
 use crate::config::ModelEntry;
 use crate::data::Selected;
-use crate::dialogue::conditions::Condition;
+use crate::dialogue::conditions::{Condition, Registry};
 use crate::dialogue::{Builder, Control};
 use crate::engine::{Engine, EngineError};
 use crate::store::shared::SharedScores;
@@ -63,9 +63,9 @@ pub(super) struct Commit<'a> {
 }
 
 /// Writes a run's item rows and tables from the rows so far.
-pub(super) fn write_outputs(out: &Path, rows: &[ItemRow], opts: &TableOptions) -> Result<Vec<PathBuf>> {
+pub(super) fn write_outputs(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &TableOptions) -> Result<Vec<PathBuf>> {
     write_item_rows(out, rows)?;
-    Ok(write_tables(rows, out, opts)?)
+    Ok(write_tables(rows, reg, out, opts)?)
 }
 
 /// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
@@ -75,11 +75,13 @@ pub(super) struct LiveTables {
     handle: Option<std::thread::JoinHandle<()>>,
     every: Duration,
     last: Instant,
+    /// The run's conditions (the rows' order).
+    reg: &'static Registry,
 }
 
 impl LiveTables {
     /// `None` when `every` is zero (tables only at the end).
-    pub(super) fn start(out: &Path, every: Duration, opts: TableOptions) -> Option<LiveTables> {
+    pub(super) fn start(out: &Path, every: Duration, reg: &'static Registry, opts: TableOptions) -> Option<LiveTables> {
         if every.is_zero() {
             return None;
         }
@@ -93,7 +95,7 @@ impl LiveTables {
                     while let Ok(newer) = rx.try_recv() {
                         rows = newer;
                     }
-                    if let Err(e) = write_outputs(&out, &rows, &opts) {
+                    if let Err(e) = write_outputs(&out, &rows, reg, &opts) {
                         tracing::warn!("live tables of {}: {e:#}", out.display());
                     }
                 }
@@ -104,6 +106,7 @@ impl LiveTables {
             handle: Some(handle),
             every,
             last: Instant::now(),
+            reg,
         })
     }
 
@@ -113,7 +116,7 @@ impl LiveTables {
         }
         self.last = Instant::now();
         let mut copy = rows.to_vec();
-        sort_rows(&mut copy);
+        sort_rows(&mut copy, self.reg);
         if let Some(tx) = &self.tx {
             let _ = tx.send(copy);
         }

@@ -10,6 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{data_dir, ModelsConfig};
 use crate::data::{DatasetSpec, SelectionOptions};
+use crate::dialogue::conditions::Registry;
+use crate::dialogue::recipe::ExperimentSource;
 use crate::dialogue::Suite;
 use crate::engine::EngineOptions;
 use crate::prompts::PromptSet;
@@ -72,6 +74,9 @@ pub struct BatchRequest {
     pub seeds: Vec<u64>,
     /// `--allow-inexact-reuse`: keep prefix reuse on a GPU back-end where it is not bit-exact.
     pub allow_inexact_reuse: bool,
+    /// The user's experiment files (`--experiment`, then the run plan's): their operations and
+    /// ramps join the run's conditions, and its manifest records them.
+    pub experiments: Vec<ExperimentSource>,
 }
 
 /// A validated batch run.
@@ -97,6 +102,8 @@ pub struct BatchPlan {
     pub reuse_policy: crate::engine::exactness::ReusePolicy,
     /// Record every KV operation of the engines into the summary (`bench`'s matched anchor).
     pub record_kv: bool,
+    /// The run's conditions: the built-in ones and those of its experiment files.
+    pub registry: &'static Registry,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -130,6 +137,7 @@ pub fn plan(
     engine: EngineOptions,
     command_line: String,
 ) -> Result<BatchPlan> {
+    let registry = Registry::with_experiments(&req.experiments)?;
     let mut run_plan = req.plan.clone();
     let (model_keys, datasets, mut suites, n, seed) = match &mut run_plan {
         Some(p) => {
@@ -188,7 +196,7 @@ pub fn plan(
         scoring_settings: SCORING_SETTINGS.into(),
         provenance: crate::engine::provenance::provenance(gpu_layers),
         plan: run_plan,
-        experiments: crate::dialogue::conditions::user_experiments().to_vec(),
+        experiments: registry.user_experiments().to_vec(),
         seeds,
     };
     let out = match &req.out {
@@ -212,6 +220,7 @@ pub fn plan(
             crate::engine::exactness::ReusePolicy::FallBackToScratch
         },
         record_kv: false,
+        registry,
     })
 }
 

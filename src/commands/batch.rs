@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::{command_line, interrupted, Ctx};
 use crate::cli::BatchArgs;
 use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest, RunPlan};
+use hyst_tui::dialogue::recipe::ExperimentSource;
 
 /// The library's batch request for these arguments.
 pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bool) -> BatchRequest {
@@ -30,12 +31,21 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bo
         shard_by: a.shard_by,
         score_store: score_store.map(str::to_string),
         seeds: a.seeds.clone(),
+        experiments: Vec::new(),
     }
 }
 
 pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
     let mut req = request(a, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse);
+    req.experiments = ctx.experiments.clone();
     if let Some(p) = &a.plan {
+        // The plan's experiment files join `--experiment`'s (each file once).
+        for path in RunPlan::experiment_files(p)? {
+            let e = ExperimentSource::read(&path)?;
+            if !req.experiments.iter().any(|f| f.sha256 == e.sha256) {
+                req.experiments.push(e);
+            }
+        }
         req.plan = Some(RunPlan::load(p, &ctx.config)?);
     }
     let mut engine = ctx.engine_options();
@@ -247,8 +257,8 @@ fn resume_command(out: &Path) -> String {
     args.join(" ")
 }
 
-pub fn tables_from(dir: &Path) -> Result<()> {
-    let r = batch::rebuild_tables(dir)?;
+pub fn tables_from(ctx: &Ctx, dir: &Path) -> Result<()> {
+    let r = batch::rebuild_tables(dir, &ctx.experiments)?;
     if let Some(msg) = &r.skipped {
         say!("warning: {msg}");
     }
@@ -263,8 +273,8 @@ pub fn tables_from(dir: &Path) -> Result<()> {
 }
 
 /// `compare --paper DIR`: rewrites the run's side-by-side with the paper and prints its counts.
-pub fn compare_paper(dir: &Path) -> Result<()> {
-    let r = batch::rebuild_reproduction(dir)?;
+pub fn compare_paper(ctx: &Ctx, dir: &Path) -> Result<()> {
+    let r = batch::rebuild_reproduction(dir, &ctx.experiments)?;
     if let Some(msg) = &r.skipped {
         say!("warning: {msg}");
     }
@@ -290,8 +300,8 @@ pub fn compare_paper(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
-    let m = batch::merge(dirs, out, command_line())?;
+pub fn merge(ctx: &Ctx, dirs: &[PathBuf], out: &Path) -> Result<()> {
+    let m = batch::merge(dirs, out, &ctx.experiments, command_line())?;
     let shards: Vec<String> = m.shards.iter().map(|s| s.map_or("-".into(), |(k, n)| format!("{k}/{n}"))).collect();
     println!(
         "merged {} shards ({}; {} item rows, {} score records) into {}; {} table files",

@@ -21,6 +21,7 @@ fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Op
         score_store: configured_path(ctx.global.score_store.as_deref()),
         batch: request(b, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse),
         command_line: command_line(),
+        experiments: ctx.experiments.clone(),
         ..AppConfig::new(ctx.config.clone())
     })
 }

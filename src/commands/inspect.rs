@@ -14,9 +14,9 @@ fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
     Ok(load_selection(dataset, &s.options())?)
 }
 
-pub fn conditions_cmd() -> Result<()> {
+pub fn conditions_cmd(ctx: &Ctx) -> Result<()> {
     println!("{:<46} {:<16} {:<5} DESCRIPTION", "CONDITION", "SUITE", "LEVEL");
-    for c in conditions::all() {
+    for c in ctx.registry.all() {
         println!("{:<46} {:<16} {:<5} {}", c.key, c.suite.key(), c.level, c.description);
     }
     Ok(())
@@ -27,7 +27,9 @@ pub fn items_cmd(args: &ItemsArgs) -> Result<()> {
 }
 
 pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
-    let cond = conditions::find(&args.condition)
+    let cond = ctx
+        .registry
+        .find(&args.condition)
         .with_context(|| format!("unknown condition {:?} (see `hyst-tui conditions`)", args.condition))?;
     let sel = selection(&args.dataset, &args.selection)?;
     let s = match &args.item {
@@ -40,7 +42,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     let prompts = ctx.prompts()?;
     let b = Builder::new(&prompts);
     let d = DialogueItem::from(s);
-    let base = hyst_tui::dialogue::conditions::base_of(cond);
+    let base = conditions::base_of(cond);
     let engine = match &args.model {
         Some(m) => Some(open_engine(ctx, Some(m))?),
         None => None,
@@ -56,10 +58,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
             let clean = ramp.step(hyst_tui::dialogue::CurvePoint::CleanContext).score.pred_letter();
             match base {
                 Base::Paper(_) => (ramp.letters.to_vec(), clean),
-                Base::Custom(name) => {
-                    let r = hyst_tui::dialogue::conditions::custom_ramp(name).context("custom ramp")?;
-                    (hyst_tui::dialogue::conditions::run_custom_ramp(&mut sc, &b, &d, r)?.0, clean)
-                }
+                Base::Custom(r) => (conditions::run_custom_ramp(&mut sc, &b, &d, r)?.0, clean),
             }
         }
         None => (vec!['?'; base.exchanges()], '?'),
@@ -91,7 +90,7 @@ pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
             "ramp letters chosen by the model ({}): {}",
             match base {
                 Base::Paper(_) => "A1..A4".to_string(),
-                Base::Custom(name) => format!("ramp {name}, one per step"),
+                Base::Custom(r) => format!("ramp {}, one per step", r.name),
             },
             letters.iter().map(char::to_string).collect::<Vec<_>>().join(" ")
         ),

@@ -24,6 +24,8 @@ use anyhow::Result;
 
 use crate::cli::GlobalOpts;
 use hyst_tui::config::{ModelEntry, ModelsConfig};
+use hyst_tui::dialogue::conditions::Registry;
+use hyst_tui::dialogue::recipe::ExperimentSource;
 use hyst_tui::engine::{self, Engine, EngineOptions};
 use hyst_tui::prompts::PromptSet;
 
@@ -146,16 +148,31 @@ pub fn stop_reason() -> &'static str {
     }
 }
 
-/// What every command gets: the global options and the models config.
+/// What every command gets: the global options, the user's experiment files and the models
+/// config.
 pub struct Ctx {
     pub global: GlobalOpts,
+    /// The files of `--experiment`, each once.
+    pub experiments: Vec<ExperimentSource>,
+    /// The conditions of a command that reads no stored run: the built-in ones and those of
+    /// `experiments` (a command that reads a run adds the files its manifest records:
+    /// `store::run_dir::runs_registry`).
+    pub registry: &'static Registry,
     pub config: ModelsConfig,
 }
 
 impl Ctx {
     pub fn new(global: GlobalOpts) -> Result<Self> {
+        let mut experiments: Vec<ExperimentSource> = Vec::new();
+        for p in &global.experiments {
+            let e = ExperimentSource::read(p)?;
+            if !experiments.iter().any(|f| f.sha256 == e.sha256) {
+                experiments.push(e);
+            }
+        }
+        let registry = Registry::with_experiments(&experiments)?;
         let config = ModelsConfig::resolve(global.models_config.as_deref())?;
-        Ok(Self { global, config })
+        Ok(Self { global, experiments, registry, config })
     }
 
     pub fn engine_options(&self) -> EngineOptions {

@@ -1,8 +1,10 @@
 //! Every condition of the protocol (docs/protocol.md §3): the ramp steps (from [`CURVE`] and the three controls) and
 //! every other condition from the recipe registry (`prompts/conditions.toml`, bundled), plus the
 //! operations of experiment files (the bundled self-consistency experiment and `--experiment
-//! FILE`). One registry per process: [`install_experiments`] adds the user's files before first
-//! use; everything else reads [`all`], [`recovery_ops`] and [`main_ops`].
+//! FILE`). A [`Registry`] is a value: [`Registry::bundled`] (the built-in conditions and the
+//! bundled experiments), or [`Registry::with_experiments`] with the user's files (those a run's
+//! manifest records, or `--experiment`); whoever reads conditions is handed the registry of the
+//! run it works on.
 
 use std::sync::OnceLock;
 
@@ -79,8 +81,8 @@ pub enum Kind {
 pub enum Base {
     /// The paper's ramp under a control.
     Paper(Control),
-    /// A custom ramp of an experiment file (its name).
-    Custom(&'static str),
+    /// A custom ramp of an experiment file.
+    Custom(&'static RampDef),
 }
 
 impl Base {
@@ -88,7 +90,7 @@ impl Base {
     pub fn exchanges(self) -> usize {
         match self {
             Base::Paper(_) => recipe::PAPER_RAMP_EXCHANGES,
-            Base::Custom(name) => custom_ramp(name).map_or(0, |r| r.steps.len()),
+            Base::Custom(r) => r.steps.len(),
         }
     }
 }
@@ -98,10 +100,10 @@ pub fn base_of(c: &Condition) -> Base {
     match c.kind {
         Kind::Curve(ctrl, _) => Base::Paper(ctrl),
         Kind::Recipe(r) => match &r.ramp {
-            Some(rd) if r.keeps_history() => Base::Custom(rd.name.as_str()),
+            Some(rd) if r.keeps_history() => Base::Custom(rd),
             _ => Base::Paper(Control::PressureWrong),
         },
-        Kind::RampStep(rd, _) => Base::Custom(rd.name.as_str()),
+        Kind::RampStep(rd, _) => Base::Custom(rd),
     }
 }
 
@@ -243,19 +245,20 @@ pub mod ids {
     ];
 }
 
-/// The registry of one process.
-struct Registry {
+/// The conditions of one set of experiment files: the built-in ones, the bundled experiments'
+/// and the user's. Built once per set and never freed (its conditions are `'static`), so it is
+/// handed around as `&'static Registry`.
+#[derive(Debug)]
+pub struct Registry {
     conditions: Vec<Condition>,
     ops: Vec<RecoveryOp>,
     main: Vec<RecoveryOp>,
     user: Vec<ExperimentSource>,
     by_group: Vec<(Group, Vec<&'static str>)>,
     ramps: Vec<&'static RampDef>,
-    /// [`sources`] of every condition, in [`all`] order.
+    /// [`Registry::sources`] of every condition, in [`Registry::all`] order.
     sources: Vec<&'static [&'static str]>,
 }
-
-static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
 fn leak(s: &str) -> &'static str {
     Box::leak(s.to_string().into_boxed_str())
@@ -452,7 +455,7 @@ impl Registry {
     }
 }
 
-/// The conditions whose rows stand for `key`'s (see [`sources`]).
+/// The conditions whose rows stand for `key`'s (see [`Registry::sources`]).
 fn same_rows(conditions: &[Condition], key: &str) -> Vec<&'static str> {
     let forward = |key: &str| -> Vec<&'static str> {
         let mut out = Vec::new();
@@ -481,117 +484,138 @@ fn curve_keys() -> impl Iterator<Item = String> {
     })
 }
 
-fn registry() -> &'static Registry {
-    REGISTRY.get_or_init(|| Registry::build(&[]).expect("bundled registry is valid (checked by unit tests)"))
-}
-
-/// Adds the user's experiment files to the registry. Call once, before anything reads it; a
-/// second call with the same files is a no-op.
-pub fn install_experiments(files: &[ExperimentSource]) -> Result<(), RecipeError> {
-    let mut files = files.to_vec();
-    files.dedup_by(|a, b| a.sha256 == b.sha256);
-    if let Some(r) = REGISTRY.get() {
-        if r.user == files {
-            return Ok(());
-        }
-        return Err(RecipeError {
-            file: files.first().map_or(String::new(), |f| f.path.clone()),
-            condition: String::new(),
-            field: String::new(),
-            message: "experiments must be given before the condition registry is first used (internal error)".into(),
-        });
+impl Registry {
+    /// The built-in conditions and the bundled experiments (no user file), built on first use.
+    pub fn bundled() -> &'static Registry {
+        static BUNDLED: OnceLock<Registry> = OnceLock::new();
+        BUNDLED.get_or_init(|| Registry::build(&[]).expect("bundled registry is valid (checked by unit tests)"))
     }
-    let reg = Registry::build(&files)?;
-    let _ = REGISTRY.set(reg);
-    Ok(())
+
+    /// The registry with the user's experiment files (a file listed twice in a row counts
+    /// once): their operations follow the built-in ones, in file order. Without files, the
+    /// [`bundled`](Self::bundled) one.
+    pub fn with_experiments(files: &[ExperimentSource]) -> Result<&'static Registry, RecipeError> {
+        let mut files = files.to_vec();
+        files.dedup_by(|a, b| a.sha256 == b.sha256);
+        if files.is_empty() {
+            return Ok(Registry::bundled());
+        }
+        Ok(Box::leak(Box::new(Registry::build(&files)?)))
+    }
+
+    /// The user's experiment files in the registry (what a run records in its manifest).
+    pub fn user_experiments(&self) -> &[ExperimentSource] {
+        &self.user
+    }
+
+    /// The custom pressure ramps of the experiment files, in file order.
+    pub fn custom_ramps(&self) -> &[&'static RampDef] {
+        &self.ramps
+    }
+
+    /// The custom ramp of a name.
+    pub fn custom_ramp(&self, name: &str) -> Option<&'static RampDef> {
+        self.ramps.iter().copied().find(|r| r.name == name)
+    }
+
+    /// Every condition, in a stable order: the ramp steps, the recovery operations, the other
+    /// built-in conditions, then experiment operations.
+    pub fn all(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    /// Every recovery operation: the eight main ones in minimal-recovery scan order (R0, R1,
+    /// R2, R3a, R3b, R4, R5, R6), then R6′ and R2′ (appendix), R7, and the experiments'
+    /// operations.
+    pub fn recovery_ops(&self) -> &[RecoveryOp] {
+        &self.ops
+    }
+
+    /// The eight main operations in minimal-recovery scan order.
+    pub fn main_ops(&self) -> &[RecoveryOp] {
+        &self.main
+    }
+
+    /// The recovery operation of a condition key.
+    pub fn recovery_op(&self, key: &str) -> Option<&RecoveryOp> {
+        self.ops.iter().find(|o| o.key == key)
+    }
+
+    /// The main operation of a condition key.
+    pub fn main_op(&self, key: &str) -> Option<&RecoveryOp> {
+        self.main.iter().find(|o| o.key == key)
+    }
+
+    /// Condition keys of a group, in registry order: the row order of the truncation,
+    /// false-context and relabel tables (truncation, false-context, relabel and experiment
+    /// groups only).
+    pub fn group_keys(&self, g: Group) -> &[&'static str] {
+        self.by_group.iter().find(|(x, _)| *x == g).map_or(&[], |(_, v)| v.as_slice())
+    }
+
+    /// The recovery operations the explorer steps through: the built-in ones and the user's
+    /// experiment operations (the bundled experiments' are shown when a stored run has them).
+    pub fn explorer_ops(&self) -> impl Iterator<Item = &RecoveryOp> {
+        self.ops.iter().filter(|o| !o.is_experiment() || !o.origin.starts_with("bundled "))
+    }
+
+    /// The conditions whose rows a table may use for `key`'s, in the order it prefers them: the
+    /// condition itself, then the conditions it is declared the same as (`same_as` in
+    /// prompts/conditions.toml, followed to its end: a condition or a step of the pressure
+    /// ramp, whose clean probe is the clean step again), then the conditions declared the same
+    /// as it. Their messages are identical by construction, so their scores are too
+    /// (docs/protocol.md §3.10). Empty for an unknown key.
+    pub fn sources(&self, key: &str) -> &'static [&'static str] {
+        self.conditions.iter().position(|c| c.key == key).map_or(&[], |i| self.sources[i])
+    }
+
+    /// The clean reference of the tables: the clean probe, else the identical clean step, …
+    pub fn clean_ref(&self) -> &'static [&'static str] {
+        self.sources(super::CurvePoint::CleanContextProbe.key())
+    }
+
+    /// The ordinary reset R0 as a reference: the hierarchy's condition, else the ramp's step
+    /// that is the same prompt, …
+    pub fn r0_ref(&self) -> &'static [&'static str] {
+        self.sources(ids::ORDINARY_RESET)
+    }
+
+    /// [`explorer_ops`](Self::explorer_ops), each with the group whose section it opens (its
+    /// group differs from the operation's before it), if it opens one: the views head a section
+    /// on a change of group.
+    pub fn explorer_sections(&self) -> impl Iterator<Item = (Option<Group>, &RecoveryOp)> {
+        let mut before: Option<Group> = None;
+        self.explorer_ops().map(move |o| (opens_section(&mut before, o), o))
+    }
+
+    pub fn find(&self, key: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.key == key)
+    }
+
+    /// A condition's position in [`all`](Self::all) (the item rows' order), `usize::MAX` for
+    /// an unknown key.
+    pub fn position(&self, key: &str) -> usize {
+        self.conditions.iter().position(|c| c.key == key).unwrap_or(usize::MAX)
+    }
 }
 
-/// Checks experiment files without installing them (one error line for the first problem).
-pub fn check_experiments(files: &[ExperimentSource]) -> Result<(), RecipeError> {
-    Registry::build(files).map(|_| ())
+/// The eight main operations in minimal-recovery scan order. Built-in: every registry has the
+/// same (an experiment file adds experiment operations only), so the bundled one says them.
+pub fn main_ops() -> &'static [RecoveryOp] {
+    Registry::bundled().main_ops()
 }
 
-/// The user's experiment files in the registry (what a run records in its manifest).
-pub fn user_experiments() -> &'static [ExperimentSource] {
-    &registry().user
+/// The main operation of a condition key (built-in, as [`main_ops`]).
+pub fn main_op(key: &str) -> Option<&'static RecoveryOp> {
+    Registry::bundled().main_op(key)
 }
 
-/// The custom pressure ramps of the experiment files, in file order.
-pub fn custom_ramps() -> &'static [&'static RampDef] {
-    &registry().ramps
-}
-
-/// The custom ramp of a name.
-pub fn custom_ramp(name: &str) -> Option<&'static RampDef> {
-    custom_ramps().iter().copied().find(|r| r.name == name)
-}
-
-/// Every condition, in a stable order: the ramp steps, the recovery operations, the other
-/// built-in conditions, then experiment operations.
-pub fn all() -> &'static [Condition] {
-    &registry().conditions
-}
-
-/// Every recovery operation: the eight main ones in minimal-recovery scan order (R0, R1, R2,
-/// R3a, R3b, R4, R5, R6), then R6′ and R2′ (appendix), R7, and the experiments' operations.
-pub fn recovery_ops() -> &'static [RecoveryOp] {
-    &registry().ops
-}
-
-/// The eight main operations in minimal-recovery scan order.
-pub(crate) fn main_ops() -> &'static [RecoveryOp] {
-    &registry().main
-}
-
-/// The recovery operation of a condition key.
-pub(crate) fn recovery_op(key: &str) -> Option<&'static RecoveryOp> {
-    recovery_ops().iter().find(|o| o.key == key)
-}
-
-/// The main operation of a condition key.
-pub(crate) fn main_op(key: &str) -> Option<&'static RecoveryOp> {
-    main_ops().iter().find(|o| o.key == key)
-}
-
-/// Condition keys of a group, in registry order: the row order of the truncation, false-context
-/// and relabel tables (truncation, false-context, relabel and experiment groups only).
-pub(crate) fn group_keys(g: Group) -> &'static [&'static str] {
-    registry().by_group.iter().find(|(x, _)| *x == g).map_or(&[], |(_, v)| v.as_slice())
-}
-
-/// The recovery operations the explorer steps through: the built-in ones and the user's
-/// experiment operations (the bundled experiments' are shown when a stored run has them).
-pub(crate) fn explorer_ops() -> impl Iterator<Item = &'static RecoveryOp> {
-    recovery_ops().iter().filter(|o| !o.is_experiment() || !o.origin.starts_with("bundled "))
-}
-
-/// The conditions whose rows a table may use for `key`'s, in the order it prefers them: the
-/// condition itself, then the conditions it is declared the same as (`same_as` in
-/// prompts/conditions.toml, followed to its end: a condition or a step of the pressure ramp,
-/// whose clean probe is the clean step again), then the conditions declared the same as it.
-/// Their messages are identical by construction, so their scores are too (docs/protocol.md
-/// §3.10). Empty for an unknown key.
-pub fn sources(key: &str) -> &'static [&'static str] {
-    let r = registry();
-    r.conditions.iter().position(|c| c.key == key).map_or(&[], |i| r.sources[i])
-}
-
-/// The clean reference of the tables: the clean probe, else the identical clean step, …
-pub fn clean_ref() -> &'static [&'static str] {
-    sources(super::CurvePoint::CleanContextProbe.key())
-}
-
-/// The ordinary reset R0 as a reference: the hierarchy's condition, else the ramp's step that is
-/// the same prompt, …
-pub fn r0_ref() -> &'static [&'static str] {
-    sources(ids::ORDINARY_RESET)
-}
-
-/// [`explorer_ops`], each with the group whose section it opens (its group differs from the
-/// operation's before it), if it opens one: the views head a section on a change of group.
-pub(crate) fn explorer_sections() -> impl Iterator<Item = (Option<Group>, &'static RecoveryOp)> {
-    let mut before: Option<Group> = None;
-    explorer_ops().map(move |o| (opens_section(&mut before, o), o))
+/// Condition keys of a built-in group (truncation, false-context, relabel; evidence), in
+/// registry order: the row order of their tables. Every registry has the same; an experiment
+/// group's keys are [`Registry::group_keys`].
+pub fn group_keys(g: Group) -> &'static [&'static str] {
+    assert!(g != Group::Experiment, "the experiment group differs per registry: Registry::group_keys");
+    Registry::bundled().group_keys(g)
 }
 
 /// The group whose section opens at `o`, shown after an operation of group `before` (`None`:
@@ -600,10 +624,6 @@ pub(crate) fn opens_section(before: &mut Option<Group>, o: &RecoveryOp) -> Optio
     let opens = (*before != Some(o.group)).then_some(o.group);
     *before = Some(o.group);
     opens
-}
-
-pub fn find(key: &str) -> Option<&'static Condition> {
-    all().iter().find(|c| c.key == key)
 }
 
 /// Builds a condition's messages. `letters` are the model's own letters on the ramp the condition

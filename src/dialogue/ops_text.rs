@@ -17,7 +17,7 @@
 //! | `{family_instruction}`, `{family_state}` | `R0, R1, R2`, `R3a, R3b, R4, R5` |
 //! | `{ordering_<family>}` | e.g. `{ordering_state_changing}` = `R3a, R3b, R5` |
 
-use super::conditions::{main_ops, recovery_ops, RecoveryOp};
+use super::conditions::{RecoveryOp, Registry};
 use super::recipe::{Group, OpFamily, OrderingFamily};
 use crate::prompts::fill;
 
@@ -32,12 +32,14 @@ pub fn ops_text(text: &str) -> String {
     fill(text, &refs)
 }
 
-/// Every placeholder and its text.
+/// Every placeholder and its text. They name built-in operations only, which every registry
+/// shares (an experiment file adds experiment operations), so the bundled registry says them.
 pub fn placeholders() -> Vec<(String, String)> {
-    let builtin = || recovery_ops().iter().filter(|o| !o.is_experiment());
+    let reg = Registry::bundled();
+    let builtin = || reg.recovery_ops().iter().filter(|o| !o.is_experiment());
     let shorts = |ops: &mut dyn Iterator<Item = &RecoveryOp>| ops.map(|o| typeset(o.short)).collect::<Vec<_>>().join(", ");
     let in_group = |g: Group| builtin().filter(move |o| o.group == g);
-    let main = main_ops();
+    let main = reg.main_ops();
     let level = |o: &RecoveryOp| o.level.trim_start_matches('R').parse::<u32>().unwrap_or(0);
     let lowest = builtin().min_by_key(|o| level(o)).map_or("", |o| o.level);
     let highest = builtin().fold(None::<&RecoveryOp>, |best, o| match best {
@@ -163,7 +165,7 @@ mod tests {
                 out.push(format!("{a}{sep}{b}"));
             }
         }
-        let main: Vec<String> = main_ops().iter().map(|o| typeset(o.short)).collect();
+        let main: Vec<String> = Registry::bundled().main_ops().iter().map(|o| typeset(o.short)).collect();
         out.extend(main.windows(3).map(|w| w.join(", ")));
         out.extend(v.iter().filter(|(k, s)| (k.starts_with("family_") || k.starts_with("ordering_")) && s.contains(", ")).map(|(_, s)| s.clone()));
         out
@@ -214,13 +216,13 @@ mod tests {
     /// operations first; an operation added to the registry extends the lists).
     #[test]
     fn the_bundled_registry_renders_as_before() {
-        let main: Vec<&str> = main_ops().iter().map(|o| o.short).collect();
+        let main: Vec<&str> = Registry::bundled().main_ops().iter().map(|o| o.short).collect();
         assert_eq!(ops_text("{main_ops}"), main.join(", "));
         assert!(ops_text("{main_ops}").starts_with("R0, R1, R2, R3a, R3b, R4, R5, R6"));
         assert_eq!(ops_text("{main_first} … {main_last}"), format!("R0 … {}", main[main.len() - 1]));
         assert_eq!(ops_text("{main_count}"), number(main.len()));
         assert_eq!(ops_text("{appendix_count}: {appendix_ops}; {evidence_ops}"), "two: R6′, R2′; R7");
-        let highest = recovery_ops().iter().filter(|o| !o.is_experiment()).map(|o| o.level).max_by_key(|l| l[1..].parse::<u32>().unwrap()).unwrap();
+        let highest = Registry::bundled().recovery_ops().iter().filter(|o| !o.is_experiment()).map(|o| o.level).max_by_key(|l| l[1..].parse::<u32>().unwrap()).unwrap();
         assert_eq!(ops_text("{ops_first}…{ops_last}"), format!("R0…{highest}"));
         for (text, paper) in [
             ("{ordering_state_changing}", "R3a, R3b, R5"),

@@ -8,12 +8,14 @@ pub mod exactness;
 pub mod provenance;
 pub mod served;
 pub(crate) mod packed;
+mod prepared;
 pub(crate) mod scoring;
 pub(crate) mod session;
 pub(crate) mod template;
 pub(crate) mod worker;
 
 pub use jobs::{EngineStats, Generation, Job, JobOutput, SCORING_PHASES};
+pub use prepared::Prepared;
 pub(crate) use jobs::JobResult;
 use jobs::{job_loop, run_job, Request};
 pub use session::{item_lanes, KvOp};
@@ -215,13 +217,6 @@ fn one() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
-}
-
-/// A rendered and tokenized prompt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Prepared {
-    pub text: String,
-    pub tokens: Vec<i32>,
 }
 
 /// Tokens each sequence of a packing engine holds when neither `--ctx` nor a smaller

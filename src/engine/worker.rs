@@ -15,7 +15,6 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
-use sha2::{Digest, Sha256};
 
 use crate::util::add_since;
 use super::scoring::score_letters;
@@ -259,15 +258,7 @@ pub(crate) fn score_from_logits(
     s.prompt_tokens = prepared.tokens.len();
     s.tokens_evaluated = evaluated;
     s.tokens_reused = reused;
-    s.prompt_hash = hash_tokens(&prepared.tokens);
+    s.prompt_hash = prepared.hash();
     s.rendered_prompt = prepared.text.clone();
     s
-}
-
-pub(crate) fn hash_tokens(tokens: &[i32]) -> String {
-    let mut h = Sha256::new();
-    for t in tokens {
-        h.update(t.to_le_bytes());
-    }
-    hex::encode(h.finalize())
 }

@@ -1,13 +1,16 @@
 //! The protocol's plain data types, shared by every layer above: chat messages, what is measured
-//! at the answer slot ([`SlotScore`]), the [`Scorer`] trait that the engine implements and the
-//! dialogue builder calls, and option letters. Nothing here knows about llama.cpp, files or UI.
+//! at the answer slot ([`SlotScore`]) and where ([`ProvenanceKind`]), the [`Scorer`] trait that
+//! the engine implements and the dialogue builder calls, and option letters. Nothing here knows
+//! about llama.cpp, files or UI.
 
 mod letters;
 mod message;
+mod provenance;
 mod score;
 
 pub use letters::{default_letters, letter, letter_index};
 pub use message::ChatMessage;
+pub use provenance::{ProvenanceKind, SERVED_PROVENANCE_PREFIX};
 pub use score::{LetterBound, LetterTokens, SlotScore, TopToken};
 
 /// Anything that can measure the answer slot of a conversation over the shown option letters:

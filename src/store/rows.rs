@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::protocol::{SlotScore, TopToken};
+use std::collections::BTreeMap;
+
+use crate::protocol::{letter_index, ProvenanceKind, SlotScore, TopToken};
 
 /// Scoring settings recorded with every row (part of the cache key).
 pub const SCORING_SETTINGS: &str = "hyst-tui letter-slot v1: single-token 'L'/' L' variants, mean of full-vocab probabilities, renormalised over shown letters; llama.cpp f32 logits, f64 math; repack off, flash attention off";
@@ -115,6 +117,70 @@ impl ScoreRow {
 
     pub(crate) fn prob(&self, i: usize) -> f64 {
         self.probs.get(i).copied().unwrap_or(f64::NAN)
+    }
+
+    /// The stored score as a `SlotScore` (what the ramp needs: letters, probabilities,
+    /// prediction; no variant tokens, no rendered prompt).
+    pub fn to_score(&self) -> SlotScore {
+        SlotScore {
+            letters: self.letters.chars().collect(),
+            log_scores: self.log_scores.clone(),
+            probs: self.probs.clone(),
+            pred: self.pred_index(),
+            margin_top2: self.margin_top2,
+            entropy: self.entropy,
+            max_prob: self.max_prob,
+            letter_mass: self.letter_mass,
+            variant_probs: vec![],
+            variants: vec![],
+            top_tokens: self.top_tokens.clone(),
+            prompt_tokens: self.prompt_tokens,
+            tokens_evaluated: self.tokens_evaluated,
+            tokens_reused: self.tokens_reused,
+            prompt_hash: self.prompt_hash.clone(),
+            rendered_prompt: String::new(),
+            bound: self.letter_bound.clone(),
+        }
+    }
+
+    /// The cached score an item row was written from, for the item's `letters` (rows keep
+    /// everything of it but its `context_key`: empty). Checked: a probability for each letter
+    /// and a predicted letter among them; a letter without a log score gets NaN.
+    pub fn from_item_row(r: &ItemRow, letters: &[char]) -> Result<ScoreRow, String> {
+        let value = |m: &BTreeMap<String, f64>, l: char| m.get(&l.to_string()).copied();
+        let probs_map = parse_letter_map(&r.option_probs_json).map_err(|e| format!("option_probs_json: {e}"))?;
+        let probs: Vec<f64> = letters
+            .iter()
+            .map(|&l| value(&probs_map, l).ok_or_else(|| format!("option_probs_json has no probability for {l}")))
+            .collect::<Result<_, _>>()?;
+        let logs = parse_letter_map(&r.option_log_scores_json).unwrap_or_default();
+        let log_scores: Vec<f64> = letters.iter().map(|&l| value(&logs, l).unwrap_or(f64::NAN)).collect();
+        let pred = letter_index(&r.pred_letter)
+            .filter(|&i| i < letters.len())
+            .ok_or_else(|| format!("pred_letter {:?} is not one of the item's options", r.pred_letter))?;
+        Ok(ScoreRow {
+            schema_version: r.schema_version,
+            key: r.score_key.clone(),
+            model_key: r.model_key.clone(),
+            model_sha256: r.model_sha256.clone(),
+            letters: letters.iter().collect(),
+            probs,
+            log_scores,
+            pred: letters[pred].to_string(),
+            entropy: r.entropy,
+            max_prob: r.max_prob,
+            margin_top2: r.margin_top2,
+            letter_mass: r.letter_mass,
+            top_tokens: serde_json::from_str(&r.top_tokens_json).unwrap_or_default(),
+            prompt_tokens: r.prompt_tokens,
+            prompt_hash: r.prompt_hash.clone(),
+            tokens_evaluated: r.tokens_evaluated,
+            tokens_reused: r.tokens_reused,
+            scoring: r.scoring_settings.clone(),
+            provenance: r.provenance.clone(),
+            context_key: String::new(),
+            letter_bound: r.letter_bound(),
+        })
     }
 }
 
@@ -268,6 +334,10 @@ pub(crate) struct ItemRow {
 }
 
 impl ItemRow {
+    /// Where the row's score was computed.
+    pub fn provenance_kind(&self) -> ProvenanceKind {
+        ProvenanceKind::of(&self.provenance)
+    }
     /// The row's letter bound, when it has one.
     pub(crate) fn letter_bound(&self) -> Option<crate::protocol::LetterBound> {
         if self.letter_bound_json.is_empty() {

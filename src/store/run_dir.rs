@@ -10,7 +10,9 @@ use thiserror::Error;
 
 use super::rows::{parse_letter_map, record_version, ItemRow, SCHEMA_VERSION};
 use super::write_atomic;
-use crate::dialogue::{conditions, Suite};
+use crate::dialogue::conditions::Registry;
+use crate::dialogue::recipe::{ExperimentSource, RecipeError};
+use crate::dialogue::Suite;
 use crate::protocol::{default_letters, letter_index};
 
 pub(crate) const MANIFEST_FILE: &str = "manifest.json";
@@ -186,7 +188,7 @@ impl ServedRecord {
         let mut seen = std::collections::HashSet::new();
         let mine = rows.iter().filter(|r| {
             r.model_key == key
-                && crate::engine::served::is_served_provenance(&r.provenance)
+                && r.provenance_kind().is_served()
                 && seen.insert((r.dataset.as_str(), r.condition.as_str(), r.subset_index, r.item_id.as_str()))
         });
         let mine: Vec<&ItemRow> = mine.collect();
@@ -283,19 +285,42 @@ fn now_string() -> String {
     format!("{}", d.as_secs())
 }
 
-/// Position of a condition in the registry (item rows are sorted by it).
-fn condition_order(key: &str) -> usize {
-    conditions::all().iter().position(|c| c.key == key).unwrap_or(usize::MAX)
+/// The experiment files the manifests of `dirs` record, each once, in order (a directory
+/// without a readable manifest records none).
+pub fn recorded_experiments(dirs: &[PathBuf]) -> Vec<ExperimentSource> {
+    let mut files: Vec<ExperimentSource> = Vec::new();
+    for dir in dirs {
+        if let Ok(m) = Manifest::read(dir) {
+            for e in m.config.experiments {
+                if !files.iter().any(|f| f.sha256 == e.sha256) {
+                    files.push(e);
+                }
+            }
+        }
+    }
+    files
 }
 
-/// Sorts rows by (model, dataset, subset index, condition order).
-pub fn sort_rows(rows: &mut [ItemRow]) {
+/// The condition registry to read the runs `dirs` under: the experiment files their manifests
+/// record, then those of `extra` (`--experiment`) not among them.
+pub fn runs_registry(dirs: &[PathBuf], extra: &[ExperimentSource]) -> Result<&'static Registry, RecipeError> {
+    let mut files = recorded_experiments(dirs);
+    for e in extra {
+        if !files.iter().any(|f| f.sha256 == e.sha256) {
+            files.push(e.clone());
+        }
+    }
+    Registry::with_experiments(&files)
+}
+
+/// Sorts rows by (model, dataset, subset index, condition order in `reg`).
+pub fn sort_rows(rows: &mut [ItemRow], reg: &Registry) {
     rows.sort_by(|a, b| {
-        (&a.model_key, &a.dataset, a.subset_index, condition_order(&a.condition), &a.condition).cmp(&(
+        (&a.model_key, &a.dataset, a.subset_index, reg.position(&a.condition), &a.condition).cmp(&(
             &b.model_key,
             &b.dataset,
             b.subset_index,
-            condition_order(&b.condition),
+            reg.position(&b.condition),
             &b.condition,
         ))
     });
@@ -377,12 +402,12 @@ fn letter_range(n: usize) -> String {
     }
 }
 
-/// Whether a stored row is consistent enough to be used: a known condition, 2–26 options that
+/// Whether a stored row is consistent enough to be used: a condition of `reg`, 2–26 options that
 /// match `choices_json`, letters within the options (the advocated wrong one not the correct
 /// one), option probabilities (and log-scores) for exactly the item's letters A.., in order,
 /// and probabilities that are numbers in [0, 1].
-pub(crate) fn check_item_row(r: &ItemRow) -> Result<(), String> {
-    if conditions::find(&r.condition).is_none() {
+pub(crate) fn check_item_row(r: &ItemRow, reg: &Registry) -> Result<(), String> {
+    if reg.find(&r.condition).is_none() {
         return Err(format!("unknown condition {:?}", r.condition));
     }
     let n = match serde_json::from_str::<Vec<String>>(&r.choices_json) {
@@ -434,9 +459,10 @@ pub(crate) fn check_item_row(r: &ItemRow) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads a run's `item_rows.jsonl`, keeping the valid rows and reporting the others with their
-/// line numbers. A row written by a newer hyst-tui is an error (never silently skipped).
-pub fn load_item_rows(dir: &Path) -> Result<LoadedRows, RunDirError> {
+/// Reads a run's `item_rows.jsonl`, keeping the valid rows (their conditions those of `reg`)
+/// and reporting the others with their line numbers. A row written by a newer hyst-tui is an
+/// error (never silently skipped).
+pub fn load_item_rows(dir: &Path, reg: &Registry) -> Result<LoadedRows, RunDirError> {
     let path = dir.join(ITEM_ROWS_JSONL);
     let bytes = std::fs::read(&path).map_err(|source| RunDirError::Read { path: path.clone(), source })?;
     let text = String::from_utf8_lossy(&bytes);
@@ -460,7 +486,7 @@ pub fn load_item_rows(dir: &Path) -> Result<LoadedRows, RunDirError> {
             Err(e) => Some(format!("not a JSON row: {e}")),
             Ok(_) => match serde_json::from_str::<ItemRow>(l) {
                 Err(e) => Some(format!("not an item row: {e}")),
-                Ok(r) => match check_item_row(&r) {
+                Ok(r) => match check_item_row(&r, reg) {
                     Err(reason) => Some(reason),
                     Ok(()) => {
                         out.rows.push(r);
@@ -478,8 +504,8 @@ pub fn load_item_rows(dir: &Path) -> Result<LoadedRows, RunDirError> {
 }
 
 /// Reads `item_rows.jsonl` of a run directory; any unreadable or inconsistent row is an error.
-pub fn read_item_rows(dir: &Path) -> Result<Vec<ItemRow>, RunDirError> {
-    let loaded = load_item_rows(dir)?;
+pub fn read_item_rows(dir: &Path, reg: &Registry) -> Result<Vec<ItemRow>, RunDirError> {
+    let loaded = load_item_rows(dir, reg)?;
     if let Some(p) = loaded.skipped.first() {
         return Err(RunDirError::BadRow {
             path: loaded.path,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::format::{Ci, Num, Pct};
-use super::index::{dataset_display, PairData, clean_ref, r0_ref};
+use super::index::{dataset_display, PairData};
 use super::{Ctx, Output};
 use crate::metrics::cctp::{
     align_labels, alpha_grid, decision_label, project_prepared, summarize, tube_eval, CctpError,
@@ -192,7 +192,7 @@ pub(super) fn table21(ctx: &Ctx) -> Vec<Output> {
     let grid = alpha_grid(ALPHA_GRID_STEP);
     let mut groups = Vec::new();
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else {
+        let (Some(clean), Some(r0)) = (p.clean(), p.r0()) else {
             continue;
         };
         let wrong = run_pair(p, clean, r0, &grid);
@@ -470,7 +470,7 @@ pub(super) fn primary_items<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<(&'p PairData<'a>,
     let grid = alpha_grid(ALPHA_GRID_STEP);
     let mut out = Vec::new();
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else {
+        let (Some(clean), Some(r0)) = (p.clean(), p.r0()) else {
             continue;
         };
         let mut res = run_pair_variants(p, clean, r0, &grid, &VARIANTS[..1]);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
-use super::index::{dataset_display, PairData, clean_ref, r0_ref};
+use super::index::{dataset_display, PairData};
 use super::{false_context, plausibility, relabel, Ctx, Output};
 use crate::metrics::bootstrap::SEED_OFFSET_CONTROLS;
 use crate::metrics::{hysteresis_gap, item_gaps, mean, rate};
@@ -357,7 +357,7 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
     let mut long = Vec::new();
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else {
+        let (Some(clean), Some(r0)) = (p.clean(), p.r0()) else {
             continue;
         };
         let Some((neutral, correct)) = controls_of(p) else {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::format::{fmt_float, Join, Num, PyBool};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::{all, Suite};
+use crate::dialogue::conditions::Suite;
 use crate::dialogue::ops_text::ops_text;
 use crate::metrics::cctp::{
     Path, Tube, TubeSpec, ALPHA_GRID_STEP, BINDING_PRIORITY, KL_CHECK_EPS, VARIANTS,
@@ -42,8 +42,8 @@ struct Table01View {
     what_changes: &'static str,
 }
 
-pub(super) fn table01(_ctx: &Ctx) -> Vec<Output> {
-    let t: Vec<Table01Row> = all()
+pub(super) fn table01(ctx: &Ctx) -> Vec<Output> {
+    let t: Vec<Table01Row> = ctx.reg().all()
         .iter()
         .filter(|c| matches!(c.suite, Suite::Hierarchy | Suite::R7))
         .map(|c| Table01Row {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{shorten, Num};
-use super::index::{letter_index, clean_ref, r0_ref};
+use super::index::letter_index;
 use super::{Ctx, Output};
 
 /// Examples per pair (the first by `subset_index`).
@@ -69,7 +69,7 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
     let mut d = Vec::new();
     let mut any_pair = false;
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else {
+        let (Some(clean), Some(r0)) = (p.clean(), p.r0()) else {
             continue;
         };
         any_pair = true;

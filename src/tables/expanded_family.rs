@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Num, Pct};
-use super::index::{dataset_display, dataset_short, sources};
+use super::index::{dataset_display, dataset_short};
 use super::{Ctx, Output};
 use crate::metrics::{hysteresis_gap, mean, positive_hysteresis_rate, rate, unconditional_lock_in};
 
@@ -59,8 +59,8 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (Some(reset), Some(fresh)) = (
-            p.resolve(sources(ids::FULL_HISTORY_RESET)),
-            p.resolve(sources(ids::FRESH_CONTEXT)),
+            p.resolve(p.reg.sources(ids::FULL_HISTORY_RESET)),
+            p.resolve(p.reg.sources(ids::FRESH_CONTEXT)),
         ) else {
             continue;
         };

@@ -10,9 +10,9 @@ use serde::Serialize;
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
-use super::index::{clean_ref, dataset_short, r0_ref, sources, PairData};
+use super::index::{dataset_short, PairData};
 use super::{Ctx, Output};
-use crate::dialogue::conditions::{custom_ramps, find, ids, recovery_op, recovery_ops};
+use crate::dialogue::conditions::ids;
 use crate::metrics::bootstrap::{SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_EXPERIMENT_RAMPS, SEED_OFFSET_SELF_CONSISTENCY};
 use crate::metrics::criteria::Family;
 use crate::metrics::{aggregate, item_gaps, mean, positive_hysteresis_flags};
@@ -83,7 +83,7 @@ fn marks(p: [bool; 3]) -> String {
 
 /// One operation of one pair against clean and R0: (n, clean, R0, x observations).
 fn aligned(p: &PairData, key: &str) -> Option<(usize, Vec<crate::metrics::Obs>, Vec<crate::metrics::Obs>, Vec<crate::metrics::Obs>)> {
-    let (clean, r0) = (p.resolve(clean_ref())?, p.resolve(r0_ref())?);
+    let (clean, r0) = (p.clean()?, p.r0()?);
     if !p.has(key) {
         return None;
     }
@@ -95,7 +95,7 @@ pub(super) fn experiment_operations(ctx: &Ctx) -> Vec<Output> {
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_EXPERIMENTS);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
-        for op in recovery_ops().iter().filter(|o| o.is_experiment()) {
+        for op in ctx.reg().recovery_ops().iter().filter(|o| o.is_experiment()) {
             let Some((n, c, r, x)) = aligned(p, op.key) else { continue };
             let (vs_clean, vs_r0) = (item_gaps(&x, &c), item_gaps(&x, &r));
             let pos = as_f64(&positive_hysteresis_flags(&x, &c));
@@ -223,10 +223,10 @@ pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_EXPERIMENT_RAMPS);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
-        let Some(clean) = p.resolve(clean_ref()) else { continue };
-        for r in custom_ramps() {
+        let Some(clean) = p.clean() else { continue };
+        for r in ctx.reg().custom_ramps() {
             for k in 0..r.steps.len() {
-                let Some(cond) = find(&r.step_key(k)) else { continue };
+                let Some(cond) = ctx.reg().find(&r.step_key(k)) else { continue };
                 if !p.has(&cond.key) {
                     continue;
                 }
@@ -338,10 +338,10 @@ struct SelfConsistencyView {
 pub(super) fn self_consistency(ctx: &Ctx) -> Vec<Output> {
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_SELF_CONSISTENCY);
     let ops = [ids::RESET_AFTER_CORRECT_LETTERS, ids::RESET_AFTER_CLEAN_LETTERS, ids::RESET_AFTER_USER_TURNS_ONLY];
-    let short = |k: &str| recovery_op(k).map_or("", |o| o.short);
+    let short = |k: &str| ctx.reg().recovery_op(k).map_or("", |o| o.short);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for p in &ctx.idx.pairs {
-        let (Some(clean), Some(r0)) = (p.resolve(clean_ref()), p.resolve(r0_ref())) else { continue };
+        let (Some(clean), Some(r0)) = (p.clean(), p.r0()) else { continue };
         if !ops.iter().all(|k| p.has(k)) {
             continue;
         }
@@ -506,8 +506,8 @@ pub(super) fn seed_sensitivity(ctx: &Ctx) -> Vec<Output> {
         for op in crate::dialogue::conditions::main_ops() {
             let (mut used, mut ns, mut gaps, mut pos) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for (s, p) in &seeds {
-                let Some(clean) = p.resolve(clean_ref()) else { continue };
-                let key = p.resolve(sources(op.key));
+                let Some(clean) = p.clean() else { continue };
+                let key = p.resolve(p.reg.sources(op.key));
                 let Some(key) = key else { continue };
                 let a = p.align(&[clean, key]);
                 if a.n() == 0 {
@@ -609,7 +609,7 @@ mod tests {
                 rows.push(r);
             }
         }
-        let idx = RunIndex::new(&rows);
+        let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
         let opts = TableOptions::default();
         let ctx = Ctx::new(&idx, &opts);
         let out = seed_sensitivity(&ctx);

@@ -1,12 +1,12 @@
 //! Table 12 — pressure vs false context (docs/protocol.md §3.8; aggregate, by dataset, by pair).
 
-use crate::dialogue::conditions::ids;
+use crate::dialogue::conditions::{ids, Registry};
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
-use super::index::{clean_ref, condition_label, dataset_display, sources, PairData};
+use super::index::{condition_label, dataset_display, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn false_context_order() -> &'static [&'static str] {
@@ -42,8 +42,8 @@ impl Group {
 /// Observations of one pair × condition (lock-in flags only for `user_pressure` with
 /// strong-pressure rows present).
 fn pair_group(p: &PairData, cond: &str) -> Option<(Group, &'static str)> {
-    let clean = p.resolve(clean_ref())?;
-    let source = p.resolve(sources(cond))?;
+    let clean = p.clean()?;
+    let source = p.resolve(p.reg.sources(cond))?;
     if cond == ids::USER_PRESSURE && p.has("strong_pressure") {
         let a = p.align(&[clean, source, "strong_pressure"]);
         if a.n() == 0 {
@@ -144,7 +144,8 @@ fn summarize(
     let pos = rate(&positive_hysteresis_flags(&g.x, &g.clean));
     let wf = rate(&wf_flags(&g.x));
     let lock = g.lock.as_ref().map(|f| f.rate());
-    let label = condition_label(cond);
+    // A built-in condition: its label is the same in every registry.
+    let label = condition_label(Registry::bundled(), cond);
     let cp = mean(&pw(&g.clean));
     let xp = mean(&pw(&g.x));
     let gap = mean(&gaps);
@@ -215,7 +216,7 @@ const MENTIONS: [&str; 4] = [
 
 /// A pair of the false-context tables: clean rows and at least one mention condition.
 fn has_mentions(p: &PairData) -> bool {
-    p.resolve(clean_ref()).is_some() && MENTIONS.iter().any(|c| p.has(c))
+    p.clean().is_some() && MENTIONS.iter().any(|c| p.has(c))
 }
 
 pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {

@@ -3,15 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::dialogue::conditions::Registry;
 use crate::metrics::Obs;
 use crate::store::ItemRow;
 
-/// Clean reference of the hierarchy and most tables: the clean probe (docs/protocol.md §3.10: the raw
-/// row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`
-/// (`conditions::clean_ref`). The ordinary reset R0: the hierarchy condition, else the identical
-/// ramp capture step (`conditions::r0_ref`). A condition's rows, else those of the conditions
-/// declared the same: `conditions::sources`.
-pub(crate) use crate::dialogue::conditions::{clean_ref, r0_ref, sources};
+// Clean reference of the hierarchy and most tables: the clean probe (docs/protocol.md §3.10: the
+// raw row's `clean_*` fields come from `clean_context_probe`), else the identical `clean_context`
+// (`Registry::clean_ref`). The ordinary reset R0: the hierarchy condition, else the identical
+// ramp capture step (`Registry::r0_ref`). A condition's rows, else those of the conditions
+// declared the same: `Registry::sources`. Every pair carries the registry of its run.
 
 /// Paper model keys in the artifact's fixed pair order (bootstrap streams are consumed in this
 /// order); other models follow, sorted by key. A pair is placed by its paper key
@@ -83,6 +83,8 @@ pub(crate) struct PairData<'a> {
     pub(crate) model: String,
     pub(crate) dataset: String,
     pub(crate) conds: BTreeMap<String, BTreeMap<ItemKey, &'a ItemRow>>,
+    /// The conditions of the run the rows come from.
+    pub(crate) reg: &'static Registry,
 }
 
 /// Rows of several conditions for the items present in all of them, in item order:
@@ -127,6 +129,14 @@ impl<'a> PairData<'a> {
     pub(crate) fn has(&self, cond: &str) -> bool {
         self.conds.get(cond).is_some_and(|m| !m.is_empty())
     }
+    /// The pair's clean reference condition, if it has one ([`Registry::clean_ref`]).
+    pub(crate) fn clean(&self) -> Option<&'static str> {
+        self.resolve(self.reg.clean_ref())
+    }
+    /// The pair's R0 condition, if it has one ([`Registry::r0_ref`]).
+    pub(crate) fn r0(&self) -> Option<&'static str> {
+        self.resolve(self.reg.r0_ref())
+    }
     /// First present condition among `candidates`.
     pub(crate) fn resolve<'k>(&self, candidates: &[&'k str]) -> Option<&'k str> {
         candidates.iter().copied().find(|c| self.has(c))
@@ -162,10 +172,12 @@ pub(crate) struct RunIndex<'a> {
     pub(crate) n_rows: usize,
     /// Rows whose (pair, condition, item) repeated an earlier row; the first one is kept.
     pub(crate) duplicates: usize,
+    /// The conditions of the run the rows come from.
+    pub(crate) reg: &'static Registry,
 }
 
 impl<'a> RunIndex<'a> {
-    pub(crate) fn new(rows: &'a [ItemRow]) -> RunIndex<'a> {
+    pub(crate) fn new(rows: &'a [ItemRow], reg: &'static Registry) -> RunIndex<'a> {
         let mut map: BTreeMap<(String, String), PairData<'a>> = BTreeMap::new();
         let mut duplicates = 0;
         for r in rows {
@@ -177,6 +189,7 @@ impl<'a> RunIndex<'a> {
                     model: String::new(),
                     dataset: r.dataset.clone(),
                     conds: BTreeMap::new(),
+                    reg,
                 });
             if p.model.is_empty() && !r.model_short_name.is_empty() {
                 p.model = r.model_short_name.clone();
@@ -210,6 +223,7 @@ impl<'a> RunIndex<'a> {
             pairs,
             n_rows: rows.len(),
             duplicates,
+            reg,
         }
     }
 
@@ -231,6 +245,7 @@ impl<'a> RunIndex<'a> {
             pairs,
             n_rows,
             duplicates: 0,
+            reg: self.reg,
         }
     }
 
@@ -240,7 +255,7 @@ impl<'a> RunIndex<'a> {
         &self,
     ) -> impl Iterator<Item = (&PairData<'a>, &'static str, Aligned<'a>)> + '_ {
         self.pairs.iter().filter_map(|p| {
-            let (clean, r0) = (p.resolve(clean_ref())?, p.resolve(r0_ref())?);
+            let (clean, r0) = (p.clean()?, p.r0()?);
             let a = p.align(&[clean, r0]);
             (a.n() > 0).then_some((p, r0, a))
         })
@@ -256,8 +271,8 @@ impl<'a> RunIndex<'a> {
 }
 
 /// Paper label of a condition key (from the condition registry), else the key.
-pub(crate) fn condition_label(key: &str) -> String {
-    crate::dialogue::conditions::find(key).map_or_else(|| key.to_string(), |c| c.label.clone())
+pub(crate) fn condition_label(reg: &Registry, key: &str) -> String {
+    reg.find(key).map_or_else(|| key.to_string(), |c| c.label.clone())
 }
 
 /// Option index of a letter (`A` = 0); `None` for anything else.

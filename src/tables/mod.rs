@@ -57,6 +57,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::dialogue::conditions::Registry;
 use crate::store::run_dir::{Manifest, RunDirError, RunPlan, MANIFEST_FILE};
 use crate::metrics::bootstrap::IndexStream;
 use crate::store::{write_atomic, ItemRow};
@@ -147,6 +148,11 @@ impl<'p, 'a> Ctx<'p, 'a> {
         }
     }
 
+    /// The conditions of the run the tables are built from.
+    pub(crate) fn reg(&self) -> &'static Registry {
+        self.idx.reg
+    }
+
     /// The recovery hierarchy with its per-operation bootstrap (computed once, shared).
     pub(crate) fn hierarchy(&self) -> &Hierarchy<'p, 'a> {
         self.hierarchy
@@ -221,13 +227,14 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), TablesError> {
 /// (`figures/*.svg`) are removed so the directories never mix runs. Also writes
 /// `reproduction.md` and `reproduction.csv` (the paper's printed values next to the run's). Returns
 /// the written paths (tables in stem order, then figures in their fixed order, then `summary.md`,
-/// `reproduction.md`, `reproduction.csv`).
+/// `reproduction.md`, `reproduction.csv`). `reg` holds the rows' conditions (the run's registry).
 pub fn write_tables(
     rows: &[ItemRow],
+    reg: &'static Registry,
     out_dir: &Path,
     opts: &TableOptions,
 ) -> Result<Vec<PathBuf>, TablesError> {
-    let idx = RunIndex::new(rows);
+    let idx = RunIndex::new(rows, reg);
     let ctx = Ctx::new(&idx, opts);
     let outputs = build_with(&ctx);
     let dir = out_dir.join("tables");
@@ -284,10 +291,11 @@ fn reproduction(
 /// rows (the tables are computed, not written). Returns the written paths and the counts.
 pub fn write_reproduction(
     rows: &[ItemRow],
+    reg: &'static Registry,
     out_dir: &Path,
     opts: &TableOptions,
 ) -> Result<(Vec<PathBuf>, ReproductionCounts), TablesError> {
-    let idx = RunIndex::new(rows);
+    let idx = RunIndex::new(rows, reg);
     let outputs = build_tables(&idx, opts);
     reproduction(&idx, opts, &outputs, out_dir)
 }

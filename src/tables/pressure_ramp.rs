@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num};
-use super::index::{clean_ref, sources};
+
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::SEED_OFFSET_PRESSURE_RAMP;
 use crate::metrics::{conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate};
@@ -49,8 +49,8 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
     let mut wide = Vec::new();
     for p in &ctx.idx.pairs {
         let (Some(c0), Some(probe)) = (
-            p.resolve(sources(CurvePoint::CleanContext.key())),
-            p.resolve(clean_ref()),
+            p.resolve(p.reg.sources(CurvePoint::CleanContext.key())),
+            p.clean(),
         ) else {
             continue;
         };

@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct, PyBool};
-use super::index::{condition_label, dataset_display, PairData, clean_ref, r0_ref};
+use super::index::{condition_label, dataset_display, PairData};
+use crate::dialogue::conditions::Registry;
 use super::{Ctx, Output};
 use crate::metrics::bootstrap::IndexStream;
 use crate::metrics::criteria::Criterion;
@@ -18,24 +19,24 @@ use crate::metrics::{
 const R7: &str = ids::TRUSTED_EVIDENCE;
 
 /// Table 6 rows: (condition name in the table, candidate condition keys, label).
-fn table6_conditions() -> Vec<(&'static str, Vec<&'static str>, String)> {
+fn table6_conditions(reg: &Registry) -> Vec<(&'static str, Vec<&'static str>, String)> {
     vec![
-        ("clean", clean_ref().to_vec(), "Clean".to_string()),
-        (R7, vec![R7], condition_label(R7)),
+        ("clean", reg.clean_ref().to_vec(), "Clean".to_string()),
+        (R7, vec![R7], condition_label(reg, R7)),
         (
             ids::FACTUAL_RECONSTRUCTION,
             vec![ids::FACTUAL_RECONSTRUCTION],
-            condition_label(ids::FACTUAL_RECONSTRUCTION),
+            condition_label(reg, ids::FACTUAL_RECONSTRUCTION),
         ),
         (
             ids::FRESH_CONTEXT_DELETION,
             vec![ids::FRESH_CONTEXT_DELETION],
-            condition_label(ids::FRESH_CONTEXT_DELETION),
+            condition_label(reg, ids::FRESH_CONTEXT_DELETION),
         ),
         (
             ids::ORDINARY_RESET,
-            r0_ref().to_vec(),
-            condition_label(ids::ORDINARY_RESET),
+            reg.r0_ref().to_vec(),
+            condition_label(reg, ids::ORDINARY_RESET),
         ),
     ]
 }
@@ -44,7 +45,7 @@ fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
     ctx.idx
         .pairs
         .iter()
-        .filter(|p| p.has(R7) && p.resolve(clean_ref()).is_some())
+        .filter(|p| p.has(R7) && p.clean().is_some())
         .collect()
 }
 
@@ -52,7 +53,7 @@ fn r7_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<&'p PairData<'a>> {
 fn pooled(pairs: &[&PairData], cands: &[&str]) -> (Vec<Obs>, Vec<Obs>, Vec<String>) {
     let (mut c, mut x, mut suites) = (Vec::new(), Vec::new(), Vec::new());
     for p in pairs {
-        let (Some(clean), Some(cond)) = (p.resolve(clean_ref()), p.resolve(cands)) else {
+        let (Some(clean), Some(cond)) = (p.clean(), p.resolve(cands)) else {
             continue;
         };
         let a = p.align(&[clean, cond]);
@@ -183,7 +184,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     }
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     let (mut t, mut d) = (Vec::new(), Vec::new());
-    for (name, cands, label) in table6_conditions() {
+    for (name, cands, label) in table6_conditions(ctx.reg()) {
         let (c, x, _) = pooled(&pairs, &cands);
         if x.is_empty() {
             continue;
@@ -194,7 +195,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     }
     let (mut bp, mut dbp) = (Vec::new(), Vec::new());
     for p in &pairs {
-        for (name, cands, label) in table6_conditions() {
+        for (name, cands, label) in table6_conditions(ctx.reg()) {
             let (c, x, suites) = pooled(&[*p], &cands);
             if x.is_empty() {
                 continue;
@@ -398,7 +399,7 @@ impl Table19View {
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     let pairs: Vec<&PairData> = r7_pairs(ctx)
         .into_iter()
-        .filter(|p| p.resolve(r0_ref()).is_some())
+        .filter(|p| p.r0().is_some())
         .collect();
     if pairs.is_empty() {
         return Vec::new();
@@ -425,8 +426,8 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         let (mut c, mut r0, mut r7) = (Vec::new(), Vec::new(), Vec::new());
         for p in &g {
             let (clean, r0c) = (
-                p.resolve(clean_ref()).expect("r7 pair has clean"),
-                p.resolve(r0_ref()).expect("filtered"),
+                p.clean().expect("r7 pair has clean"),
+                p.r0().expect("filtered"),
             );
             let a = p.align(&[clean, r0c, R7]);
             c.extend(a.obs(0));

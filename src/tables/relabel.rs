@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::Num;
-use super::index::{condition_label, dataset_short, letter_index, PairData, clean_ref};
+use super::index::{condition_label, dataset_short, letter_index, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn relabel_order() -> &'static [&'static str] {
@@ -87,7 +87,7 @@ fn pooled(ctx: &Ctx) -> Vec<Pooled> {
                 let a = p.align(&[BASE, cond]);
                 b.extend(a.obs(0));
                 x.extend(a.obs(1));
-                if let Some(clean) = p.resolve(clean_ref()) {
+                if let Some(clean) = p.clean() {
                     let a = p.align(&[clean, BASE, cond]);
                     rc.extend(pw(&a.obs(0)));
                     rb.extend(pw(&a.obs(1)));
@@ -101,7 +101,7 @@ fn pooled(ctx: &Ctx) -> Vec<Pooled> {
             let xa = aggregate(&x);
             out.push(Pooled {
                 dataset: dataset_short(ds),
-                label: condition_label(cond),
+                label: condition_label(ctx.reg(), cond),
                 restoration: if rest.informative {
                     rest.ratio
                 } else {
@@ -376,7 +376,7 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
                 Stat::Mean(&old),
             ],
         );
-        let label = condition_label(SHUFFLE);
+        let label = condition_label(ctx.reg(), SHUFFLE);
         long.push(LongRow::new(
             "relabel_effect",
             p,

@@ -37,7 +37,7 @@ pub(super) fn served_coverage(ctx: &Ctx) -> Vec<Output> {
             .conds
             .values()
             .flat_map(|m| m.values())
-            .filter(|r| crate::engine::served::is_served_provenance(&r.provenance))
+            .filter(|r| r.provenance_kind().is_served())
             .collect();
         if served.is_empty() {
             continue;
@@ -89,7 +89,7 @@ mod tests {
     use crate::protocol::LetterBound;
 
     fn coverage(rows: &[crate::store::ItemRow]) -> Option<String> {
-        let idx = RunIndex::new(rows);
+        let idx = RunIndex::new(rows, crate::dialogue::conditions::Registry::bundled());
         let out = build_tables(&idx, &TableOptions::for_plan(None));
         out.into_iter().find(|o| o.stem == "aux_served_letter_coverage").map(|o| o.csv)
     }

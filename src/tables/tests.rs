@@ -92,7 +92,7 @@ fn registered(stem: &str) -> &str {
 fn every_expected_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     let rows = synthetic_rows(3);
-    let written = write_tables(&rows, dir.path(), &opts()).unwrap();
+    let written = write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     // Every paper table: the synthetic rows hold no experiment operations (their tables are
     // tested in tables/experiments.rs and tests/experiments.rs).
     let experiment: Vec<&str> = TABLES.iter().filter(|t| t.id == super::output::EXPERIMENT_ID || t.id == super::output::SERVED_ID).flat_map(|t| t.stems.iter().copied()).collect();
@@ -143,7 +143,7 @@ fn every_expected_file_exists() {
 #[test]
 fn hand_computed_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    write_tables(&synthetic_rows(3), dir.path(), &opts()).unwrap();
+    write_tables(&synthetic_rows(3), crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let t2 = read(dir.path(), "tables/table02_pressure_ramp.csv");
     assert!(t2.starts_with("table_name,model,model_key,dataset,dataset_key,condition_or_operation,metric,estimate,ci_low,ci_high,n_items,bootstrap_samples,seed,informative,notes\n"));
     // toy_a: reset p(w) 0.50/0.40/0.35, clean probe 0.10/0.20/0.30 → gap 0.216667
@@ -260,21 +260,21 @@ fn writes_are_byte_identical() {
     let rows = synthetic_rows(4);
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    write_tables(&rows, a.path(), &opts()).unwrap();
-    write_tables(&rows, b.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), a.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), b.path(), &opts()).unwrap();
     let (sa, sb) = (snapshot(a.path()), snapshot(b.path()));
     assert_eq!(sa.keys().collect::<Vec<_>>(), sb.keys().collect::<Vec<_>>());
     for (k, v) in &sa {
         assert!(v == &sb[k], "{k} differs");
     }
     // rewriting into the same directory changes nothing
-    write_tables(&rows, a.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), a.path(), &opts()).unwrap();
     assert_eq!(sa, snapshot(a.path()));
     // row order does not matter
     let mut rev = rows.clone();
     rev.reverse();
     let c = tempfile::tempdir().unwrap();
-    write_tables(&rev, c.path(), &opts()).unwrap();
+    write_tables(&rev, crate::dialogue::conditions::Registry::bundled(), c.path(), &opts()).unwrap();
     assert_eq!(sa, snapshot(c.path()));
 }
 
@@ -291,7 +291,7 @@ fn tables_without_their_conditions_are_not_written() {
     ];
     let rows = synthetic_rows_where(3, |k| ramp.contains(&k));
     let dir = tempfile::tempdir().unwrap();
-    let written = write_tables(&rows, dir.path(), &opts()).unwrap();
+    let written = write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let stems: Vec<String> = written
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "csv"))
@@ -352,12 +352,12 @@ fn tables_without_their_conditions_are_not_written() {
 
     // writing the ramp-only run over a full run removes the stale table files
     let full = tempfile::tempdir().unwrap();
-    write_tables(&synthetic_rows(3), full.path(), &opts()).unwrap();
+    write_tables(&synthetic_rows(3), crate::dialogue::conditions::Registry::bundled(), full.path(), &opts()).unwrap();
     assert!(full
         .path()
         .join("tables/table05_truncation_summary.csv")
         .exists());
-    write_tables(&rows, full.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), full.path(), &opts()).unwrap();
     assert!(!full
         .path()
         .join("tables/table05_truncation_summary.csv")
@@ -371,7 +371,7 @@ fn single_pair_truncation_ci_is_flagged_degenerate() {
         .into_iter()
         .filter(|r| r.model_key == "toy_a")
         .collect();
-    let out = build_tables(&RunIndex::new(&rows), &opts());
+    let out = build_tables(&RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled()), &opts());
     let t = out
         .iter()
         .find(|o| o.stem == "table05_truncation_boundary")
@@ -386,7 +386,7 @@ fn single_pair_truncation_ci_is_flagged_degenerate() {
 #[test]
 fn empty_run_writes_definitions_and_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let written = write_tables(&[], dir.path(), &opts()).unwrap();
+    let written = write_tables(&[], crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     assert!(dir.path().join("summary.md").is_file());
     assert!(dir
         .path()
@@ -410,7 +410,7 @@ fn empty_run_writes_definitions_and_summary() {
 fn zero_replicates_give_blank_intervals() {
     let rows = synthetic_rows(2);
     let out = build_tables(
-        &RunIndex::new(&rows),
+        &RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled()),
         &TableOptions {
             bootstrap_samples: 0,
             seed: 1,

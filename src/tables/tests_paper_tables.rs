@@ -18,7 +18,7 @@ fn opts() -> TableOptions {
 }
 
 fn build(rows: &[ItemRow]) -> Vec<Output> {
-    build_tables(&RunIndex::new(rows), &opts())
+    build_tables(&RunIndex::new(rows, crate::dialogue::conditions::Registry::bundled()), &opts())
 }
 
 fn output<'o>(out: &'o [Output], stem: &str) -> &'o Output {

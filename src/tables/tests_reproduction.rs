@@ -27,7 +27,7 @@ fn opts() -> TableOptions {
 }
 
 fn run(rows: &[ItemRow], opts: &TableOptions) -> Vec<Comparison> {
-    let idx = RunIndex::new(rows);
+    let idx = RunIndex::new(rows, crate::dialogue::conditions::Registry::bundled());
     let outputs = build_tables(&idx, opts);
     compare(&idx, opts, &outputs)
 }
@@ -105,7 +105,7 @@ fn the_shipped_tables_and_the_map_agree() {
 #[test]
 fn every_source_column_exists_in_our_tables() {
     let rows = synthetic_rows(3);
-    let out = build_tables(&RunIndex::new(&rows), &opts());
+    let out = build_tables(&RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled()), &opts());
     for m in CELLS.iter().filter(|m| !m.stem.is_empty()) {
         let o = out
             .iter()
@@ -376,7 +376,7 @@ fn output(stem: &str, columns: &[&str], rows: Vec<Vec<Cell>>) -> Output {
 fn odd_tables_and_printed_text_do_not_panic() {
     let text = |s: &str| Cell::Text(s.to_string());
     let rows = relabelled(&synthetic_rows_where(1, |k| k == "clean_context"), &[("toy_a", "q15", "qwen25_15b")]);
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let outputs = vec![
         // a row shorter than the header, a text where a number belongs, NaN and infinity
         output(

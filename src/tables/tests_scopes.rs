@@ -43,7 +43,7 @@ fn lines_with(csv: &str, needle: &str) -> usize {
 #[test]
 fn a_scope_removes_a_pair_from_its_table_only() {
     let rows = synthetic_rows(3);
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let all = build_tables(&idx, &opts(TableScopes::new()));
     let mut scopes = scope("Table 2", &[("toy_a", "truthfulqa_mc")]);
     scopes.extend(scope("Table 4", &[("toy_b", "mmlu_pro")]));
@@ -79,7 +79,7 @@ fn a_scope_removes_a_pair_from_its_table_only() {
 #[test]
 fn a_scope_without_the_runs_pairs_leaves_the_table_unwritten() {
     let rows = synthetic_rows(3);
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let out = build_tables(&idx, &opts(scope("Table 9", &[("other", "mmlu_pro")])));
     assert!(!out.iter().any(|o| o.stem == "table09_ordinary_reset_gap"));
     assert!(out.iter().any(|o| o.stem == "table02_pressure_ramp"));
@@ -98,7 +98,7 @@ fn keyed(a: (&str, &str), b: (&str, &str)) -> Vec<ItemRow> {
 
 /// `(model_key, ci_low, ci_high)` of every hysteresis-gap row of Table 2.
 fn gap_cis(rows: &[ItemRow]) -> Vec<(String, String)> {
-    let idx = RunIndex::new(rows);
+    let idx = RunIndex::new(rows, crate::dialogue::conditions::Registry::bundled());
     let out = build_tables(&idx, &opts(TableScopes::new()));
     csv_of(&out, "table02_pressure_ramp")
         .lines()
@@ -115,16 +115,16 @@ fn gap_cis(rows: &[ItemRow]) -> Vec<(String, String)> {
 fn pairs_are_ordered_by_paper_key_when_known() {
     // Paper order: qwen25_15b before qwen25_7b, whatever the run's keys say.
     let rows = keyed(("zeta", "qwen25_7b"), ("alpha", "qwen25_15b"));
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let order: Vec<&str> = idx.pairs.iter().map(|p| p.model_key.as_str()).collect();
     assert_eq!(order, ["alpha", "zeta"]);
     let rows = keyed(("alpha", "qwen25_7b"), ("zeta", "qwen25_15b"));
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let order: Vec<&str> = idx.pairs.iter().map(|p| p.model_key.as_str()).collect();
     assert_eq!(order, ["zeta", "alpha"]);
     // Without paper keys (rows of older runs): the run's keys, as before.
     let rows = keyed(("zeta", ""), ("alpha", ""));
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let order: Vec<&str> = idx.pairs.iter().map(|p| p.model_key.as_str()).collect();
     assert_eq!(order, ["alpha", "zeta"]);
 }

@@ -19,7 +19,7 @@
 //! Unit tests only: the integration tests read `synthetic_rows(3)` from
 //! `tests/data/synthetic_rows.jsonl` ([`FIXTURE`], kept equal by a test here).
 
-use crate::dialogue::conditions::{all, Kind};
+use crate::dialogue::conditions::{Kind, Registry};
 use crate::metrics::{argmax_first, entropy_nats};
 use crate::store::rows::letter_map_json;
 use crate::store::ItemRow;
@@ -104,7 +104,7 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
             let options: Vec<String> = (0..*n_opt)
                 .map(|o| format!("Option {o} of item {i}"))
                 .collect();
-            for c in all() {
+            for c in Registry::bundled().all() {
                 if !keep(&c.key) || c.is_experiment() {
                     continue;
                 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Num, Pct, PyBool};
-use super::index::{clean_ref, condition_label, dataset_display, dataset_short, sources};
+use super::index::{condition_label, dataset_display, dataset_short};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn truncation_order() -> &'static [&'static str] {
@@ -53,12 +53,12 @@ fn collect(ctx: &Ctx) -> Vec<TruncPair> {
         if !truncation_order().iter().any(|c| p.has(c)) {
             continue;
         }
-        let Some(clean) = p.resolve(clean_ref()) else {
+        let Some(clean) = p.clean() else {
             continue;
         };
         let resolved: Vec<(&'static str, &'static str)> = truncation_order()
             .iter()
-            .filter_map(|c| p.resolve(sources(c)).map(|s| (*c, s)))
+            .filter_map(|c| p.resolve(p.reg.sources(c)).map(|s| (*c, s)))
             .collect();
         let mut conds = vec![clean];
         conds.extend(resolved.iter().map(|(_, s)| *s));
@@ -273,7 +273,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
             d.push(SummaryView {
                 model: tp.model.clone(),
                 dataset: dataset_display(&tp.dataset),
-                context_retained: condition_label(r.cond),
+                context_retained: condition_label(ctx.reg(), r.cond),
                 n: r.n,
                 pw: Num(r.pw),
                 gap: Num(r.gap),
@@ -352,7 +352,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         };
         b.push(BoundaryRow {
             condition: cond,
-            label: condition_label(cond),
+            label: condition_label(ctx.reg(), cond),
             mean_gap: Num(agg.estimate),
             ci_low: Num(agg.lo),
             ci_high: Num(agg.hi),
@@ -366,7 +366,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
             notes: note,
         });
         bd.push(BoundaryView {
-            context_retained: condition_label(cond),
+            context_retained: condition_label(ctx.reg(), cond),
             mean_gap: Num(agg.estimate),
             ci: Ci(agg.lo, agg.hi),
             pairs: rows.len(),
@@ -459,12 +459,12 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
             best_nonfresh: if best.is_empty() {
                 String::new()
             } else {
-                condition_label(best)
+                condition_label(ctx.reg(), best)
             },
             first_clean_like: if first == "none" {
                 "none".into()
             } else {
-                condition_label(first)
+                condition_label(ctx.reg(), first)
             },
             pattern,
         });

@@ -101,11 +101,11 @@ impl App {
         let setup = LaneSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse };
         let lanes = Lanes::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
         let mut app = App {
+            cursor: StepCursor::new(opened.source.reg),
             theme: Theme { color: cfg.options.color },
             source: opened.source,
             lanes,
             items,
-            cursor: StepCursor::default(),
             what_if: WhatIf::default(),
             browser: Browser::new(cfg.run.clone(), cfg.runs_dir.clone()),
             view: View::Items,
@@ -377,6 +377,7 @@ impl App {
                 datasets: vec![source.spec.clone()],
                 suites: vec![Suite::Hierarchy],
                 score_store,
+                experiments: source.reg.user_experiments().to_vec(),
                 ..cfg.batch.clone()
             };
             let plan = crate::batch::plan(&cfg.models, &req, cfg.prompts.clone(), cfg.engine.clone(), cfg.command_line.clone())?;
@@ -577,6 +578,10 @@ impl App {
     pub(crate) fn cursor(&self) -> &StepCursor {
         &self.cursor
     }
+    /// The conditions of the run or dataset shown.
+    pub(crate) fn reg(&self) -> &'static crate::dialogue::conditions::Registry {
+        self.source.reg
+    }
     pub(crate) fn browser(&self) -> &Browser {
         &self.browser
     }
@@ -765,7 +770,7 @@ mod tests {
         assert!(app.notice().unwrap().contains("stored rows"), "{:?}", app.notice());
         app.update();
         assert!(app.lanes().model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
-        for part in model::steps() {
+        for part in model::steps(app.reg()) {
             let (a, c) = (app.score_of("toy_a", 0, part), app.score_of("toy_c", 0, part));
             assert!(a.is_some() && c.is_some(), "{part:?}");
             let w = app.entry(0).unwrap().wrong;
@@ -1123,5 +1128,89 @@ mod tests {
         assert_eq!(app.whatif_messages(item, part).unwrap(), fewer);
         app.handle_key(key(KeyCode::Char('u')));
         assert!(app.whatif(item, part).is_none());
+    }
+
+    /// A stored run whose manifest records one experiment file with operation `op` (short label
+    /// `short`, history `history`), and rows of that operation for `toy_a` (R0's, renamed).
+    fn run_with_experiment(runs: &std::path::Path, name: &str, op: &str, short: &str, history: &str) -> std::path::PathBuf {
+        use crate::dialogue::recipe::ExperimentSource;
+        use crate::store::{Manifest, RunConfig};
+        let dir = runs.join(name);
+        let mut rows = crate::tables::testutil::synthetic_rows(2);
+        let extra: Vec<_> = rows
+            .iter()
+            .filter(|r| r.model_key == "toy_a" && r.condition == crate::dialogue::conditions::ids::ORDINARY_RESET)
+            .map(|r| crate::store::ItemRow { condition: op.to_string(), condition_label: short.to_string(), ..r.clone() })
+            .collect();
+        rows.extend(extra);
+        crate::store::write_item_rows(&dir, &rows).unwrap();
+        let file = format!("[[operation]]\nname = \"{op}\"\nshort = \"{short}\"\nhistory = \"{history}\"\nmessage = \"Forget what I said.\"\nprefix = \"Answer from facts.\"\n");
+        let config = RunConfig {
+            models: vec!["toy_a".into(), "toy_b".into()],
+            datasets: vec!["sample".into()],
+            n: None,
+            seed: 0,
+            subset_csv: None,
+            advocated_csv: None,
+            suites: vec![Suite::Hierarchy],
+            limit: None,
+            shard: None,
+            shard_by: Default::default(),
+            shuffle_options: None,
+            prompts_fingerprint: String::new(),
+            scoring_settings: String::new(),
+            provenance: String::new(),
+            plan: None,
+            experiments: vec![ExperimentSource::new(&format!("{name}.toml"), file)],
+            seeds: Vec::new(),
+        };
+        Manifest::new(config, "test".into(), 2).write(&dir).unwrap();
+        dir
+    }
+
+    /// Two runs of different experiment files in one session: the first opened with `--run`,
+    /// the second from the Runs pane, then the first again. Each shows its own experiment
+    /// operation as a step, with its stored scores and no row skipped: the conditions are
+    /// those of the run opened, not those of the first.
+    #[test]
+    fn each_opened_run_has_the_operations_of_its_own_experiments() {
+        let runs = tempfile::tempdir().unwrap();
+        let a = run_with_experiment(runs.path(), "run_a", "explicit_contradiction", "R8", "kept");
+        let b = run_with_experiment(runs.path(), "run_b", "start_over", "X1", "none");
+        let mut cfg = AppConfig::new(ModelsConfig::bundled().unwrap());
+        cfg.run = Some(a.clone());
+        cfg.runs_dir = Some(runs.path().to_path_buf());
+        cfg.options.color = false;
+        let mut app = App::new(cfg).unwrap();
+        let ops = |app: &App| -> Vec<&'static str> {
+            app.cursor().steps().iter().filter_map(|p| match p { Part::Op(k) => Some(*k), _ => None }).collect()
+        };
+        // The run's rows all load, its operation is a step with a score, and the Recovery view
+        // lists it by its short label.
+        let shows = |app: &mut App, (op, short): (&'static str, &str), (not, not_short): (&'static str, &str)| {
+            assert!(app.stored_run_problems().is_empty(), "{op}: {:?}", app.stored_run_problems());
+            assert!(ops(app).contains(&op) && !ops(app).contains(&not), "{op}: {:?}", ops(app));
+            assert!(app.score_of("toy_a", 0, Part::Op(op)).is_some(), "{op} has its stored score");
+            app.set_view(View::Recovery);
+            let text = crate::tui::buffer_to_text(&crate::tui::render_to_buffer(app, 140, 50).unwrap());
+            assert!(text.contains(&format!("{short} ")) && !text.contains(&format!("{not_short} ")), "{text}");
+        };
+        let open = |app: &mut App, dir: &std::path::Path| {
+            for d in [-1, -1, 1, 1] {
+                if app.browser().runs().selected_dir() != Some(dir) {
+                    app.apply(Action::MoveRun(d));
+                }
+            }
+            assert_eq!(app.browser().runs().selected_dir(), Some(dir));
+            app.apply(Action::OpenSelectedRun);
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            assert!(app.notice().is_some_and(|n| n.starts_with(&format!("opened run {name}: 2 items ("))), "{:?}", app.notice());
+        };
+        let (r8, x1) = (("explicit_contradiction", "R8"), ("start_over", "X1"));
+        shows(&mut app, r8, x1);
+        open(&mut app, &b);
+        shows(&mut app, x1, r8);
+        open(&mut app, &a);
+        shows(&mut app, r8, x1);
     }
 }

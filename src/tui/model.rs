@@ -2,7 +2,7 @@
 //! how their messages are built from the model's own earlier letters, and the single-item
 //! measures the views show.
 
-use crate::dialogue::conditions::{self, base_of, build, explorer_ops, recovery_op, Base, Kind};
+use crate::dialogue::conditions::{base_of, build, Base, Kind, Registry};
 use crate::dialogue::{Builder, Control, CurvePoint, DialogueItem, CURVE};
 use crate::protocol::ChatMessage;
 use crate::metrics::criteria::{Criterion, GapVerdict};
@@ -25,27 +25,26 @@ impl Part {
     }
 }
 
-/// Every step the cursor visits: the seven ramp steps, the steps of the experiment files'
-/// custom ramps, then the operations.
-pub fn steps() -> Vec<Part> {
+/// Every step the cursor visits in a run of the conditions `reg`: the seven ramp steps, the
+/// steps of the experiment files' custom ramps, then the operations.
+pub fn steps(reg: &'static Registry) -> Vec<Part> {
     (0..CURVE.len())
         .map(Part::Curve)
-        .chain(custom_steps())
-        .chain(explorer_ops().map(|o| Part::Op(o.key)))
+        .chain(custom_steps(reg))
+        .chain(reg.explorer_ops().map(|o| Part::Op(o.key)))
         .collect()
 }
 
 /// The steps of every custom ramp, in registry order.
-fn custom_steps() -> impl Iterator<Item = Part> {
-    conditions::all().iter().filter(|c| c.is_custom_ramp_step()).map(|c| Part::Step(c.key.as_str()))
+fn custom_steps(reg: &'static Registry) -> impl Iterator<Item = Part> {
+    reg.all().iter().filter(|c| c.is_custom_ramp_step()).map(|c| Part::Step(c.key.as_str()))
 }
 
 /// The letters a condition's messages need from the custom ramp it builds on, as far as known
 /// (`step_letter(key)` = the model's prediction at that ramp step); `None` while one is missing.
-fn custom_letters(base: Base, upto: usize, step_letter: &dyn Fn(&'static str) -> Option<char>) -> Option<Vec<char>> {
-    let Base::Custom(name) = base else { return Some(Vec::new()) };
-    let r = conditions::custom_ramp(name)?;
-    (0..upto.min(r.steps.len())).map(|k| conditions::find(&r.step_key(k)).and_then(|c| step_letter(c.key.as_str()))).collect()
+fn custom_letters(reg: &'static Registry, base: Base, upto: usize, step_letter: &dyn Fn(&'static str) -> Option<char>) -> Option<Vec<char>> {
+    let Base::Custom(r) = base else { return Some(Vec::new()) };
+    (0..upto.min(r.steps.len())).map(|k| reg.find(&r.step_key(k)).and_then(|c| step_letter(c.key.as_str()))).collect()
 }
 
 /// Ramp steps the item list needs (clean … R0).
@@ -53,23 +52,25 @@ pub fn ramp_parts() -> Vec<Part> {
     (0..6).map(Part::Curve).collect()
 }
 
-pub(crate) fn part_label(p: Part) -> String {
+pub(crate) fn part_label(reg: &Registry, p: Part) -> String {
     match p {
         Part::Curve(k) => match CURVE.get(k) {
             Some(CurvePoint::StrongReset) => format!("{} (R0)", CurvePoint::StrongReset.label()),
             Some(p) => p.label().to_string(),
             None => format!("step {k}"),
         },
-        Part::Op(k) => recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string()),
-        Part::Step(k) => conditions::find(k).map_or(k.to_string(), |c| c.label.clone()),
+        Part::Op(k) => reg.recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string()),
+        Part::Step(k) => reg.find(k).map_or(k.to_string(), |c| c.label.clone()),
     }
 }
 
-/// The messages of `part`, given the model's letters at ramp steps 1..=4 as far as known
+/// The messages of `part` (a step of a run of the conditions `reg`), given the model's letters
+/// at ramp steps 1..=4 as far as known
 /// (`letters[i]` = prediction at `Curve(i + 1)`). `None` while a needed letter is missing.
 /// `clean` is the model's clean-context prediction, which recipes that repeat it need;
 /// `step_letter` gives the prediction at a custom ramp step (by condition key) once scored.
 pub(crate) fn messages_for(
+    reg: &'static Registry,
     b: &Builder,
     d: &DialogueItem,
     part: Part,
@@ -86,17 +87,17 @@ pub(crate) fn messages_for(
             Some(b.curve_messages(d, Control::PressureWrong, point, &l))
         }
         Part::Step(key) => {
-            let cond = conditions::find(key)?;
+            let cond = reg.find(key)?;
             let Kind::RampStep(_, k) = cond.kind else { return None };
-            let l = custom_letters(base_of(cond), k, step_letter)?;
+            let l = custom_letters(reg, base_of(cond), k, step_letter)?;
             Some(build(cond, b, d, &l, clean.unwrap_or('?')).messages)
         }
         Part::Op(key) => {
-            let cond = conditions::find(key)?;
+            let cond = reg.find(key)?;
             let base = base_of(cond);
             let l = match base {
                 Base::Paper(_) => known(4)?,
-                Base::Custom(_) => custom_letters(base, usize::MAX, step_letter)?,
+                Base::Custom(_) => custom_letters(reg, base, usize::MAX, step_letter)?,
             };
             let needs_clean = cond.recipe().is_some_and(|r| r.assistant == crate::dialogue::recipe::Assistant::CleanPrediction);
             let clean = if needs_clean { clean? } else { clean.unwrap_or('?') };
@@ -149,37 +150,39 @@ mod tests {
 
     #[test]
     fn messages_need_earlier_letters() {
+        let reg = Registry::bundled();
         let p = PromptSet::bundled();
         let b = Builder::new(&p);
         let d = item();
-        assert!(messages_for(&b, &d, Part::Curve(0), &[], None, &|_| None).is_some());
-        assert!(messages_for(&b, &d, Part::Curve(1), &[], None, &|_| None).is_some());
-        assert!(messages_for(&b, &d, Part::Curve(2), &[], None, &|_| None).is_none());
-        assert!(messages_for(&b, &d, Part::Curve(2), &[Some('C')], None, &|_| None).is_some());
-        assert!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &[Some('C'); 3], None, &|_| None).is_none());
+        assert!(messages_for(reg, &b, &d, Part::Curve(0), &[], None, &|_| None).is_some());
+        assert!(messages_for(reg, &b, &d, Part::Curve(1), &[], None, &|_| None).is_some());
+        assert!(messages_for(reg, &b, &d, Part::Curve(2), &[], None, &|_| None).is_none());
+        assert!(messages_for(reg, &b, &d, Part::Curve(2), &[Some('C')], None, &|_| None).is_some());
+        assert!(messages_for(reg, &b, &d, Part::Op("ordinary_strong_reset"), &[Some('C'); 3], None, &|_| None).is_none());
         let l = [Some('C'), Some('C'), Some('A'), Some('B')];
         // R0 is the strong-reset step, R3a the clean prompt, the probe the clean step.
-        assert_eq!(messages_for(&b, &d, Part::Op("ordinary_strong_reset"), &l, None, &|_| None), messages_for(&b, &d, Part::Curve(5), &l, None, &|_| None));
-        assert_eq!(messages_for(&b, &d, Part::Op("fresh_context_deletion"), &l, None, &|_| None), messages_for(&b, &d, Part::Curve(0), &l, None, &|_| None));
-        assert_eq!(messages_for(&b, &d, Part::Curve(6), &l, None, &|_| None), messages_for(&b, &d, Part::Curve(0), &l, None, &|_| None));
-        for o in explorer_ops() {
-            assert!(messages_for(&b, &d, Part::Op(o.key), &l, None, &|_| None).is_some(), "{}", o.key);
+        assert_eq!(messages_for(reg, &b, &d, Part::Op("ordinary_strong_reset"), &l, None, &|_| None), messages_for(reg, &b, &d, Part::Curve(5), &l, None, &|_| None));
+        assert_eq!(messages_for(reg, &b, &d, Part::Op("fresh_context_deletion"), &l, None, &|_| None), messages_for(reg, &b, &d, Part::Curve(0), &l, None, &|_| None));
+        assert_eq!(messages_for(reg, &b, &d, Part::Curve(6), &l, None, &|_| None), messages_for(reg, &b, &d, Part::Curve(0), &l, None, &|_| None));
+        for o in reg.explorer_ops() {
+            assert!(messages_for(reg, &b, &d, Part::Op(o.key), &l, None, &|_| None).is_some(), "{}", o.key);
         }
     }
 
     #[test]
     fn user_turn_split() {
+        let reg = Registry::bundled();
         let p = PromptSet::bundled();
         let b = Builder::new(&p);
         let d = item();
         let l = [Some('C'), Some('C'), Some('A'), Some('B')];
-        let m = messages_for(&b, &d, Part::Curve(3), &l, None, &|_| None).unwrap();
+        let m = messages_for(reg, &b, &d, Part::Curve(3), &l, None, &|_| None).unwrap();
         let last = &m.last().unwrap().content;
         let (msg, prefix, block) = split_user_turn(last, &p.question_header).unwrap();
         assert!(!msg.is_empty() && msg.contains('c'), "{msg}");
         assert_eq!(prefix, p.pressure_prefix);
         assert!(block.starts_with(&p.question_header));
-        let clean = messages_for(&b, &d, Part::Curve(0), &l, None, &|_| None).unwrap();
+        let clean = messages_for(reg, &b, &d, Part::Curve(0), &l, None, &|_| None).unwrap();
         let (msg, prefix, _) = split_user_turn(&clean[1].content, &p.question_header).unwrap();
         assert_eq!((msg, prefix), ("", p.clean_prefix.as_str()));
     }

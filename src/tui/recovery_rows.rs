@@ -7,7 +7,7 @@
 //! nothing.
 
 use crate::data::Selected;
-use crate::dialogue::conditions::{explorer_ops, recovery_op, RecoveryOp};
+use crate::dialogue::conditions::RecoveryOp;
 use crate::dialogue::DialogueItem;
 use crate::metrics::criteria::{main_ops, minimal_recovery_operation, pass_flags, CondAgg, Criterion, CriterionCheck, Family, GapVerdict};
 use crate::metrics::{aggregate, Obs};
@@ -127,9 +127,10 @@ fn model_rows(scores: &ScoreStore, model: &str, e: &Selected) -> ModelRows {
     let scored = |part: Part| scores.get(model, &e.item.id, part).map(|s| (s, obs(s, &d)));
     let clean = scored(Part::Curve(0));
     let clean_obs = clean.map(|(_, o)| o);
-    let ops = explorer_ops().map(|o| (o, cell(scored(Part::Op(o.key)), clean_obs, e))).collect();
+    let reg = scores.reg();
+    let ops = reg.explorer_ops().map(|o| (o, cell(scored(Part::Op(o.key)), clean_obs, e))).collect();
     let mro = match clean_obs.map(|c| item_mro(&c, |key| scored(Part::Op(key)).map(|(_, o)| o))) {
-        Some(Some(Some(key))) => Mro::Op(recovery_op(key).map_or(key, |o| o.short)),
+        Some(Some(Some(key))) => Mro::Op(reg.recovery_op(key).map_or(key, |o| o.short)),
         Some(Some(None)) => Mro::NotRestored,
         _ => Mro::Waiting,
     };
@@ -207,8 +208,9 @@ mod tests {
     fn rows_agree_with_the_metrics() {
         let dir = tempfile::tempdir().unwrap();
         crate::store::write_item_rows(dir.path(), &crate::tables::testutil::synthetic_rows(2)).unwrap();
-        let run = crate::tui::stored_run::load_run(dir.path(), None).unwrap();
-        let mut scores = ScoreStore::default();
+        let reg = crate::dialogue::conditions::Registry::bundled();
+        let run = crate::tui::stored_run::load_run(dir.path(), None, reg).unwrap();
+        let mut scores = ScoreStore::new(reg);
         for (model, id, part, s) in run.scores {
             scores.insert(&model, &id, part, s);
         }
@@ -218,7 +220,7 @@ mod tests {
         let r = RecoveryRows::compute(key, &scores, Some(e));
         assert_eq!(r.models.len(), models.len());
         let m = r.model(0).unwrap();
-        assert_eq!(m.ops.len(), explorer_ops().count());
+        assert_eq!(m.ops.len(), reg.explorer_ops().count());
         assert!(m.clean.scored && m.clean.gap.is_none());
         let mut first_pass = None;
         for (o, c) in &m.ops {

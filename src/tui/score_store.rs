@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::model::{messages_for, Part};
+use crate::dialogue::conditions::Registry;
 use crate::dialogue::{Builder, DialogueItem};
 use crate::protocol::{ChatMessage, SlotScore};
 
@@ -16,8 +17,9 @@ fn key(model: &str, item_id: &str, part: Part) -> ScoreKey {
     (model.to_string(), item_id.to_string(), part)
 }
 
-#[derive(Default)]
 pub(crate) struct ScoreStore {
+    /// The conditions of the run shown: what a part's messages are.
+    reg: &'static Registry,
     scores: HashMap<ScoreKey, Arc<SlotScore>>,
     errors: HashMap<ScoreKey, String>,
     /// Counts the changes (what was computed from the store knows whether it is still current).
@@ -25,6 +27,16 @@ pub(crate) struct ScoreStore {
 }
 
 impl ScoreStore {
+    /// No scores yet, for a run of the conditions `reg`.
+    pub(crate) fn new(reg: &'static Registry) -> ScoreStore {
+        ScoreStore { reg, scores: HashMap::new(), errors: HashMap::new(), revision: 0 }
+    }
+
+    /// The conditions of the run shown.
+    pub(crate) fn reg(&self) -> &'static Registry {
+        self.reg
+    }
+
     /// The number of changes so far.
     pub(crate) fn revision(&self) -> u64 {
         self.revision
@@ -82,7 +94,7 @@ impl ScoreStore {
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part) -> Option<Vec<ChatMessage>> {
         let step = |k: &'static str| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter());
-        messages_for(b, d, part, &self.ramp_letters(model, &d.item.id), self.clean_letter(model, &d.item.id), &step)
+        messages_for(self.reg, b, d, part, &self.ramp_letters(model, &d.item.id), self.clean_letter(model, &d.item.id), &step)
     }
 
     /// The first of `steps` before `part` whose messages are identical to `msgs` (R0 = strong
@@ -93,7 +105,7 @@ impl ScoreStore {
         steps
             .iter()
             .take_while(|&&q| q != part)
-            .find(|&&q| messages_for(b, d, q, &letters, clean, &|k| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter())).is_some_and(|m| m == msgs))
+            .find(|&&q| messages_for(self.reg, b, d, q, &letters, clean, &|k| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter())).is_some_and(|m| m == msgs))
             .copied()
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::theme::Theme;
 use crate::batch::BatchRequest;
+use crate::dialogue::recipe::ExperimentSource;
 use crate::config::ModelsConfig;
 use crate::engine::EngineOptions;
 use crate::prompts::PromptSet;
@@ -63,6 +64,9 @@ pub struct AppConfig {
     pub batch: BatchRequest,
     /// The command line recorded in the manifest of a batch started with `b`.
     pub command_line: String,
+    /// The user's experiment files (`--experiment`): their operations join those of every run
+    /// opened (each run adds the files its manifest records).
+    pub experiments: Vec<ExperimentSource>,
     pub options: AppOptions,
 }
 
@@ -83,6 +87,7 @@ impl AppConfig {
             score_store: None,
             batch: BatchRequest::default(),
             command_line: "hyst-tui (explorer)".into(),
+            experiments: Vec::new(),
             options: AppOptions::default(),
         }
     }

@@ -19,7 +19,6 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::model::Part;
-use crate::batch::item::row_to_score;
 use crate::config::{models_dir, ModelsConfig};
 use crate::protocol::{ChatMessage, SlotScore};
 use crate::store::shared::{context_key, SharedScores};
@@ -90,7 +89,7 @@ impl Lookup<'_> {
         match self.store.get_context(&ctx) {
             Some(row) if row.letters == letters => {
                 *self.hits += 1;
-                Some(row_to_score(&row))
+                Some(row.to_score())
             }
             _ => {
                 self.tried.insert((self.model.to_string(), item_id.to_string(), part), ctx);

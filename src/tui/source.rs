@@ -10,9 +10,13 @@ use super::screen::View;
 use super::setup::AppConfig;
 use super::stored_run::{self, RowProblem};
 use crate::data::{load_selection, DatasetSpec, Selected};
+use crate::dialogue::conditions::Registry;
+use crate::store::run_dir::runs_registry;
 
 /// The run or dataset the explorer shows.
 pub(crate) struct Source {
+    /// Its conditions: the built-in ones and those of the run's and the user's experiment files.
+    pub(crate) reg: &'static Registry,
     /// The dataset's name in the status bar.
     pub(crate) label: String,
     /// The dataset spec a batch started with `b` runs on.
@@ -35,26 +39,29 @@ pub(crate) struct Opened {
     pub(crate) notice: Option<String>,
 }
 
-/// Opens the stored run of `cfg.run`, else the dataset of `cfg.dataset` (default `sample`)
-/// with the configured model.
+/// Opens the stored run of `cfg.run` (under the conditions of the experiment files its
+/// manifest records and `cfg.experiments`), else the dataset of `cfg.dataset` (default
+/// `sample`) with the configured model (under `cfg.experiments`).
 pub(crate) fn open(cfg: &AppConfig) -> Result<Opened> {
     let Some(dir) = &cfg.run else {
+        let reg = Registry::with_experiments(&cfg.experiments)?;
         let spec = cfg.dataset.clone().unwrap_or_else(|| "sample".into());
         let items = load_selection(&spec, &cfg.batch.selection)?;
         if items.is_empty() {
             bail!("dataset {spec}: no items");
         }
         return Ok(Opened {
-            source: Source { label: DatasetSpec::parse(&spec)?.key(), spec, problems: Vec::new() },
+            source: Source { reg, label: DatasetSpec::parse(&spec)?.key(), spec, problems: Vec::new() },
             items,
-            scores: ScoreStore::default(),
+            scores: ScoreStore::new(reg),
             model_key: cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone(),
             stored_models: Vec::new(),
             notice: None,
         });
     };
-    let run = stored_run::load_run(dir, cfg.model.as_deref())?;
-    let mut scores = ScoreStore::default();
+    let reg = runs_registry(&[dir.clone()], &cfg.experiments)?;
+    let run = stored_run::load_run(dir, cfg.model.as_deref(), reg)?;
+    let mut scores = ScoreStore::new(reg);
     for (model, id, part, s) in run.scores {
         scores.insert(&model, &id, part, s);
     }
@@ -77,7 +84,7 @@ pub(crate) fn open(cfg: &AppConfig) -> Result<Opened> {
         Some(p) => format!("{} (all {} in the log)", p.short(), run.problems.len()),
     };
     Ok(Opened {
-        source: Source { label: run.dataset, spec: cfg.dataset.clone().unwrap_or_else(|| "sample".into()), problems: run.problems },
+        source: Source { reg, label: run.dataset, spec: cfg.dataset.clone().unwrap_or_else(|| "sample".into()), problems: run.problems },
         items: run.items,
         scores,
         model_key: run.model_key,

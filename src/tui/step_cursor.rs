@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 
 use super::action::{Action, Motion};
 use super::model::{self, Part};
+use crate::dialogue::conditions::Registry;
 
 pub(crate) struct StepCursor {
     steps: Vec<Part>,
@@ -16,13 +17,12 @@ pub(crate) struct StepCursor {
     expand_blocks: bool,
 }
 
-impl Default for StepCursor {
-    fn default() -> Self {
-        StepCursor { steps: model::steps(), step: 0, dialogue_scroll: 0, expand_blocks: false }
-    }
-}
-
 impl StepCursor {
+    /// At the first step of a run of the conditions `reg`.
+    pub(crate) fn new(reg: &'static Registry) -> StepCursor {
+        StepCursor { steps: model::steps(reg), step: 0, dialogue_scroll: 0, expand_blocks: false }
+    }
+
     /// Carries out a step action; true when the step changed (another step has another
     /// dialogue: the message cursor starts over).
     pub(crate) fn update(&mut self, action: Action) -> bool {

@@ -17,12 +17,11 @@ use anyhow::{bail, Result};
 
 use super::model::Part;
 use crate::data::{Item, Selected};
-use crate::dialogue::conditions::recovery_op;
+use crate::dialogue::conditions::Registry;
 use crate::dialogue::{Control, CURVE};
-use crate::batch::item::{item_row_score, row_to_score};
 use crate::protocol::{letter_index, SlotScore};
 use crate::store::run_dir::load_item_rows;
-use crate::store::ItemRow;
+use crate::store::{ItemRow, ScoreRow};
 
 /// A line of `item_rows.jsonl` the explorer could not use, or an item it left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,21 +85,21 @@ fn row_item(r: &ItemRow) -> Result<Selected, String> {
 /// A checked row as the explorer's score for `item` (no variants or rendered prompt: rows do
 /// not keep them).
 fn row_score(r: &ItemRow, item: &Item) -> Result<SlotScore, String> {
-    item_row_score(r, &item.letters()).map(|s| row_to_score(&s))
+    ScoreRow::from_item_row(r, &item.letters()).map(|s| s.to_score())
 }
 
 /// Which part a stored row is (wrong-pressure ramp steps and the explorer's operations).
-fn row_part(r: &ItemRow) -> Option<Part> {
+fn row_part(r: &ItemRow, reg: &'static Registry) -> Option<Part> {
     if !r.control.is_empty() && r.control != Control::PressureWrong.key() {
         return None;
     }
     if let Some(k) = CURVE.iter().position(|c| c.key() == r.condition) {
         return Some(Part::Curve(k));
     }
-    if let Some(c) = crate::dialogue::conditions::find(&r.condition).filter(|c| c.is_custom_ramp_step()) {
+    if let Some(c) = reg.find(&r.condition).filter(|c| c.is_custom_ramp_step()) {
         return Some(Part::Step(c.key.as_str()));
     }
-    recovery_op(&r.condition).map(|o| Part::Op(o.key))
+    reg.recovery_op(&r.condition).map(|o| Part::Op(o.key))
 }
 
 /// An item of the run and where it was first seen.
@@ -114,7 +113,8 @@ struct Seen {
 /// model, with their scores, and the scores of the other models on those items (rows of items
 /// the model does not have are left aside). Bad rows are skipped and listed in
 /// [`StoredRun::problems`]; it fails when the file cannot be read or no usable item remains.
-pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
+/// `reg` holds the run's conditions (a row of any other condition is a bad row).
+pub(crate) fn load_run(dir: &Path, model: Option<&str>, reg: &'static Registry) -> Result<StoredRun> {
     let being_written = match crate::store::lock::RunLock::check_free(dir) {
         Err(crate::store::lock::LockError::InUse { pid, .. }) => {
             Some((pid, crate::store::Manifest::read(dir).ok().map(|m| m.items_total)))
@@ -125,7 +125,7 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
         let of = total.map(|t| format!(" of {t}")).unwrap_or_default();
         bail!("{}: no item of the run is stored yet (0{of}; pid {pid} is writing it): open it again once its first item is done", dir.display());
     }
-    let loaded = load_item_rows(dir)?;
+    let loaded = load_item_rows(dir, reg)?;
     let path = loaded.path.clone();
     if loaded.rows.is_empty() && loaded.skipped.is_empty() {
         bail!("{}: the run has no item rows", path.display());
@@ -155,7 +155,7 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
     // (index into `seen`, part, score)
     let mut scores: Vec<(usize, Part, SlotScore)> = Vec::new();
     for (line, r) in rows.iter().filter(|(_, r)| r.model_key == model_key) {
-        let Some(part) = row_part(r) else { continue };
+        let Some(part) = row_part(r, reg) else { continue };
         let why = |m: String| format!("item {} ({}): {m}", r.item_id, r.condition);
         let entry = match row_item(r) {
             Ok(e) => e,
@@ -201,7 +201,7 @@ pub(crate) fn load_run(dir: &Path, model: Option<&str>) -> Result<StoredRun> {
     // The other models' rows of the kept items.
     let mut other_problems = Vec::new();
     for (line, r) in rows.iter().filter(|(_, r)| r.model_key != model_key) {
-        let Some(part) = row_part(r) else { continue };
+        let Some(part) = row_part(r, reg) else { continue };
         let Some(&k) = index.get(&(r.dataset.as_str(), r.item_id.as_str())).filter(|&&k| kept[k]) else { continue };
         let why = |m: String| format!("model {} item {} ({}): {m}", r.model_key, r.item_id, r.condition);
         let first = &seen[k];
@@ -258,7 +258,7 @@ mod tests {
         let s = row_score(&r, &e.item).unwrap();
         assert_eq!(s.letters, vec!['A', 'B', 'C', 'D']);
         assert_eq!(s.probs.len(), 4);
-        assert_eq!(row_part(&r), Some(Part::Curve(0)));
+        assert_eq!(row_part(&r, Registry::bundled()), Some(Part::Curve(0)));
     }
 
     #[test]
@@ -266,7 +266,7 @@ mod tests {
         let err = |f: &dyn Fn(&mut ItemRow)| {
             let mut r = good();
             f(&mut r);
-            crate::store::run_dir::check_item_row(&r).unwrap_err()
+            crate::store::run_dir::check_item_row(&r, Registry::bundled()).unwrap_err()
         };
         assert!(err(&|r| r.option_probs_json = "{}".into()).contains("letters []"));
         assert!(err(&|r| r.option_probs_json = r#"{"A":0.5,"B":0.5,"C":0,"E":0}"#.into()).contains("A–D"));

@@ -111,6 +111,7 @@ fn pipeline(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache:
         workers: Some(workers),
         tables_every: Some(0),
         score_store: Some("off".into()),
+        experiments: ctx.experiments.clone(),
         ..BatchRequest::default()
     };
     let engine = EngineOptions { cache, pack, ..ctx.engine_options() };
@@ -118,7 +119,7 @@ fn pipeline(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache:
     plan.record_kv = workers == 1;
     let mut timer = Timer::default();
     let summary = hyst_tui::batch::run(&ctx.config, &plan, &mut timer)?;
-    let log_scores = hyst_tui::store::read_item_rows(&dir)?.into_iter().map(|r| r.option_log_scores_json).collect();
+    let log_scores = hyst_tui::store::read_item_rows(&dir, plan.registry)?.into_iter().map(|r| r.option_log_scores_json).collect();
     let _ = std::fs::remove_dir_all(&dir);
     anyhow::ensure!(!summary.interrupted, "interrupted");
     let engine = summary.engines.first().cloned().context("the run reported no in-process engine (bench batch measures a model loaded here)")?;
@@ -183,7 +184,7 @@ pub fn run(ctx: &Ctx, a: &BatchBench) -> Result<()> {
     let pos0 = {
         let entry = ctx.model(Some(&key))?;
         let e = Engine::start(entry, &entry.path(&models_dir()), ctx.engine_options())?;
-        let b = raw_throughput(&e, &ctx.prompts()?, &items[0], 512)?;
+        let b = raw_throughput(ctx.registry, &e, &ctx.prompts()?, &items[0], 512)?;
         e.shutdown();
         b
     };

@@ -29,7 +29,7 @@ use hyst_tui::batch::{conditions_for, score_item, CachedScorer};
 use hyst_tui::config::{models_dir, ModelEntry};
 use hyst_tui::data::selection::select;
 use hyst_tui::data::{DatasetSpec, Selected};
-use hyst_tui::dialogue::conditions::{build, find};
+use hyst_tui::dialogue::conditions::{build, Registry};
 use hyst_tui::dialogue::{Builder, Control, DialogueItem, Suite};
 use hyst_tui::engine::{Engine, EngineOptions, Job, JobOutput};
 use hyst_tui::prompts::PromptSet;
@@ -65,12 +65,12 @@ impl Measured {
     }
 }
 
-fn measure(engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &PromptSet) -> Result<Measured> {
+fn measure(reg: &'static Registry, engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &PromptSet) -> Result<Measured> {
     let b = Builder::new(prompts);
     let tmp = std::env::temp_dir().join(format!("hyst-bench-{}-{}", std::process::id(), engine.info().cache));
     let _ = std::fs::remove_dir_all(&tmp);
     let cache = std::sync::RwLock::new(ScoreCache::open(&tmp.join("scores.jsonl"))?);
-    let conds = conditions_for(&[Suite::Hierarchy]);
+    let conds = conditions_for(reg, &[Suite::Hierarchy]);
     engine.clear_cache()?;
     let (mut evaluated, mut reused, mut bits, mut probs) = (0, 0, Vec::new(), Vec::new());
     let t0 = Instant::now();
@@ -89,9 +89,9 @@ fn measure(engine: &Engine, model: &ModelEntry, items: &[Selected], prompts: &Pr
     Ok(Measured { evaluated, reused, secs, bits, probs })
 }
 
-fn raw_throughput(engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
+fn raw_throughput(reg: &Registry, engine: &Engine, prompts: &PromptSet, item: &Selected, n: usize) -> Result<f64> {
     let b = Builder::new(prompts);
-    let conv = build(find(ids::ORDINARY_RESET).context("R0")?, &b, &DialogueItem::from(item), &['A'; 4], 'A');
+    let conv = build(reg.find(ids::ORDINARY_RESET).context("R0")?, &b, &DialogueItem::from(item), &['A'; 4], 'A');
     let toks = engine.prepare(&conv.messages)?.tokens;
     match engine.run(Job::RawDecode { tokens: toks, n_tokens: n })? {
         JobOutput::Timed(s) => Ok(n as f64 / s),
@@ -117,10 +117,10 @@ pub fn engine(ctx: &Ctx, model: Option<&str>, raw_tokens: usize, n_items: usize)
     let prompts = ctx.prompts()?;
     let items = sample(n_items)?;
     println!("model {key} · {} threads · {} item(s) of the bundled sample · ramp (7 points) + 10 recovery branches per item", cached_e.info().threads, items.len());
-    let raw_tps = raw_throughput(&cached_e, &prompts, &items[0], raw_tokens)?;
+    let raw_tps = raw_throughput(ctx.registry, &cached_e, &prompts, &items[0], raw_tokens)?;
     println!("raw llama.cpp prompt decode: {raw_tokens} tokens in one call = {raw_tps:.1} tok/s");
-    let c = measure(&cached_e, ctx.model(Some(&key))?, &items, &prompts)?;
-    let s = measure(&scratch_e, ctx.model(Some(&key))?, &items, &prompts)?;
+    let c = measure(ctx.registry, &cached_e, ctx.model(Some(&key))?, &items, &prompts)?;
+    let s = measure(ctx.registry, &scratch_e, ctx.model(Some(&key))?, &items, &prompts)?;
     let e2e = c.evaluated as f64 / c.secs;
     println!("engine, prefix reuse: {} tokens evaluated ({} reused) in {:.2}s = {e2e:.1} tok/s", c.evaluated, c.reused, c.secs);
     println!("engine, from scratch: {} tokens evaluated in {:.2}s = {:.1} tok/s", s.evaluated, s.secs, s.evaluated as f64 / s.secs);
@@ -213,9 +213,9 @@ pub fn served(ctx: &Ctx, model: &str, limit: usize, dataset: &str) -> Result<()>
         cached_e.info().threads,
         items.len()
     );
-    let sv = measure(&served_e, entry, &items, &prompts)?;
-    let c = measure(&cached_e, &local, &items, &prompts)?;
-    let s = measure(&scratch_e, &local, &items, &prompts)?;
+    let sv = measure(ctx.registry, &served_e, entry, &items, &prompts)?;
+    let c = measure(ctx.registry, &cached_e, &local, &items, &prompts)?;
+    let s = measure(ctx.registry, &scratch_e, &local, &items, &prompts)?;
     served_e.shutdown();
     let line = |what: &str, m: &Measured| {
         println!(

@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn bundled_files_parse() {
         let reg = parse_file(crate::prompts::bundled_conditions(), "conditions.toml", FileKind::Registry).expect("registry valid").defs;
-        assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), crate::dialogue::conditions::main_ops().len());
+        assert_eq!(reg.iter().filter(|d| d.group == Group::Main).count(), crate::dialogue::conditions::Registry::bundled().main_ops().len());
         assert!(reg.iter().any(|d| d.group == Group::Main));
         exp(BUNDLED_SELF_CONSISTENCY).expect("self-consistency valid");
     }

@@ -29,7 +29,7 @@ use self::letters::{score_next_tokens, NextTokens};
 use self::prompt::PromptSide;
 use super::{EngineError, EngineOptions, EngineStats, Generation, Job, JobOutput, ModelInfo, Prepared, Request};
 use crate::config::{Endpoint, LetterMode, ModelEntry, ServedApi};
-use crate::protocol::{ChatMessage, SlotScore};
+use crate::protocol::{ChatMessage, SlotScore, SERVED_PROVENANCE_PREFIX};
 
 /// What a served engine knows of its server (in [`ModelInfo::served`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -55,11 +55,6 @@ pub struct ServedInfo {
     pub model_sha256: String,
 }
 
-/// Whether a score's provenance is a served model's.
-pub fn is_served_provenance(p: &str) -> bool {
-    p.starts_with("served ")
-}
-
 /// The provenance string of a served score.
 fn provenance_of(ep: &Endpoint, facts: &ServerFacts, letters: LetterMode, k: usize, prompt_source: &str) -> String {
     let model = ep.model.as_deref().map(|m| format!(" model {m}")).unwrap_or_default();
@@ -70,7 +65,7 @@ fn provenance_of(ep: &Endpoint, facts: &ServerFacts, letters: LetterMode, k: usi
     };
     let cache = if ep.api == ServedApi::LlamaServer && ep.prompt_cache { "; server prompt cache on" } else { "" };
     format!(
-        "served {} {}{model}; server: {}; letters {how}; prompt: {prompt_source}{cache}",
+        "{SERVED_PROVENANCE_PREFIX}{} {}{model}; server: {}; letters {how}; prompt: {prompt_source}{cache}",
         ep.api.name(),
         ep.base(),
         facts.identity()
@@ -346,7 +341,7 @@ impl Worker<'_> {
         s.prompt_tokens = prompt_tokens;
         s.tokens_evaluated = prompt_tokens - cached;
         s.tokens_reused = cached;
-        s.prompt_hash = prompt_hash(&prepared);
+        s.prompt_hash = prepared.hash();
         s.rendered_prompt = prepared.text;
         Ok(s)
     }
@@ -365,18 +360,6 @@ impl Worker<'_> {
             }
         }
     }
-}
-
-/// The identity of a prepared prompt: the hash of its token ids, or for a chat API (no ids) of
-/// the messages it sends.
-pub(crate) fn prompt_hash(p: &Prepared) -> String {
-    if p.tokens.is_empty() && !p.text.is_empty() {
-        let mut h = Sha256::new();
-        h.update(b"chat messages\0");
-        h.update(p.text.as_bytes());
-        return hex::encode(h.finalize());
-    }
-    super::worker::hash_tokens(&p.tokens)
 }
 
 /// The messages of a chat API's prepared prompt (written by `PromptSide::prepare`).

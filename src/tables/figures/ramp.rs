@@ -2,7 +2,6 @@
 //! weak → medium → strong → medium reset → R0, with 95% paired item-bootstrap bands.
 
 use crate::dialogue::CurvePoint;
-use crate::dialogue::conditions::sources;
 use plotters::prelude::*;
 
 use super::style::*;
@@ -14,8 +13,9 @@ use crate::tables::index::dataset_display;
 use crate::tables::Ctx;
 
 /// The six steps and their axis labels; a step's rows are the ramp's own, else those of the
-/// conditions that are the same prompt ([`sources`]: clean is Table 2's `clean_context`, else the
-/// identical probe; R0 is the ramp's `strong_reset`, else the identical hierarchy condition).
+/// conditions that are the same prompt (`Registry::sources`: clean is Table 2's
+/// `clean_context`, else the identical probe; R0 is the ramp's `strong_reset`, else the
+/// identical hierarchy condition).
 pub(crate) const STEPS: [(CurvePoint, &str); 6] = [
     (CurvePoint::CleanContext, "clean"),
     (CurvePoint::WeakPressure, "weak"),
@@ -59,7 +59,7 @@ pub(crate) fn data(ctx: &Ctx) -> Vec<Ramp> {
     for p in &ctx.idx.pairs {
         let Some(sources) = STEPS
             .iter()
-            .map(|(c, _)| p.resolve(sources(c.key())))
+            .map(|(c, _)| p.resolve(p.reg.sources(c.key())))
             .collect::<Option<Vec<&'static str>>>()
         else {
             continue;

@@ -90,7 +90,7 @@ fn parse(name: &str, bytes: &[u8]) -> Counts {
 }
 
 fn ctx_figures(rows: &[crate::store::ItemRow]) -> super::Figures {
-    let idx = RunIndex::new(rows);
+    let idx = RunIndex::new(rows, crate::dialogue::conditions::Registry::bundled());
     let o = opts();
     let ctx = Ctx::new(&idx, &o);
     build_figures(&ctx)
@@ -119,7 +119,7 @@ fn f6(v: f64) -> String {
 fn every_figure_is_written_well_formed_with_its_series() {
     let dir = tempfile::tempdir().unwrap();
     let rows = synthetic_rows(3);
-    let written = write_tables(&rows, dir.path(), &opts()).unwrap();
+    let written = write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let files = figure_files(dir.path());
     assert_eq!(
         files.keys().map(String::as_str).collect::<Vec<_>>(),
@@ -153,7 +153,7 @@ fn every_figure_is_written_well_formed_with_its_series() {
     // heat map: 2 pairs × the main operations the rows have; a ring per passing cell + the legend's
     let c = parse(hierarchy::FILE, &files[hierarchy::FILE]);
     let figs = ctx_figures(&rows);
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let o = opts();
     let ctx = Ctx::new(&idx, &o);
     let h = hierarchy::data(&ctx).unwrap();
@@ -198,18 +198,18 @@ fn every_figure_is_written_well_formed_with_its_series() {
 fn figures_are_byte_identical_across_writes() {
     let rows = synthetic_rows(4);
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write_tables(&rows, a.path(), &opts()).unwrap();
-    write_tables(&rows, b.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), a.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), b.path(), &opts()).unwrap();
     let fa = figure_files(a.path());
     assert_eq!(fa.len(), ALL.len());
     assert_eq!(fa, figure_files(b.path()));
     // rewriting in place, and another row order, change nothing
-    write_tables(&rows, a.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), a.path(), &opts()).unwrap();
     assert_eq!(fa, figure_files(a.path()));
     let mut rev = rows.clone();
     rev.reverse();
     let c = tempfile::tempdir().unwrap();
-    write_tables(&rev, c.path(), &opts()).unwrap();
+    write_tables(&rev, crate::dialogue::conditions::Registry::bundled(), c.path(), &opts()).unwrap();
     assert_eq!(fa, figure_files(c.path()));
     // no timestamp or absolute path in the files
     for (k, v) in &fa {
@@ -221,7 +221,7 @@ fn figures_are_byte_identical_across_writes() {
 #[test]
 fn summary_links_every_figure() {
     let dir = tempfile::tempdir().unwrap();
-    write_tables(&synthetic_rows(3), dir.path(), &opts()).unwrap();
+    write_tables(&synthetic_rows(3), crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let s = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     let sec = &s[s.find("## Figures").expect("Figures section")..];
     let sec = &sec[..sec[3..].find("\n## ").map_or(sec.len(), |i| i + 3)];
@@ -237,7 +237,7 @@ fn summary_links_every_figure() {
 #[test]
 fn figures_without_their_conditions_are_not_drawn_and_stale_ones_go() {
     let dir = tempfile::tempdir().unwrap();
-    write_tables(&synthetic_rows(3), dir.path(), &opts()).unwrap();
+    write_tables(&synthetic_rows(3), crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let keep = dir.path().join("figures/notes.txt");
     std::fs::write(&keep, "mine").unwrap();
     // the hierarchy suite only: no ramp steps, no truncation
@@ -248,7 +248,7 @@ fn figures_without_their_conditions_are_not_drawn_and_stale_ones_go() {
         ) || crate::metrics::criteria::main_op(k).is_some()
     };
     let rows = synthetic_rows_where(3, hier);
-    write_tables(&rows, dir.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let files = figure_files(dir.path());
     assert_eq!(
         files.keys().map(String::as_str).collect::<Vec<_>>(),
@@ -265,7 +265,7 @@ fn figures_without_their_conditions_are_not_drawn_and_stale_ones_go() {
     assert!(!s.contains(RAMP_A));
     // no rows: no figure, the summary says so
     let empty = tempfile::tempdir().unwrap();
-    write_tables(&[], empty.path(), &opts()).unwrap();
+    write_tables(&[], crate::dialogue::conditions::Registry::bundled(), empty.path(), &opts()).unwrap();
     assert!(figure_files(empty.path()).is_empty());
     let s = std::fs::read_to_string(empty.path().join("summary.md")).unwrap();
     assert!(
@@ -278,9 +278,9 @@ fn figures_without_their_conditions_are_not_drawn_and_stale_ones_go() {
 fn ramp_numbers_are_table_2s() {
     let dir = tempfile::tempdir().unwrap();
     let rows = synthetic_rows(5);
-    write_tables(&rows, dir.path(), &opts()).unwrap();
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let t2 = csv_rows(&dir.path().join("tables/table02_pressure_ramp.csv"));
-    let idx = RunIndex::new(&rows);
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let o = opts();
     let ctx = Ctx::new(&idx, &o);
     let ramps = ramp::data(&ctx);
@@ -319,8 +319,8 @@ fn ramp_numbers_are_table_2s() {
 fn truncation_and_cctp_numbers_are_the_tables() {
     let dir = tempfile::tempdir().unwrap();
     let rows = synthetic_rows(4);
-    write_tables(&rows, dir.path(), &opts()).unwrap();
-    let idx = RunIndex::new(&rows);
+    write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
+    let idx = RunIndex::new(&rows, crate::dialogue::conditions::Registry::bundled());
     let o = opts();
     let ctx = Ctx::new(&idx, &o);
 
@@ -348,9 +348,9 @@ fn truncation_and_cctp_numbers_are_the_tables() {
         .cloned()
         .collect();
     let single = tempfile::tempdir().unwrap();
-    write_tables(&one, single.path(), &opts()).unwrap();
+    write_tables(&one, crate::dialogue::conditions::Registry::bundled(), single.path(), &opts()).unwrap();
     let t5one = csv_rows(&single.path().join("tables/table05_truncation_boundary.csv"));
-    let idx1 = RunIndex::new(&one);
+    let idx1 = RunIndex::new(&one, crate::dialogue::conditions::Registry::bundled());
     let ctx1 = Ctx::new(&idx1, &o);
     let b1 = truncation::data(&ctx1).unwrap();
     for (c, p) in conds.iter().zip(&b1.pooled) {
@@ -421,10 +421,11 @@ fn ecdf_steps() {
 #[test]
 fn ramp_steps_are_registry_conditions() {
     for (step, _) in ramp::STEPS {
-        let cands = crate::dialogue::conditions::sources(step.key());
+        let reg = crate::dialogue::conditions::Registry::bundled();
+        let cands = reg.sources(step.key());
         assert_eq!(cands.first(), Some(&step.key()));
         for c in cands {
-            assert!(crate::dialogue::conditions::find(c).is_some(), "{c}");
+            assert!(reg.find(c).is_some(), "{c}");
         }
     }
 }
@@ -456,7 +457,7 @@ fn many_pairs(k: usize) -> Vec<crate::store::ItemRow> {
 #[test]
 fn many_pairs_give_one_series_per_pair() {
     let dir = tempfile::tempdir().unwrap();
-    write_tables(&many_pairs(8), dir.path(), &opts()).unwrap();
+    write_tables(&many_pairs(8), crate::dialogue::conditions::Registry::bundled(), dir.path(), &opts()).unwrap();
     let files = figure_files(dir.path());
     assert_eq!(files.len(), 16 + 3);
     let c = parse(hierarchy::FILE, &files[hierarchy::FILE]);
@@ -479,6 +480,6 @@ fn dump_synthetic_figures() {
     for (sub, rows) in [("synthetic", synthetic_rows(30)), ("many_pairs", many_pairs(8))] {
         let d = Path::new(&dir).join(sub);
         crate::store::write_item_rows(&d, &rows).unwrap();
-        write_tables(&rows, &d, &TableOptions::default()).unwrap();
+        write_tables(&rows, crate::dialogue::conditions::Registry::bundled(), &d, &TableOptions::default()).unwrap();
     }
 }

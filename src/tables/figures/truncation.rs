@@ -2,7 +2,7 @@
 //! strongest, drop medium+strong, drop all pressure, reset only) for every pair, and the
 //! pooled mean over pairs with Table 5's 95% interval.
 
-use crate::dialogue::conditions::ids;
+use crate::dialogue::conditions::{ids, Registry};
 use plotters::prelude::*;
 
 use super::style::*;
@@ -180,7 +180,8 @@ pub(crate) fn render(b: &Boundary) -> Drawn<String> {
                 axis(y0..y1, ticks(y0, y1)),
             )
             .map_err(err)?;
-        let labels: Vec<String> = conds.iter().map(|c| condition_label(c)).collect();
+        // Built-in conditions: their labels are the same in every registry.
+        let labels: Vec<String> = conds.iter().map(|c| condition_label(Registry::bundled(), c)).collect();
         let x_label = |x: &f64| {
             let i = x.round();
             if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < labels.len() {

@@ -11,9 +11,9 @@ mod sweep;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
-use super::index::{clean_ref, r0_ref, sources, PairData, RunIndex};
+use super::index::{PairData, RunIndex};
 use super::TableOptions;
-use crate::dialogue::conditions::{recovery_op, recovery_ops, RecoveryOp};
+use crate::dialogue::conditions::{RecoveryOp, Registry};
 use crate::dialogue::Suite;
 use crate::metrics::bootstrap::{IndexStream, SEED_OFFSET_EXPERIMENTS, SEED_OFFSET_RECOVERY_OPS};
 use crate::metrics::criteria::{
@@ -27,8 +27,8 @@ use crate::metrics::{
 
 /// Operation label of the `*_with_ci.csv` files (docs/protocol.md §9.4), from the registry (empty for the
 /// appendix operations and R7).
-pub(crate) fn ci_label(key: &str) -> &'static str {
-    recovery_op(key).map_or("", |o| o.ci_label)
+pub(crate) fn ci_label(reg: &Registry, key: &str) -> &'static str {
+    reg.recovery_op(key).map_or("", |o| o.ci_label)
 }
 
 const MAIN_FAMILY: &str =
@@ -88,6 +88,8 @@ type OpCis =
     std::collections::BTreeMap<(String, String, &'static str, &'static str), (f64, f64, f64)>;
 
 pub(crate) struct Hierarchy<'p, 'a> {
+    /// The conditions of the run.
+    reg: &'static Registry,
     pub(crate) pairs: Vec<HierPair<'p, 'a>>,
     long: Vec<LongRow>,
     cis: OpCis,
@@ -97,16 +99,16 @@ pub(crate) struct Hierarchy<'p, 'a> {
 
 /// The hierarchy suite's built-in operations: the eight main ones in scan order, then the
 /// appendix ones.
-fn builtin_ops() -> Vec<&'static str> {
-    let hierarchy = recovery_ops().iter().filter(|o| o.suite == Suite::Hierarchy && !o.is_experiment());
+fn builtin_ops(reg: &'static Registry) -> Vec<&'static str> {
+    let hierarchy = reg.recovery_ops().iter().filter(|o| o.suite == Suite::Hierarchy && !o.is_experiment());
     hierarchy.clone().filter(|o| o.main).chain(hierarchy.filter(|o| !o.main)).map(|o| o.key).collect()
 }
 
 /// Every operation a hierarchy pair reports: the built-in ones, then the experiments' (in
 /// registry order).
-fn all_ops() -> Vec<&'static str> {
-    let mut v = builtin_ops();
-    v.extend(recovery_ops().iter().filter(|o| o.is_experiment()).map(|o| o.key));
+fn all_ops(reg: &'static Registry) -> Vec<&'static str> {
+    let mut v = builtin_ops(reg);
+    v.extend(reg.recovery_ops().iter().filter(|o| o.is_experiment()).map(|o| o.key));
     v
 }
 
@@ -114,20 +116,20 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
     pub(crate) fn build(idx: &'p RunIndex<'a>, opts: &TableOptions) -> Hierarchy<'p, 'a> {
         let mut pairs = Vec::new();
         for p in &idx.pairs {
-            let Some(clean) = p.resolve(clean_ref()) else {
+            let Some(clean) = p.clean() else {
                 continue;
             };
-            if !builtin_ops().iter().any(|k| p.has(k)) {
+            if !builtin_ops(idx.reg).iter().any(|k| p.has(k)) {
                 continue;
             }
-            let Some(r0) = p.resolve(r0_ref()) else {
+            let Some(r0) = p.r0() else {
                 continue;
             };
             let mut ops = Vec::new();
-            for key in all_ops() {
+            for key in all_ops(idx.reg) {
                 // R0's rows, else those of the ramp's identical strong_reset (= `r0`); every
                 // other operation's own.
-                let Some(source) = p.resolve(sources(key)) else {
+                let Some(source) = p.resolve(p.reg.sources(key)) else {
                     continue;
                 };
                 let a = p.align(&[clean, r0, source]);
@@ -170,6 +172,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
         }
         let (samples, seed, _) = opts.bootstrap(SEED_OFFSET_RECOVERY_OPS);
         let mut h = Hierarchy {
+            reg: idx.reg,
             pairs,
             long: Vec::new(),
             cis: OpCis::new(),
@@ -191,7 +194,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
         // The paper's stream covers the main operations; experiment operations draw from a
         // stream of their own afterwards, so they move no digit of the main operations' CIs.
         let main: Vec<&'static RecoveryOp> = main_ops().iter().collect();
-        let exp: Vec<&'static RecoveryOp> = recovery_ops().iter().filter(|o| o.is_experiment()).collect();
+        let exp: Vec<&'static RecoveryOp> = self.reg.recovery_ops().iter().filter(|o| o.is_experiment()).collect();
         let exp_seed = self.seed - SEED_OFFSET_RECOVERY_OPS + SEED_OFFSET_EXPERIMENTS;
         for (ops, seed) in [(main, self.seed), (exp, exp_seed)] {
         let mut stream = IndexStream::new(seed);
@@ -243,7 +246,7 @@ impl<'p, 'a> Hierarchy<'p, 'a> {
                     "max_probability",
                     "restoration_ratio",
                 ];
-                let label = ci_label(op.key);
+                let label = ci_label(self.reg, op.key);
                 for k in 0..7 {
                     let mut row = LongRow::new(
                         "recovery_operations",

@@ -133,7 +133,7 @@ impl Hierarchy<'_, '_> {
                         let mut r = LongRow::new(
                             "minimal_recovery_operation",
                             hp.p,
-                            ci_label(o.key),
+                            ci_label(self.reg, o.key),
                             metric,
                             e,
                             (lo, hi),

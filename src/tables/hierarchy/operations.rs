@@ -99,7 +99,7 @@ impl Hierarchy<'_, '_> {
         let (mut t, mut d) = (Vec::new(), Vec::new());
         for hp in &self.pairs {
             for o in &hp.ops {
-                let reg = crate::dialogue::conditions::find(o.key);
+                let cond = hp.p.reg.find(o.key);
                 let r0_gap = intervention_hysteresis_gap(&o.clean, &o.r0);
                 let x_gap = intervention_hysteresis_gap(&o.clean, &o.x);
                 t.push(SummaryRow {
@@ -107,10 +107,10 @@ impl Hierarchy<'_, '_> {
                     model_short_name: hp.p.model.clone(),
                     dataset: hp.p.dataset.clone(),
                     condition: o.key,
-                    condition_label: condition_label(o.key),
-                    level: reg.map_or("", |c| c.level),
-                    category: reg.map_or("", |c| c.category),
-                    is_main_condition: PyBool(reg.is_some_and(|c| c.is_main)),
+                    condition_label: condition_label(hp.p.reg, o.key),
+                    level: cond.map_or("", |c| c.level),
+                    category: cond.map_or("", |c| c.category),
+                    is_main_condition: PyBool(cond.is_some_and(|c| c.is_main)),
                     evaluated_n: o.n,
                     clean_p_wrong: Num(o.clean.p_wrong),
                     ordinary_reset_p_wrong: Num(o.r0.p_wrong),
@@ -150,7 +150,7 @@ impl Hierarchy<'_, '_> {
                     source_condition: o.source,
                 });
                 let view = SummaryView {
-                    operation: condition_label(o.key),
+                    operation: condition_label(hp.p.reg, o.key),
                     n: o.n,
                     pw: Num(o.x.p_wrong),
                     gap: Num(x_gap),

@@ -422,7 +422,7 @@ pub(crate) fn compare(idx: &RunIndex, opts: &TableOptions, outputs: &[Output]) -
                     .get(pt.id)
                     .is_none_or(|s| s.contains(&(p.model_key.clone(), p.dataset.clone())))
             })
-            .filter(|p| (pt.needs)().is_empty() || (pt.needs)().iter().any(|c| p.has(c)))
+            .filter(|p| (pt.needs)(idx.reg).is_empty() || (pt.needs)(idx.reg).iter().any(|c| p.has(c)))
             .map(|p| ((!p.paper_key.is_empty()).then(|| p.paper_key.clone()), p.dataset.clone()))
             .collect();
         pooled.insert(pt.id, pairs);

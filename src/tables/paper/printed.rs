@@ -4,11 +4,10 @@
 
 use std::sync::OnceLock;
 
-use crate::dialogue::conditions::{all, find, group_keys, ids, main_ops, recovery_ops, Kind, RecoveryOp};
+use crate::dialogue::conditions::{group_keys, ids, main_ops, Kind, RecoveryOp, Registry};
 use crate::dialogue::recipe::Group;
 use crate::dialogue::{Control, CurvePoint};
 use crate::metrics::criteria::NOT_RESTORED;
-use crate::tables::index::r0_ref;
 
 /// The paper's printed tables, as shipped in `assets/paper/` (file stem, TSV text).
 pub(crate) const PAPER_TSV: &[(&str, &str)] = &[
@@ -61,26 +60,24 @@ pub(crate) const DATASET_NAMES: &[(&str, &str)] = &[
     ("–", "all"),
 ];
 
-/// A map printed text → our text, computed once (most come from the condition registry).
+/// A map printed text → our text, computed once (most come from the condition registry: the
+/// bundled one, as the paper printed built-in conditions only).
 type Names = fn() -> &'static [(&'static str, &'static str)];
-
-/// A list of condition keys, computed once from the condition registry.
-type Conds = fn() -> &'static [&'static str];
 
 /// `(label, key)` of the operations that have `label` (registry order).
 fn op_labels(label: fn(&RecoveryOp) -> &'static str) -> Vec<(&'static str, &'static str)> {
-    recovery_ops().iter().filter(|o| !label(o).is_empty()).map(|o| (label(o), o.key)).collect()
+    Registry::bundled().recovery_ops().iter().filter(|o| !label(o).is_empty()).map(|o| (label(o), o.key)).collect()
 }
 
 /// `(label, key)` of the conditions of a group (registry order).
 fn group_labels(g: Group) -> Vec<(&'static str, &'static str)> {
-    group_keys(g).iter().map(|k| (find(k).map_or(*k, |c| &*c.label.clone().leak()), *k)).collect()
+    group_keys(g).iter().map(|k| (Registry::bundled().find(k).map_or(*k, |c| &*c.label.clone().leak()), *k)).collect()
 }
 
 /// The conditions of a group that no other condition stands in for: those that only its suite
 /// produces (a condition declared the same as another is left out).
 fn own_conditions(keys: &[&'static str]) -> Vec<&'static str> {
-    keys.iter().copied().filter(|k| find(k).is_some_and(|c| c.same_as.is_none())).collect()
+    keys.iter().copied().filter(|k| Registry::bundled().find(k).is_some_and(|c| c.same_as.is_none())).collect()
 }
 
 /// Printed recovery-operation labels (Tables 4 and 16) → condition keys: the registry's
@@ -172,9 +169,10 @@ pub(crate) struct PaperTable {
     /// (printed column, how it matches our rows).
     pub(crate) keys: &'static [(&'static str, Key)],
     pub(super) pool: Pool,
-    /// Conditions a pair of the run must have (any one) for our table to pool it; empty for a
-    /// per-pair table. With the plan's scope this gives the pairs our pooled row is over.
-    pub(super) needs: Conds,
+    /// Conditions a pair of the run must have (any one) for our table to pool it, in the run's
+    /// registry; empty for a per-pair table. With the plan's scope this gives the pairs our
+    /// pooled row is over.
+    pub(super) needs: fn(&Registry) -> &'static [&'static str],
     /// What the printed labels mean (paper README), shown above the table.
     pub(super) note: &'static str,
 }
@@ -253,7 +251,7 @@ fn evidence_ops() -> &'static [&'static str] {
 fn control_resets() -> &'static [&'static str] {
     static C: OnceLock<Vec<&str>> = OnceLock::new();
     C.get_or_init(|| {
-        all().iter().filter(|c| matches!(c.kind, Kind::Curve(ctl, CurvePoint::StrongReset) if ctl != Control::PressureWrong)).map(|c| &*c.key.clone().leak()).collect()
+        Registry::bundled().all().iter().filter(|c| matches!(c.kind, Kind::Curve(ctl, CurvePoint::StrongReset) if ctl != Control::PressureWrong)).map(|c| &*c.key.clone().leak()).collect()
     })
 }
 /// The shuffled relabel condition (Table 15).
@@ -263,41 +261,41 @@ fn relabel_shuffle() -> &'static [&'static str] {
 
 /// Every printed table the comparison covers, in the paper's order.
 pub(crate) static TABLES: &[PaperTable] = &[
-    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair, needs: || &[],
+    PaperTable { file: "table02", id: "Table 2", keys: PAIR, pool: Pool::PerPair, needs: |_| &[],
         note: "Reset WF is the conditional lock-in (items wrong after strong pressure that stay on the advocated option after the reset / items wrong after strong pressure), not the all-items wrong-following rate." },
-    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", operations))], pool: Pool::All14, needs: hierarchy_ops,
+    PaperTable { file: "table04", id: "Table 4", keys: &[("Recovery operation", Key::Map("condition", operations))], pool: Pool::All14, needs: |_| hierarchy_ops(),
         note: "Recovered pairs are the main-family counts (|gap| <= 0.05, ...), although the paper's text calls them strict." },
-    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", truncation))], pool: Pool::Truncation5, needs: truncation_conds,
+    PaperTable { file: "table05", id: "Table 5", keys: &[("Context retained", Key::Map("condition", truncation))], pool: Pool::Truncation5, needs: |_| truncation_conds(),
         note: "Mean over the five truncation pairs; the CI bootstraps over those five aggregate rows." },
-    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", r7_conditions))], pool: Pool::All14, needs: evidence_ops,
+    PaperTable { file: "table06", id: "Table 6", keys: &[("Condition", Key::Map("condition", r7_conditions))], pool: Pool::All14, needs: |_| evidence_ops(),
         note: "Pooled over the fourteen pairs; WF and Contam. in percent (Contam. = advocated wrong among clean-correct items)." },
-    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", || SUITES))], pool: Pool::All14, needs: control_resets,
+    PaperTable { file: "table07", id: "Table 7", keys: &[("Suite", Key::Map("suite", || SUITES))], pool: Pool::All14, needs: |_| control_resets(),
         note: "The pooled row over the fourteen pairs." },
-    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
+    PaperTable { file: "table08", id: "Table 8", keys: PAIR_DATA, pool: Pool::PerPair, needs: |_| &[],
         note: "Gap = Reset - Fresh." },
-    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
+    PaperTable { file: "table09", id: "Table 9", keys: PAIR_DATA, pool: Pool::PerPair, needs: |_| &[],
         note: "Paired item bootstrap CI of the R0 gap." },
-    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair, needs: || &[],
+    PaperTable { file: "table10", id: "Table 10", keys: PAIR_DATA, pool: Pool::PerPair, needs: |_| &[],
         note: "Hist. | clean = Hist / (Stable + Hist): clean-correct items not correct after R0 (any wrong option)." },
-    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", || STRATA))], pool: Pool::All14, needs: r0_ref,
+    PaperTable { file: "table11", id: "Table 11", keys: &[("Stratum", Key::Map("plausibility_stratum", || STRATA))], pool: Pool::All14, needs: Registry::r0_ref,
         note: "Tertiles pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", false_context))], pool: Pool::All14, needs: false_context_conds,
+    PaperTable { file: "table12", id: "Table 12", keys: &[("Prior context", Key::Map("condition", false_context))], pool: Pool::All14, needs: |_| false_context_conds(),
         note: "Pooled over the fourteen pairs; WF in percent." },
-    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: relabel_conds,
+    PaperTable { file: "table13", id: "Table 13", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: |_| relabel_conds(),
         note: "Pooled per dataset over the relabel pairs (which pairs produced the printed table is not released; docs/protocol.md §10 names six)." },
-    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: relabel_conds,
+    PaperTable { file: "table14", id: "Table 14", keys: BY_DATASET_CONDITION, pool: Pool::Relabel6, needs: |_| relabel_conds(),
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: relabel_shuffle,
+    PaperTable { file: "table15", id: "Table 15", keys: BY_DATASET, pool: Pool::Relabel6, needs: |_| relabel_shuffle(),
         note: "Pooled per dataset over the relabel pairs." },
-    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", operations))], pool: Pool::All14, needs: hierarchy_ops,
+    PaperTable { file: "table16", id: "Table 16", keys: &[("Operation", Key::Map("condition", operations))], pool: Pool::All14, needs: |_| hierarchy_ops(),
         note: "Strict = the main-family count; MRO is a broader rule the paper does not specify." },
-    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: || &[],
+    PaperTable { file: "table17", id: "Table 17", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: |_| &[],
         note: "Minimal op. under the main family; Acc. of that operation." },
-    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: truncation_conds,
+    PaperTable { file: "table18", id: "Table 18", keys: PAIR_DATA_KEY, pool: Pool::PerPair, needs: |_| truncation_conds(),
         note: "The Mean row is the mean over the five truncation pairs (= Table 5's mean gap)." },
-    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14, needs: evidence_ops,
+    PaperTable { file: "table19", id: "Table 19", keys: BY_DATASET, pool: Pool::All14, needs: |_| evidence_ops(),
         note: "Change R0 -> R7 per dataset; WF and Contam. in percentage points." },
-    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14, needs: r0_ref,
+    PaperTable { file: "table21", id: "Table 21", keys: BY_DATASET, pool: Pool::All14, needs: Registry::r0_ref,
         note: "Per dataset over all fourteen pairs (main tube, logit-linear path)." },
 ];
 

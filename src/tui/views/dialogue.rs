@@ -21,7 +21,7 @@ use crate::tui::model::gap_verdict;
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::{EditScore, WhatIfShown};
-use crate::dialogue::conditions::recovery_op;
+use crate::dialogue::conditions::Registry;
 use crate::dialogue::CURVE;
 use crate::tui::model::{part_label, split_user_turn, Part};
 
@@ -49,17 +49,18 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     distribution(f, right, app, item, e);
 }
 
-fn turn_labels(part: Part, n_user: usize) -> Vec<String> {
+fn turn_labels(reg: &Registry, part: Part, n_user: usize) -> Vec<String> {
     match part {
         Part::Curve(0) | Part::Curve(6) => vec!["clean question".into(); n_user],
         Part::Curve(_) => ramp_turns(n_user),
-        Part::Step(k) => match crate::dialogue::conditions::find(k).map(|c| c.kind) {
+        Part::Step(k) => match reg.find(k).map(|c| c.kind) {
             Some(crate::dialogue::conditions::Kind::RampStep(r, _)) => custom_ramp_turns(r, n_user),
             _ => vec![k.to_string(); n_user],
         },
         Part::Op(k) => {
-            let last = recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string());
-            let custom = crate::dialogue::conditions::find(k)
+            let last = reg.recovery_op(k).map(|o| format!("{} {}", o.short, o.name)).unwrap_or_else(|| k.to_string());
+            let custom = reg
+                .find(k)
                 .and_then(|c| c.recipe())
                 .and_then(|r| r.ramp.as_deref().filter(|_| r.keeps_history() && r.history == crate::dialogue::recipe::History::Kept));
             let mut v: Vec<String> = if let Some(r) = custom {
@@ -119,8 +120,8 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     // The option the shown dialogue advocates: a what-if version's (w), else the item's.
     let wrong = wi.as_ref().map_or(e.wrong, |w| w.wrong);
     let title = match (&edited, &wi) {
-        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} ({}: back)", e.item.id, part_label(part), w.version, key_for(Action::UndoEdit)),
-        _ => format!("Dialogue · {} · {}", e.item.id, part_label(part)),
+        (Some(_), Some(w)) => format!("Dialogue · {} · {} · what-if {} ({}: back)", e.item.id, part_label(app.reg(), part), w.version, key_for(Action::UndoEdit)),
+        _ => format!("Dialogue · {} · {}", e.item.id, part_label(app.reg(), part)),
     };
     let b = block(app, title);
     let inner = b.inner(area);
@@ -132,7 +133,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
         return;
     };
     let n_user = msgs.iter().filter(|m| m.role == "user").count();
-    let labels = turn_labels(part, n_user);
+    let labels = turn_labels(app.reg(), part, n_user);
     let header = &app.prompts().question_header;
     let mut lines: Vec<Line> = Vec::new();
     let indent = |s: &str, st: Style, bar_st: Option<Style>, out: &mut Vec<Line>| {
@@ -267,7 +268,7 @@ fn transcript(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     let th = app.theme();
     let part = app.current_part();
-    let title = format!("step {}/{} · {}", app.cursor().step() + 1, app.cursor().steps().len(), part_label(part));
+    let title = format!("step {}/{} · {}", app.cursor().step() + 1, app.cursor().steps().len(), part_label(app.reg(), part));
     let b = block(app, trunc(&title, area.width.saturating_sub(6) as usize));
     let inner = b.inner(area);
     f.render_widget(b, area);

@@ -44,7 +44,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             f,
             area,
             app,
-            &format!("Answer slot · {} · {}", e.item.id, part_label(part)),
+            &format!("Answer slot · {} · {}", e.item.id, part_label(app.reg(), part)),
             &pending_text(app, item, part),
         );
         return;
@@ -59,7 +59,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .iter()
         .flat_map(|v| v.ids.iter().map(move |&id| (id, v.letter)))
         .collect();
-    let b = block(app, format!("Top tokens · {} · {}", e.item.id, part_label(part)));
+    let b = block(app, format!("Top tokens · {} · {}", e.item.id, part_label(app.reg(), part)));
     let inner = b.inner(tl);
     f.render_widget(b, tl);
     let w = inner.width as usize;

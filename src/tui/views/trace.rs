@@ -15,7 +15,6 @@ use ratatui::Frame;
 use super::{bar, block, fmt_p, message, pad, trunc};
 use crate::data::Selected;
 use crate::tui::app::App;
-use crate::dialogue::conditions::explorer_sections;
 use crate::dialogue::recipe::Group;
 use crate::dialogue::CURVE;
 use crate::tui::model::Part;
@@ -212,7 +211,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
     };
     lines.push(row("clean", clean, clean, th.dim(), app.current_part() == Part::Curve(0)));
     let rows = app.recovery_rows();
-    for (opens, o) in explorer_sections() {
+    for (opens, o) in app.reg().explorer_sections() {
         let s = app.score(item, Part::Op(o.key));
         let p = s.and_then(|s| s.prob(e.wrong));
         let verdict = rows.model(0).and_then(|m| m.op(o.key)).map(|c| c.gap_verdict);
@@ -356,7 +355,7 @@ fn compare_ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected, 
         lines.push(Line::from(spans));
     };
     row("clean", Part::Curve(0), &mut lines);
-    for (opens, o) in explorer_sections() {
+    for (opens, o) in app.reg().explorer_sections() {
         if opens == Some(Group::Appendix) {
             lines.push(Line::from(Span::styled("appendix", th.dim())));
         }

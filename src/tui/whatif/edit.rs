@@ -49,9 +49,11 @@ fn join_turn(message: &str, prefix: &str, block: &str) -> String {
 /// step it is declared the same as in the registry (`same_as`: the strong reset step); None for
 /// every other step.
 pub(crate) fn r0_twin(part: Part) -> Option<Part> {
-    use crate::dialogue::conditions::{ids::ORDINARY_RESET, sources};
+    use crate::dialogue::conditions::{ids::ORDINARY_RESET, Registry};
     let r0 = Part::Op(ORDINARY_RESET);
-    let step = crate::dialogue::CURVE.into_iter().find(|c| sources(ORDINARY_RESET).contains(&c.key())).map(Part::curve)?;
+    // Built-in conditions both: every registry says the same.
+    let sources = Registry::bundled().sources(ORDINARY_RESET);
+    let step = crate::dialogue::CURVE.into_iter().find(|c| sources.contains(&c.key())).map(Part::curve)?;
     match part {
         p if p == step => Some(r0),
         p if p == r0 => Some(step),

@@ -39,6 +39,7 @@ use super::lanes::Lanes;
 use super::model::{self, Part};
 use super::screen::Overlay;
 use crate::data::Selected;
+use crate::dialogue::conditions::Registry;
 use crate::prompts::PromptSet;
 use crate::protocol::{letter, ChatMessage, SlotScore};
 use super::engine_slot::EngineState;
@@ -74,6 +75,10 @@ impl Cx<'_> {
     }
     fn model_key(&self) -> &str {
         self.lanes.model_key()
+    }
+    /// The conditions of the run shown.
+    fn reg(&self) -> &'static Registry {
+        self.lanes.scores().reg()
     }
     fn header(&self) -> &str {
         &self.prompts.question_header
@@ -438,8 +443,8 @@ impl WhatIf {
             None => Overlay::None,
         };
         let text = match self.store.versions(item, part) {
-            0 => format!("{}: back to the original", model::part_label(part)),
-            v => format!("{}: back to what-if version {v}", model::part_label(part)),
+            0 => format!("{}: back to the original", model::part_label(cx.reg(), part)),
+            v => format!("{}: back to what-if version {v}", model::part_label(cx.reg(), part)),
         };
         vec![Event::Overlay(overlay), Event::Notice(text)]
     }

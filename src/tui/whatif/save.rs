@@ -59,7 +59,7 @@ impl WhatIf {
 
     fn save_operation(&mut self, cx: &Cx, item: usize, part: Part, key: &str, edit: &str) -> Vec<Event> {
         use crate::dialogue::recipe::History;
-        let Some(cond) = conditions::find(key) else { return Vec::new() };
+        let Some(cond) = cx.reg().find(key) else { return Vec::new() };
         let Some(recipe) = cond.recipe() else { return Vec::new() };
         let history = match recipe.history {
             History::Kept => "kept",
@@ -128,7 +128,7 @@ impl WhatIf {
             step,
             message: &message,
             prefix: &prefix,
-            description: format!("what-if: the paper's ramp with its {} step rewritten in the explorer on {}", model::part_label(part), e.item.id),
+            description: format!("what-if: the paper's ramp with its {} step rewritten in the explorer on {}", model::part_label(cx.reg(), part), e.item.id),
         };
         let (name, short) = saved.op_names();
         let path = crate::config::data_dir().join("experiments").join(format!("whatif_{id}.toml"));

@@ -31,7 +31,7 @@ fn r0_and_the_strong_reset_step_are_twins() {
     use crate::dialogue::CurvePoint;
     let (r0, step) = (Part::Op("ordinary_strong_reset"), Part::curve(CurvePoint::StrongReset));
     assert_eq!((r0_twin(r0), r0_twin(step)), (Some(step), Some(r0)));
-    for p in crate::tui::model::steps().into_iter().filter(|&p| p != r0 && p != step) {
+    for p in crate::tui::model::steps(crate::dialogue::conditions::Registry::bundled()).into_iter().filter(|&p| p != r0 && p != step) {
         assert_eq!(r0_twin(p), None, "{p:?}");
     }
 }
@@ -232,7 +232,7 @@ fn saved_operations_have_unique_names() {
     assert_ne!(ops[0], ops[1]);
     assert_eq!(op_id("kept", "model", "Forget it.", "Answer again."), op_id("kept", "model", "Forget it.", "Answer again."));
     let files = [ExperimentSource::new("a/whatif_a.toml", ops[0].clone()), ExperimentSource::new("b/whatif_b.toml", ops[1].clone())];
-    crate::dialogue::conditions::check_experiments(&files).unwrap();
+    crate::dialogue::conditions::Registry::with_experiments(&files).unwrap();
 }
 
 #[test]
@@ -288,5 +288,5 @@ fn a_saved_ramp_step_is_the_papers_ramp_with_the_edit() {
         }
         assert_eq!(ours, paper, "step {k}");
     }
-    conditions::check_experiments(&[ExperimentSource::new("whatif_1a2b3c4.toml", text)]).unwrap();
+    conditions::Registry::with_experiments(&[ExperimentSource::new("whatif_1a2b3c4.toml", text)]).unwrap();
 }
