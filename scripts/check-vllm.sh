@@ -134,7 +134,9 @@ server_pid=
 start_vllm() {
   local t0
   t0=$(date +%s)
-  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} "$py" -m vllm.entrypoints.openai.api_server \
+  # In a session of its own (setsid): vLLM's engine runs in child processes, which a kill of the
+  # server alone would leave running; the whole process group is killed (stop_vllm).
+  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} setsid "$py" -m vllm.entrypoints.openai.api_server \
     --model "$hf" --served-model-name smollm2-f32 --dtype float32 --max-model-len 2048 \
     --max-logprobs 100 --enforce-eager --no-enable-prefix-caching \
     --host 127.0.0.1 --port "$port" --api-key "$key" >>"$work/vllm.log" 2>&1 &
@@ -148,7 +150,14 @@ start_vllm() {
   echo "error: vLLM did not come up (log: $work/vllm.log)" >&2
   exit 1
 }
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
+# kill -9 of vLLM's whole process group (the server and its engine processes).
+stop_vllm() {
+  [ -n "$server_pid" ] || return 0
+  kill -9 -- "-$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+}
+cleanup() { stop_vllm; }
 trap cleanup EXIT
 start_vllm
 echo "vLLM $("$py" -c 'import vllm; print(vllm.__version__)') (CPU) on 127.0.0.1:$port, ready in ${vllm_start_s} s; work dir $work"
@@ -216,7 +225,7 @@ for _ in $(seq 1 1200); do
   grep -q '^1/2 items' "$out/batch-killed.txt" 2>/dev/null && break
   sleep 0.2
 done
-kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+stop_vllm
 set +e; wait "$batch_pid"; rc=$?; set -e
 errors=$(grep -c '^error' "$out/batch-killed.txt" || true)
 if [ "$rc" -ne 0 ] && [ "$errors" = 1 ]; then
@@ -241,7 +250,7 @@ for _ in $(seq 1 1200); do
   sleep 0.2
 done
 sleep 1
-kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+stop_vllm
 sleep 1
 kill -0 "$batch_pid" 2>/dev/null || fail "the batch ended before vLLM was gone (see $out/batch-stopped.txt)"
 t0=$(date +%s.%N)
@@ -276,7 +285,7 @@ fi
 # llama-server: `hyst-tui slurm --server-job` submits a job that serves this model, a 2-task array
 # that finds its host, waits for it and scores through it, the merge, and a job that stops the
 # server; the merged tables must equal the same served run unsharded, byte for byte.
-kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; server_pid=
+stop_vllm
 if [ "${HYST_CHECK_SLURM:-1}" = 1 ]; then
   missing=()
   for p in slurmctld slurmd slurm-client munge; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
