@@ -39,7 +39,7 @@
 # instead of the VMM pool; the kernels, and so the scores, are the same.
 #
 # Not part of .ci/run: a second llama.cpp build with its CUDA kernels (and polars again, in the
-# new target directory) takes well over an hour on 2 cores; see README, GPU back-ends.
+# new target directory) takes well over an hour on 2 cores; see docs/measurements.md, GPU back-ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

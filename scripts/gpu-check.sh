@@ -118,7 +118,7 @@ for line in batch.splitlines():
     m = re.match(r"\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)%\s+(\S+)", line)
     if m:
         rows.append((f"workers {m.group(1)}: speed-up (efficiency, probabilities)", f"{m.group(5)} ({m.group(6)}%, {m.group(7)})"))
-paper_tokens = 51_000_000  # `hyst-tui --batch --plan paper --dry-run` with the paper's datasets (README)
+paper_tokens = 51_000_000  # `hyst-tui --batch --plan paper --dry-run` with the paper's datasets (docs/guide/cluster.md)
 if reuse_rate == reuse_rate and reuse_rate > 0:
     rows.append((f"paper plan (~{paper_tokens/1e6:.0f}M prompt tokens) at this rate", f"{paper_tokens / reuse_rate / 3600:.1f} h on one device ({model}; larger models are slower)"))
 w = max(len(k) for k, _ in rows)

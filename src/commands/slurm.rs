@@ -122,7 +122,7 @@ fn choose_store(shared: Option<&Path>) -> (Option<String>, String) {
     match &probe.error {
         None => (
             Some(p.display().to_string()),
-            format!("{} on {} (flock works here: every task shares it; see the README for what is safe on a cluster)", p.display(), probe.fs),
+            format!("{} on {} (flock works here: every task shares it; docs/guide/cluster.md says what is safe on a cluster)", p.display(), probe.fs),
         ),
         Some(e) => (
             None,
