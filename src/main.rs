@@ -12,6 +12,7 @@ use std::io::Write as _;
 use commands::Ctx;
 
 fn main() -> ExitCode {
+    wait_for_threads_passively();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
@@ -54,6 +55,26 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+    }
+}
+
+/// llama.cpp's CPU threads meet at a barrier after every step of a decode, and OpenMP's default
+/// is to spin there. On cores that other processes share (two batches at once, a test suite, a
+/// login node) a spinning thread takes the core from the one it waits for: two concurrent scorers
+/// took 8 to 14 times longer than with passive waiting (docs/measurements.md). The policy is read
+/// from the environment when the OpenMP runtime loads, before `main`, so unless the user chose
+/// one (`OMP_WAIT_POLICY=ACTIVE` keeps spinning) the binary starts itself again with `PASSIVE`:
+/// same process id, arguments and streams. Scores do not depend on it.
+fn wait_for_threads_passively() {
+    #[cfg(unix)]
+    if std::env::var_os("OMP_WAIT_POLICY").is_none() {
+        use std::os::unix::process::CommandExt as _;
+        if let Ok(exe) = std::env::current_exe() {
+            let mut args = std::env::args_os();
+            let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+            // exec only returns on failure; then run on with the default policy.
+            let _ = std::process::Command::new(exe).arg0(arg0).args(args).env("OMP_WAIT_POLICY", "PASSIVE").exec();
         }
     }
 }

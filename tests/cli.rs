@@ -449,3 +449,42 @@ fn compare_paper_pools_over_the_scopes_of_the_runs_plan() {
     let (_, line) = reproduction(dir.path());
     assert!(line(table5).contains(",compared,"), "{}: {out}", line(table5));
 }
+
+/// The binary waits passively at llama.cpp's thread barriers unless the user chose a policy: it
+/// starts itself again with OMP_WAIT_POLICY=PASSIVE (same process id), and leaves a policy that
+/// was set as it is. Read from the running process's environment while it waits for its input.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_binary_waits_passively_unless_a_policy_is_set() {
+    use std::process::Stdio;
+    for (given, expected) in [(None, "PASSIVE"), (Some("ACTIVE"), "ACTIVE")] {
+        let mut cmd = Command::new(BIN);
+        cmd.env("HYST_SCORE_STORE", "off").env_remove("OMP_WAIT_POLICY");
+        if let Some(p) = given {
+            cmd.env("OMP_WAIT_POLICY", p);
+        }
+        // `score` reads its conversations from stdin, which stays open until the check is done.
+        let mut child = cmd
+            .args(["--threads", "2", "score", "--messages", "/dev/stdin", "--json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let environ = format!("/proc/{}/environ", child.id());
+        let t0 = std::time::Instant::now();
+        let mut seen = None;
+        while t0.elapsed() < std::time::Duration::from_secs(20) {
+            let env = std::fs::read(&environ).unwrap_or_default();
+            seen = env.split(|b| *b == 0).find_map(|v| v.strip_prefix(b"OMP_WAIT_POLICY=")).map(|v| String::from_utf8_lossy(v).into_owned());
+            if seen.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        drop(child.stdin.take());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(seen.as_deref(), Some(expected), "OMP_WAIT_POLICY given {given:?}");
+    }
+}
