@@ -3,7 +3,7 @@
 # CUDA binary's place), the archive unpacked in a fresh directory as on a node, and its `gpu-check`
 # run there with the small shapes, with the gguf package taken from the bundle's wheels. Then it
 # checks what a node run must leave: at most 8 result files, a summary.json with every measure,
-# every exactness verdict. About 5 minutes on 2 cores. Not part of .ci/run (tests/random_models.rs
+# every exactness verdict. About 5 minutes on 2 cores. Not part of .ci/run (tests/gpu_check.rs
 # is: the generator's models scored by the CPU build).
 #
 #   bash scripts/check-gpu-bundle.sh            # --shapes small,tiny --items 1 --curve 1,4

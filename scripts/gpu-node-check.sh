@@ -74,7 +74,11 @@ say() { echo "$@" | tee -a "$log"; }
 start=$(date +%s)
 
 # ---- the CUDA runtime ---------------------------------------------------------------------------
-cuda_needed() { ldd "$bin" "$(dirname "$bin")"/lib*.so* 2>/dev/null | grep -q 'libcudart\|libcublas'; }
+# The binary and the libraries beside it (llama.cpp's, in a CUDA bundle).
+files=("$bin")
+for f in "$(dirname "$bin")"/lib*.so*; do [ -e "$f" ] && files+=("$f"); done
+ldd_all() { ldd "${files[@]}" 2>/dev/null || true; }
+cuda_needed() { ldd_all | grep -q 'libcudart\|libcublas'; }
 has_runtime() { [ -e "$1/libcudart.so.13" ] && [ -e "$1/libcublas.so.13" ] && [ -e "$1/libcublasLt.so.13" ]; }
 find_cuda_libs() {
   local d
@@ -99,14 +103,14 @@ if cuda_needed; then
   export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   say "CUDA runtime libraries: $libs"
 fi
-missing=$(ldd "$bin" "$(dirname "$bin")"/lib*.so* 2>/dev/null | grep 'not found' | sort -u | tr -s ' \t' ' ' || true)
+missing=$(ldd_all | grep 'not found' | sort -u | tr -s ' \t' ' ' || true)
 if [ -n "$missing" ]; then
   say "gpu-check: libraries not found by ldd: $(echo "$missing" | tr '\n' ';')" >&2
   exit 1
 fi
-say "ldd: every library of $(basename "$bin") and the $(ls "$(dirname "$bin")"/lib*.so* 2>/dev/null | wc -l) beside it resolves"
+say "ldd: every library of $(basename "$bin") and the $(( ${#files[@]} - 1 )) beside it resolves"
 if [ -n "$check_libs" ]; then
-  { ldd "$bin" "$(dirname "$bin")"/lib*.so* 2>/dev/null | grep -E 'cuda|cublas|llama|ggml' || true; } | sort -u -k1,1 | sed 's/^[[:space:]]*/   /'
+  { ldd_all | grep -E 'cuda|cublas|llama|ggml' || true; } | sort -u -k1,1 | sed 's/^[[:space:]]*/   /'
   exit 0
 fi
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
