@@ -135,24 +135,6 @@ pub(crate) fn weighted_mean(values: &[(f64, usize)]) -> f64 {
     }
 }
 
-/// The `Model` and `Dataset` columns of a pair in the Markdown/LaTeX views (display names).
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct ModelDataset {
-    #[serde(rename = "Model")]
-    pub(crate) model: String,
-    #[serde(rename = "Dataset")]
-    pub(crate) dataset: String,
-}
-
-impl ModelDataset {
-    pub(crate) fn of(p: &PairData) -> ModelDataset {
-        ModelDataset {
-            model: p.model.clone(),
-            dataset: dataset_display(&p.dataset),
-        }
-    }
-}
-
 /// Display names of a pair's model and dataset (the `Model` and `Dataset` columns of the
 /// Markdown/LaTeX views).
 pub(crate) fn model_dataset(p: &PairData) -> (String, String) {

@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::boot::{paired_cis, Stat};
 use super::common::*;
 use super::format::{Ci, Join, Num, Pct};
-use super::index::{condition_label, dataset_display, PairData};
+use super::grouping::{self, DatasetKey, DatasetView, Groups, ModelDataset, PairKey};
+use super::index::{condition_label, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn false_context_order() -> &'static [&'static str] {
@@ -17,7 +18,7 @@ use crate::metrics::{
     conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate, Obs, RatioFlags,
 };
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Group {
     clean: Vec<Obs>,
     x: Vec<Obs>,
@@ -111,27 +112,6 @@ struct Table12View {
     n: usize,
 }
 
-/// Key columns of the by-pair CSV.
-#[derive(Serialize, Default)]
-struct PairKey {
-    model_key: String,
-    model: String,
-    dataset: String,
-}
-
-/// Key column of the by-dataset CSV.
-#[derive(Serialize, Default)]
-struct DatasetKey {
-    dataset: String,
-}
-
-/// Key column of the by-dataset view.
-#[derive(Serialize, Default)]
-struct DatasetView {
-    #[serde(rename = "Dataset")]
-    dataset: String,
-}
-
 fn summarize(
     cond: &'static str,
     g: &Group,
@@ -181,20 +161,9 @@ fn summarize(
 /// (condition, mean gap, WF, n items) — the numbers of Table 12's pooled rows, as Table 3
 /// cites them.
 pub(super) fn pooled_gaps(ctx: &Ctx) -> Vec<(&'static str, f64, f64, usize)> {
-    let mut all: Vec<Group> = false_context_order()
-        .iter()
-        .map(|_| Group::default())
-        .collect();
-    for p in ctx.idx.pairs.iter().filter(|p| has_mentions(p)) {
-        for (i, cond) in false_context_order().iter().enumerate() {
-            if let Some((g, _)) = pair_group(p, cond) {
-                all[i].extend(g);
-            }
-        }
-    }
     false_context_order()
         .iter()
-        .zip(all)
+        .zip(pool(&false_context_groups(ctx).pooled()))
         .filter(|(_, g)| !g.x.is_empty())
         .map(|(c, g)| {
             (
@@ -219,85 +188,73 @@ fn has_mentions(p: &PairData) -> bool {
     p.clean().is_some() && MENTIONS.iter().any(|c| p.has(c))
 }
 
+/// A pair's contribution to Table 12: its group of each prior context (in the table's order)
+/// that it has rows for, with the condition the rows come from.
+type PairGroups = Vec<Option<(Group, &'static str)>>;
+
+/// The groups of each prior context pooled over `g`'s pairs, in the table's order (a context
+/// none of them has is empty).
+fn pool(g: &grouping::Group<PairGroups>) -> Vec<Group> {
+    let mut pooled: Vec<Group> = false_context_order().iter().map(|_| Group::default()).collect();
+    for contributions in g.values() {
+        for (into, c) in pooled.iter_mut().zip(contributions) {
+            if let Some((group, _)) = c {
+                into.extend(group.clone());
+            }
+        }
+    }
+    pooled
+}
+
+/// The pairs of the false-context tables, each with its group of every prior context.
+fn false_context_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, PairGroups> {
+    Groups::new(ctx.idx.pairs.iter().filter(|p| has_mentions(p)).map(|p| {
+        let contributions: PairGroups = false_context_order()
+            .iter()
+            .map(|cond| pair_group(p, cond))
+            .collect();
+        (p, contributions)
+    }))
+}
+
 pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
-    let pairs: Vec<&PairData> = ctx.idx.pairs.iter().filter(|p| has_mentions(p)).collect();
-    if pairs.is_empty() {
+    let groups = false_context_groups(ctx);
+    if groups.is_empty() {
         return Vec::new();
     }
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     let mut imported = Vec::new();
-
-    // per pair
-    let (mut tp, mut dp) = (Vec::new(), Vec::new());
-    // pooled groups
-    let datasets = ctx.idx.datasets();
-    let mut by_ds: Vec<Vec<Group>> = datasets
-        .iter()
-        .map(|_| {
-            false_context_order()
-                .iter()
-                .map(|_| Group::default())
-                .collect()
-        })
-        .collect();
-    let mut all: Vec<Group> = false_context_order()
-        .iter()
-        .map(|_| Group::default())
-        .collect();
-    for p in &pairs {
-        let di = datasets
-            .iter()
-            .position(|d| *d == p.dataset)
-            .expect("dataset listed");
-        for (ci_, cond) in false_context_order().iter().enumerate() {
-            let Some((g, source)) = pair_group(p, cond) else {
-                continue;
-            };
-            if source != *cond {
+    for (p, contributions) in groups.members() {
+        for (cond, c) in false_context_order().iter().zip(contributions) {
+            if let Some((_, source)) = c.as_ref().filter(|(_, source)| source != cond) {
                 imported.push(format!("{} {}: {}", p.model_key, p.dataset, source));
             }
-            let (row, view) = summarize(cond, &g, samples, seed);
-            let key = PairKey {
-                model_key: p.model_key.clone(),
-                model: p.model.clone(),
-                dataset: p.dataset.clone(),
-            };
-            tp.push(Join(key, row));
-            dp.push(Join(ModelDataset::of(p), view));
-            let copy = Group {
-                clean: g.clean.clone(),
-                x: g.x.clone(),
-                lock: g.lock.clone(),
-            };
-            by_ds[di][ci_].extend(copy);
-            all[ci_].extend(g);
         }
     }
-    let (mut ta, mut da) = (Vec::new(), Vec::new());
-    for (ci_, cond) in false_context_order().iter().enumerate() {
-        if all[ci_].x.is_empty() {
-            continue;
-        }
-        let (row, view) = summarize(cond, &all[ci_], samples, seed);
-        ta.push(row);
-        da.push(view);
-    }
+    // A row for each prior context that `g`'s pairs have, in the table's order.
+    let summaries = |g: &grouping::Group<PairGroups>| -> Vec<(Table12Row, Table12View)> {
+        false_context_order()
+            .iter()
+            .zip(pool(g))
+            .filter(|(_, pooled)| !pooled.x.is_empty())
+            .map(|(cond, pooled)| summarize(cond, &pooled, samples, seed))
+            .collect()
+    };
+    let (ta, da): (Vec<_>, Vec<_>) = summaries(&groups.pooled()).into_iter().unzip();
     let (mut td, mut dd) = (Vec::new(), Vec::new());
-    for (di, ds) in datasets.iter().enumerate() {
-        for (ci_, cond) in false_context_order().iter().enumerate() {
-            let g = &by_ds[di][ci_];
-            if g.x.is_empty() {
-                continue;
-            }
-            let (row, view) = summarize(cond, g, samples, seed);
-            td.push(Join(
-                DatasetKey {
-                    dataset: ds.clone(),
-                },
-                row,
-            ));
-            let dataset = dataset_display(ds);
-            dd.push(Join(DatasetView { dataset }, view));
+    for g in groups.by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        for (row, view) in summaries(&g) {
+            td.push(Join(DatasetKey::of(ds), row));
+            dd.push(Join(DatasetView::of(ds), view));
+        }
+    }
+    let (mut tp, mut dp) = (Vec::new(), Vec::new());
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        for (row, view) in summaries(&g) {
+            tp.push(Join(PairKey::of(p), row));
+            dp.push(Join(ModelDataset::of(p), view));
         }
     }
     let mut notes = vec![

@@ -28,6 +28,7 @@ mod experiments;
 mod false_context;
 mod figures;
 mod format;
+mod grouping;
 mod hierarchy;
 mod index;
 mod output;

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::common::*;
 use super::format::{Join, Num, Pct};
-use super::index::PairData;
+use super::grouping::{Group, Groups, ModelDataset};
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
@@ -23,7 +23,8 @@ struct StratumRow {
     n_items: usize,
 }
 
-/// The pair columns of `table11_plausibility_by_pair.csv`.
+/// The pair columns of `table11_plausibility_by_pair.csv` (the artifact's order: display name
+/// first).
 #[derive(Serialize, Default)]
 struct PairKey {
     model: String,
@@ -74,37 +75,42 @@ fn stratum_view(stratum: &'static str, s: &StratumSummary) -> StratumView {
     }
 }
 
-/// The pooled tertiles of Table 11 (tertiles within each pair, items pooled per stratum) and
-/// the per-pair summaries; `None` without clean and R0 rows.
-#[allow(clippy::type_complexity)]
-fn tertiles<'p, 'a>(
-    ctx: &Ctx<'p, 'a>,
-) -> Option<(
-    [StratumSummary; 3],
-    Vec<(&'p PairData<'a>, [StratumSummary; 3])>,
-)> {
-    let mut pooled: (Vec<usize>, Vec<Obs>, Vec<Obs>) = (Vec::new(), Vec::new(), Vec::new());
-    let mut by_pair = Vec::new();
-    for (p, _, a) in ctx.idx.clean_r0_pairs() {
-        let (c, r) = (a.obs(0), a.obs(1));
-        let strata = plausibility_tertiles(&pw(&c));
-        by_pair.push((p, plausibility_summary(&strata, &c, &r)));
-        pooled.0.extend(strata);
-        pooled.1.extend(c);
-        pooled.2.extend(r);
+/// A pair's items of Table 11: its plausibility stratum (tertile within the pair), clean and
+/// R0 observation of each.
+struct PairItems {
+    strata: Vec<usize>,
+    clean: Vec<Obs>,
+    r0: Vec<Obs>,
+}
+
+/// The pairs with clean and R0 rows, each with its stratified items.
+fn tertile_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, PairItems> {
+    Groups::new(ctx.idx.clean_r0_pairs().map(|(p, _, a)| {
+        let (clean, r0) = (a.obs(0), a.obs(1));
+        let strata = plausibility_tertiles(&pw(&clean));
+        (p, PairItems { strata, clean, r0 })
+    }))
+}
+
+/// The tertile summaries (Low, Mid, High) of a group: its pairs' items pooled per stratum.
+fn summary(g: &Group<PairItems>) -> [StratumSummary; 3] {
+    let mut pooled = PairItems {
+        strata: Vec::new(),
+        clean: Vec::new(),
+        r0: Vec::new(),
+    };
+    for items in g.values() {
+        pooled.strata.extend(&items.strata);
+        pooled.clean.extend(items.clean.iter().cloned());
+        pooled.r0.extend(items.r0.iter().cloned());
     }
-    if by_pair.is_empty() {
-        return None;
-    }
-    Some((
-        plausibility_summary(&pooled.0, &pooled.1, &pooled.2),
-        by_pair,
-    ))
+    plausibility_summary(&pooled.strata, &pooled.clean, &pooled.r0)
 }
 
 /// The pooled tertile summaries of Table 11 (Low, Mid, High), as Table 3 cites them.
 pub(super) fn pooled_tertiles(ctx: &Ctx) -> Option<[StratumSummary; 3]> {
-    tertiles(ctx).map(|(s, _)| s)
+    let groups = tertile_groups(ctx);
+    (!groups.is_empty()).then(|| summary(&groups.pooled()))
 }
 
 /// `low` → `Low` (the paper's stratum labels).
@@ -116,13 +122,15 @@ pub(super) fn stratum_label(s: &str) -> String {
 }
 
 pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
-    let Some((sums, by_pair)) = tertiles(ctx) else {
+    let groups = tertile_groups(ctx);
+    if groups.is_empty() {
         return Vec::new();
-    };
+    }
     let mut bp = Vec::new();
     let mut dbp = Vec::new();
-    for (p, sums) in &by_pair {
-        for (s, stratum) in sums.iter().zip(PLAUSIBILITY_STRATA) {
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        for (s, stratum) in summary(&g).iter().zip(PLAUSIBILITY_STRATA) {
             let key = PairKey {
                 model: p.model.clone(),
                 model_key: p.model_key.clone(),
@@ -132,6 +140,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
             dbp.push(Join(ModelDataset::of(p), stratum_view(stratum, s)));
         }
     }
+    let sums = summary(&groups.pooled());
     let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
     let agg: Vec<StratumRow> = strata.clone().map(|(s, k)| stratum_row(k, s)).collect();
     let dagg: Vec<StratumView> = strata.map(|(s, k)| stratum_view(k, s)).collect();

@@ -5,8 +5,8 @@ use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
-use super::common::*;
 use super::format::{Ci, Join, Num, Pct, PyBool};
+use super::grouping::{Group, Groups, ModelDataset};
 use super::index::{condition_label, dataset_display, PairData};
 use crate::dialogue::conditions::Registry;
 use super::{Ctx, Output};
@@ -178,31 +178,37 @@ fn t6_row(
 }
 
 pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
-    let pairs = r7_pairs(ctx);
-    if pairs.is_empty() {
+    let groups = Groups::of_pairs(r7_pairs(ctx));
+    if groups.is_empty() {
         return Vec::new();
     }
     let (samples, seed, _) = ctx.opts.bootstrap(0);
+    // A row for each condition that `g`'s pairs have, with the suites its rows come from.
+    let rows = |g: &Group<()>| -> Vec<(String, Table06Row, Table06View)> {
+        let pairs: Vec<&PairData> = g.pairs().collect();
+        table6_conditions(ctx.reg())
+            .into_iter()
+            .filter_map(|(name, cands, label)| {
+                let (c, x, suites) = pooled(&pairs, &cands);
+                if x.is_empty() {
+                    return None;
+                }
+                let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+                Some((suites.join("+"), row, view))
+            })
+            .collect()
+    };
     let (mut t, mut d) = (Vec::new(), Vec::new());
-    for (name, cands, label) in table6_conditions(ctx.reg()) {
-        let (c, x, _) = pooled(&pairs, &cands);
-        if x.is_empty() {
-            continue;
-        }
-        let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+    for (_, row, view) in rows(&groups.pooled()) {
         t.push(row);
         d.push(view);
     }
     let (mut bp, mut dbp) = (Vec::new(), Vec::new());
-    for p in &pairs {
-        for (name, cands, label) in table6_conditions(ctx.reg()) {
-            let (c, x, suites) = pooled(&[*p], &cands);
-            if x.is_empty() {
-                continue;
-            }
-            let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        for (suite, row, view) in rows(&g) {
             let key = PairKey {
-                suite: suites.join("+"),
+                suite,
                 model_key: p.model_key.clone(),
                 model_short_name: p.model.clone(),
                 dataset: p.dataset.clone(),
@@ -404,27 +410,11 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     if pairs.is_empty() {
         return Vec::new();
     }
+    let groups = Groups::of_pairs(pairs);
     let (mut t, mut d) = (Vec::new(), Vec::new());
-    let mut groups: Vec<(String, Vec<&PairData>)> = ctx
-        .idx
-        .datasets()
-        .into_iter()
-        .map(|ds| {
-            (
-                ds.clone(),
-                pairs
-                    .iter()
-                    .copied()
-                    .filter(|p| p.dataset == ds)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .filter(|(_, g)| !g.is_empty())
-        .collect();
-    groups.push(("all".to_string(), pairs.clone()));
-    for (ds, g) in groups {
+    for g in groups.by_dataset().into_iter().chain([groups.pooled()]) {
         let (mut c, mut r0, mut r7) = (Vec::new(), Vec::new(), Vec::new());
-        for p in &g {
+        for p in g.pairs() {
             let (clean, r0c) = (
                 p.clean().expect("r7 pair has clean"),
                 p.r0().expect("filtered"),
@@ -438,12 +428,11 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (v0, v7) = (T19Values::of(&c, &r0), T19Values::of(&c, &r7));
-        t.push(Table19Row::new(ds.clone(), &v0, &v7, c.len()));
-        let dsn = if ds == "all" {
-            "All datasets".to_string()
-        } else {
-            dataset_display(&ds)
+        let (ds, dsn) = match g.dataset() {
+            Some(ds) => (ds.to_string(), dataset_display(ds)),
+            None => ("all".to_string(), "All datasets".to_string()),
         };
+        t.push(Table19Row::new(ds, &v0, &v7, c.len()));
         d.push(Table19View::new(dsn, c.len(), &v0, &v7));
     }
     vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", &t)

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::Num;
+use super::grouping::{Group, Groups};
 use super::index::{condition_label, dataset_short, letter_index, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
@@ -61,21 +62,21 @@ struct Pooled {
 }
 
 fn pooled(ctx: &Ctx) -> Vec<Pooled> {
-    let datasets = ctx.idx.datasets();
     let others: Vec<&str> = relabel_order()
         .iter()
         .copied()
         .filter(|c| *c != BASE)
         .collect();
+    let groups = Groups::of_pairs(
+        ctx.idx
+            .pairs
+            .iter()
+            .filter(|p| p.has(BASE) && others.iter().any(|c| p.has(c))),
+    );
     let mut out = Vec::new();
-    for ds in &datasets {
-        let pairs: Vec<&PairData> = pairs_of(ctx, ds)
-            .into_iter()
-            .filter(|p| p.has(BASE) && others.iter().any(|c| p.has(c)))
-            .collect();
-        if pairs.is_empty() {
-            continue;
-        }
+    for g in groups.by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        let pairs: Vec<&PairData> = g.pairs().collect();
         for cond in relabel_order() {
             let (mut b, mut x) = (Vec::<Obs>::new(), Vec::<Obs>::new());
             let (mut rc, mut rb, mut rx) =
@@ -117,10 +118,6 @@ fn pooled(ctx: &Ctx) -> Vec<Pooled> {
         }
     }
     out
-}
-
-fn pairs_of<'p, 'a>(ctx: &Ctx<'p, 'a>, ds: &str) -> Vec<&'p PairData<'a>> {
-    ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect()
 }
 
 /// `table13_relabel_restoration.csv`.
@@ -286,15 +283,20 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
 /// Semantic vs old-letter following under relabel-shuffle over every pair with shuffle rows
 /// (Table 15's rows pooled over the datasets), as Table 3 cites them: the rates and n.
 pub(super) fn pooled_semantic(ctx: &Ctx) -> Option<(SemanticLetter, usize)> {
-    let rows: Vec<&ItemRow> = ctx
-        .idx
-        .pairs
-        .iter()
-        .filter_map(|p| p.conds.get(SHUFFLE))
-        .flat_map(|m| m.values().copied())
-        .collect();
-    let (obs, _) = relabel_obs(&rows);
+    let (obs, _) = relabel_obs(&shuffle_rows(&shuffled(ctx).pooled()));
     (!obs.is_empty()).then(|| (semantic_letter_rates(&obs), obs.len()))
+}
+
+/// The pairs with relabel-shuffle rows.
+fn shuffled<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, ()> {
+    Groups::of_pairs(ctx.idx.pairs.iter().filter(|p| p.conds.contains_key(SHUFFLE)))
+}
+
+/// The relabel-shuffle rows of a group's pairs, in pair and item order.
+fn shuffle_rows<'a>(g: &Group<'_, '_, 'a, ()>) -> Vec<&'a ItemRow> {
+    g.pairs()
+        .flat_map(|p| p.conds[SHUFFLE].values().copied())
+        .collect()
 }
 
 /// Table 15: semantic vs letter following (pooled per dataset) and the per-pair paired CIs.
@@ -302,13 +304,9 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
     let mut out = Vec::new();
 
     let (mut t15, mut d15) = (Vec::new(), Vec::new());
-    for ds in &ctx.idx.datasets() {
-        let mut rows: Vec<&ItemRow> = Vec::new();
-        for p in pairs_of(ctx, ds) {
-            if let Some(m) = p.conds.get(SHUFFLE) {
-                rows.extend(m.values().copied());
-            }
-        }
+    for g in shuffled(ctx).by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        let rows = shuffle_rows(&g);
         let (obs, n_opts) = relabel_obs(&rows);
         if obs.is_empty() {
             continue;

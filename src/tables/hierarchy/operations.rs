@@ -10,7 +10,8 @@ use crate::metrics::{
     clean_context_damage_accuracy, clean_context_damage_p_correct, contamination_reduction,
     gap_reduction, intervention_hysteresis_gap,
 };
-use crate::tables::common::{long_table, ModelDataset};
+use crate::tables::common::long_table;
+use crate::tables::grouping::ModelDataset;
 use crate::tables::format::{Join, Num, Pct, PyBool};
 use crate::tables::index::condition_label;
 use crate::tables::Output;
