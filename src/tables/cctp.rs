@@ -421,9 +421,6 @@ fn by_dataset(groups: &[Group], datasets: &[String], samples: usize) -> Vec<Outp
         });
         reps.push((ds.clone(), n_pairs, s.n_items, s.cctp_mean_alpha, boot));
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     let find = |k: &str| reps.iter().find(|r| r.0 == k);
     if let (Some(a), Some(b)) = (find("truthfulqa_mc"), find("mmlu_pro")) {
         let diff: Vec<f64> = b.4.iter().zip(&a.4).map(|(y, x)| y - x).collect();

@@ -622,9 +622,6 @@ pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
             n_items: n,
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     let d: Vec<Table03SummaryView> = t
         .iter()
         .map(|r| Table03SummaryView {

@@ -166,9 +166,6 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             advocated_given_clean_correct_ci: Ci::from(cis[4]),
         });
     }
-    if long.is_empty() {
-        return Vec::new();
-    }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     let notes = vec![
         "On R0 vs clean: Stable = clean correct and R0 correct; Hist. = clean correct and R0 not correct; Corr. = clean wrong and R0 correct; Fail = clean wrong and R0 wrong (rates over all items, sum to 1).".to_string(),

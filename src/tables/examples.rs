@@ -132,6 +132,7 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
         NO_CRITERION,
         &t,
     )
+    .written_without_rows()
     .with_display(&d)
     .with_notes(notes)]
 }

@@ -113,9 +113,6 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             wrong_follow: Pct(wf),
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, &t)
         .with_display(&d)
         .with_notes(vec![

@@ -149,9 +149,6 @@ pub(super) fn experiment_operations(ctx: &Ctx) -> Vec<Output> {
             });
         }
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     let families = Family::ALL.map(|f| f.name()).join(", ");
     vec![Output::new(
         "experiment_operations",
@@ -277,9 +274,6 @@ pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
             }
         }
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new("experiment_ramps", "Custom pressure ramps: every step against clean", NO_CRITERION, &t)
         .with_display(&d)
         .with_notes(vec![
@@ -399,9 +393,6 @@ pub(super) fn self_consistency(ctx: &Ctx) -> Vec<Output> {
             own_ci: Ci::from(cis[0]),
             pressure_share: Num(share(g_model, g_clean)),
         });
-    }
-    if t.is_empty() {
-        return Vec::new();
     }
     vec![Output::new(
         "self_consistency",
@@ -559,9 +550,6 @@ pub(super) fn seed_sensitivity(ctx: &Ctx) -> Vec<Output> {
                 pos_sd: Pct(psd),
             });
         }
-    }
-    if t.is_empty() {
-        return Vec::new();
     }
     vec![Output::new("seed_sensitivity", "Construction-seed sensitivity of the hysteresis gap", NO_CRITERION, &t)
         .with_display(&d)

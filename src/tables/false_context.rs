@@ -219,9 +219,6 @@ fn false_context_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, PairGroups>
 
 pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
     let groups = false_context_groups(ctx);
-    if groups.is_empty() {
-        return Vec::new();
-    }
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     let mut imported = Vec::new();
     for (p, contributions) in groups.members() {

@@ -26,10 +26,13 @@ pub(crate) struct Output {
     /// Markdown/LaTeX view when it differs from the CSV (e.g. a wide view of a long table).
     pub(crate) display: Option<Table>,
     pub(crate) notes: Vec<String>,
+    /// Whether the table is written when it has no rows ([`Output::written_without_rows`]).
+    written_without_rows: bool,
 }
 
 impl Output {
-    /// A table of typed rows (see `format::rows`).
+    /// A table of typed rows (see `format::rows`). A table of no rows is not written: a
+    /// builder hands over what it has and need not check for nothing.
     pub(super) fn new<R: Row>(stem: &str, title: &str, family: &str, rows: &[R]) -> Output {
         Output {
             id: "",
@@ -40,7 +43,17 @@ impl Output {
             table: table_of(rows),
             display: None,
             notes: Vec::new(),
+            written_without_rows: false,
         }
+    }
+    /// Writes the table (its header and notes) even with no rows, where "none" is a finding.
+    pub(super) fn written_without_rows(mut self) -> Output {
+        self.written_without_rows = true;
+        self
+    }
+    /// Whether the table is written: it has rows, or says it is written without them.
+    pub(super) fn is_written(&self) -> bool {
+        self.written_without_rows || !self.table.rows.is_empty()
     }
     /// The Markdown/LaTeX view, when it differs from the CSV.
     pub(super) fn with_display<R: Row>(mut self, rows: &[R]) -> Output {

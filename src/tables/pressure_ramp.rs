@@ -132,9 +132,6 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
             reset_wf: Num(reset_wf),
         });
     }
-    if long.is_empty() {
-        return Vec::new();
-    }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, &long_table(long, samples, seed))
         .with_display(&wide)

@@ -179,9 +179,6 @@ fn t6_row(
 
 pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     let groups = Groups::of_pairs(r7_pairs(ctx));
-    if groups.is_empty() {
-        return Vec::new();
-    }
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     // A row for each condition that `g`'s pairs have, with the suites its rows come from.
     let rows = |g: &Group<()>| -> Vec<(String, Table06Row, Table06View)> {
@@ -407,9 +404,6 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         .into_iter()
         .filter(|p| p.r0().is_some())
         .collect();
-    if pairs.is_empty() {
-        return Vec::new();
-    }
     let groups = Groups::of_pairs(pairs);
     let (mut t, mut d) = (Vec::new(), Vec::new());
     for g in groups.by_dataset().into_iter().chain([groups.pooled()]) {

@@ -208,9 +208,6 @@ fn common_notes() -> Vec<String> {
 
 pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
     let rows = pooled(ctx);
-    if rows.is_empty() {
-        return Vec::new();
-    }
     let t: Vec<Table13Row> = rows
         .iter()
         .map(|r| Table13Row {
@@ -246,9 +243,6 @@ pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
 
 pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     let rows = pooled(ctx);
-    if rows.is_empty() {
-        return Vec::new();
-    }
     let t: Vec<Table14Row> = rows
         .iter()
         .map(|r| Table14Row {
@@ -329,16 +323,14 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
             n: obs.len(),
         });
     }
-    if !t15.is_empty() {
-        out.push(
-            Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, &t15)
-                .with_display(&d15)
-                .with_notes(vec![
-                    "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
-                    "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
-                ]),
-        );
-    }
+    out.push(
+        Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, &t15)
+            .with_display(&d15)
+            .with_notes(vec![
+                "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
+                "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
+            ]),
+    );
 
     // Per-pair paired CIs (relabel_effect_with_ci + semantic_letter_with_ci)
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_RELABEL);
@@ -443,14 +435,12 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
             .deterministic(),
         );
     }
-    if !long.is_empty() {
-        out.push(
-            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
-                .with_notes(vec![
-                    format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
-                    "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),
-                ]),
-        );
-    }
+    out.push(
+        Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
+            .with_notes(vec![
+                format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
+                "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),
+            ]),
+    );
     out
 }

@@ -88,9 +88,6 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
             positive: Pct(pos),
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, &t)
         .with_display(&d)
         .with_notes(vec![

@@ -65,9 +65,6 @@ pub(super) fn served_coverage(ctx: &Ctx) -> Vec<Output> {
             prediction_may_change: bounds.iter().filter(|b| !b.pred_fixed).count(),
         });
     }
-    if rows.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new(
         "aux_served_letter_coverage",
         "Served models: letter coverage of the answer-slot scores",

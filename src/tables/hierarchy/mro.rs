@@ -157,15 +157,13 @@ impl Hierarchy<'_, '_> {
                 ops_text("MRO = first operation in the order {main_ops} that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored."),
                 "restoration_ratio is blank when not informative (|R0 gap| < 0.05).".into(),
             ])];
-        if !long.is_empty() {
-            out.push(
-                Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", &long_table(long, self.samples, self.seed))
-                    .with_notes(vec![format!(
-                        "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
-                        self.seed
-                    )]),
-            );
-        }
+        out.push(
+            Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", &long_table(long, self.samples, self.seed))
+                .with_notes(vec![format!(
+                    "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
+                    self.seed
+                )]),
+        );
         out
     }
 }

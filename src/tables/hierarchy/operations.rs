@@ -183,9 +183,6 @@ impl Hierarchy<'_, '_> {
     }
 
     pub(crate) fn aux_operations_with_ci(&self) -> Vec<Output> {
-        if self.long.is_empty() {
-            return Vec::new();
-        }
         vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", &long_table(self.long.clone(), self.samples, self.seed))
                 .with_notes(vec![
                     ops_text(&format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations {{main_first}}..{{main_last}}; shared by all metrics of the operation.", self.seed)),
