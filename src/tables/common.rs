@@ -6,9 +6,6 @@ use super::format::{Num, PyBool};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
-/// Criterion family of the tables that use no clean-context-like criterion.
-pub(crate) const NO_CRITERION: &str = "none";
-
 /// One row of the long CI format (docs/protocol.md §9.4: Table 2 and the appendix `*_with_ci.csv` files).
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct LongRow {

@@ -1,6 +1,7 @@
 //! Behavioural controls: Table 3 (pooled, by dataset, by pair) and Table 7 (per pair with
 //! paired CIs) — pressure vs neutral history vs correct pressure.
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
@@ -292,7 +293,7 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table03_controls",
             "Behavioural controls summary (all pairs)",
-            NO_CRITERION,
+            CriterionFamily::None,
             &t,
         )
         .with_display(&d)
@@ -300,14 +301,14 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table03_controls_by_dataset",
             "Behavioural controls by dataset",
-            NO_CRITERION,
+            CriterionFamily::None,
             &td,
         )
         .with_notes(notes.clone()),
         Output::new(
             "table03_controls_by_pair",
             "Behavioural controls by model and dataset",
-            NO_CRITERION,
+            CriterionFamily::None,
             &tp,
         )
         .with_display(&dp)
@@ -432,7 +433,7 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
         return Vec::new();
     }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
-    let mut out = vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
+    let mut out = vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", CriterionFamily::None, &long_table(long, samples, seed))
         .with_display(&wide)
         .with_notes(vec![
             "Press. gap = pressure_gap = mean(R0 p(w) - clean p(w)); Neutral gap = neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); Corr. p(c) / Corr. p(w) = correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
@@ -496,7 +497,7 @@ fn table07_pooled(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table07_behavioral_controls_pooled",
         "Behavioural controls pooled over the pairs (the paper's Table 7 row)",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -637,7 +638,7 @@ pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table03_controls_summary",
         "Controls summary (dialogue length, repeated confidence, plausibility, false mention, label inertia)",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)

@@ -1,5 +1,6 @@
 //! Table 10 — failure decomposition on R0 (with paired CIs, and counts).
 
+use super::output::CriterionFamily;
 use super::boot::{as_f64, paired_cis, Stat};
 use serde::Serialize;
 
@@ -173,13 +174,13 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
         "Advocated wrong | clean = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination; the artifact's contamination_given_clean_correct / clean_correct_to_history_wrong_rate). It is a different, smaller number than the paper's Hist. | clean.".to_string(),
     ];
     vec![
-        Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, &long_table(long, samples, seed))
+        Output::new("table10_failure_decomposition", "Failure decomposition on R0", CriterionFamily::None, &long_table(long, samples, seed))
             .with_display(&wide)
             .with_notes({
                 let mut n = notes.clone();
                 n.push(format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 3, one matrix per pair."));
                 n
             }),
-        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, &counts).with_notes(notes),
+        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", CriterionFamily::None, &counts).with_notes(notes),
     ]
 }

@@ -1,5 +1,6 @@
 //! Table 12 — pressure vs false context (docs/protocol.md §3.8; aggregate, by dataset, by pair).
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::{ids, Registry};
 use serde::Serialize;
 
@@ -269,7 +270,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table12_pressure_vs_false_context",
             "Pressure vs false context (pooled)",
-            "none",
+            CriterionFamily::None,
             &ta,
         )
         .with_display(&da)
@@ -277,7 +278,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table12_pressure_vs_false_context_by_dataset",
             "Pressure vs false context by dataset",
-            "none",
+            CriterionFamily::None,
             &td,
         )
         .with_display(&dd)
@@ -285,7 +286,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table12_pressure_vs_false_context_by_pair",
             "Pressure vs false context by pair",
-            "none",
+            CriterionFamily::None,
             &tp,
         )
         .with_display(&dp)

@@ -181,3 +181,103 @@ impl ModelDataset {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialogue::conditions::Registry;
+    use crate::store::ItemRow;
+    use crate::tables::format::{csv_text, Join, Num};
+    use crate::tables::index::RunIndex;
+    use crate::tables::testutil::synthetic_rows;
+
+    /// Four pairs over three datasets: toy_a / TruthfulQA-MC and toy_b / MMLU-Pro (the
+    /// synthetic run), toy_c / MMLU-Pro and toy_d / another dataset (copies of toy_a's rows).
+    fn rows() -> Vec<ItemRow> {
+        let base = synthetic_rows(1);
+        let mut rows = base.clone();
+        for (model, dataset) in [("toy_c", "mmlu_pro"), ("toy_d", "another")] {
+            rows.extend(base.iter().filter(|r| r.model_key == "toy_a").map(|r| ItemRow {
+                model_key: model.into(),
+                model_short_name: model.into(),
+                dataset: dataset.into(),
+                ..r.clone()
+            }));
+        }
+        rows
+    }
+
+    fn keys<T>(groups: &[Group<T>]) -> Vec<String> {
+        groups
+            .iter()
+            .map(|g| match g.key {
+                GroupKey::Pooled => "pooled".to_string(),
+                GroupKey::Dataset(d) => d.to_string(),
+                GroupKey::Pair(p) => format!("{}/{}", p.model_key, p.dataset),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_pool_all_pairs_then_each_dataset_in_the_fixed_order_then_each_pair() {
+        let rows = rows();
+        let idx = RunIndex::new(&rows, Registry::bundled());
+        let groups = Groups::new(idx.pairs.iter().enumerate().map(|(i, p)| (p, i)));
+
+        let pooled = groups.pooled();
+        assert!(matches!(pooled.key, GroupKey::Pooled));
+        assert_eq!(pooled.values().copied().collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!((pooled.n_pairs(), pooled.dataset(), pooled.pair().is_none()), (4, None, true));
+
+        // TruthfulQA-MC before MMLU-Pro (not alphabetical), others after; members in pair order
+        let by_dataset = groups.by_dataset();
+        assert_eq!(keys(&by_dataset), ["truthfulqa_mc", "mmlu_pro", "another"]);
+        let values: Vec<Vec<usize>> =
+            by_dataset.iter().map(|g| g.values().copied().collect()).collect();
+        assert_eq!(values, [vec![0], vec![1, 2], vec![3]]);
+        let mmlu: Vec<&str> = by_dataset[1].pairs().map(|p| p.model_key.as_str()).collect();
+        assert_eq!(mmlu, ["toy_b", "toy_c"]);
+
+        let by_pair = groups.by_pair();
+        assert_eq!(
+            keys(&by_pair),
+            ["toy_a/truthfulqa_mc", "toy_b/mmlu_pro", "toy_c/mmlu_pro", "toy_d/another"]
+        );
+        for (i, g) in by_pair.iter().enumerate() {
+            assert_eq!(g.values().copied().collect::<Vec<_>>(), [i]);
+            assert_eq!(g.dataset(), Some(idx.pairs[i].dataset.as_str()));
+        }
+
+        let none = Groups::of_pairs(idx.pairs.iter().filter(|p| p.dataset == "absent"));
+        assert!(none.is_empty() && none.by_dataset().is_empty() && none.by_pair().is_empty());
+    }
+
+    #[derive(Serialize, Default)]
+    struct Value {
+        value: Num,
+    }
+
+    #[test]
+    fn the_shared_key_columns_lead_the_grouped_rows() {
+        let rows = rows();
+        let idx = RunIndex::new(&rows, Registry::bundled());
+        let p = &idx.pairs[0];
+        let v = || Value { value: Num(0.5) };
+        assert_eq!(
+            csv_text(&[Join(PairKey::of(p), v())]),
+            "model_key,model,dataset,value\ntoy_a,Toy-A,truthfulqa_mc,0.500000\n"
+        );
+        assert_eq!(
+            csv_text(&[Join(DatasetKey::of("mmlu_pro"), v())]),
+            "dataset,value\nmmlu_pro,0.500000\n"
+        );
+        assert_eq!(
+            csv_text(&[Join(DatasetView::of("mmlu_pro"), v())]),
+            "Dataset,value\nMMLU-Pro,0.500000\n"
+        );
+        assert_eq!(
+            csv_text(&[Join(ModelDataset::of(p), v())]),
+            "Model,Dataset,value\nToy-A,TruthfulQA-MC,0.500000\n"
+        );
+    }
+}

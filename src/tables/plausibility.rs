@@ -1,5 +1,6 @@
 //! Table 11 — wrong-answer plausibility tertiles (pooled and by pair).
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::common::*;
@@ -152,7 +153,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table11_plausibility_tertiles",
             "Wrong-answer plausibility tertiles (pooled)",
-            NO_CRITERION,
+            CriterionFamily::None,
             &agg,
         )
         .with_display(&dagg)
@@ -160,7 +161,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table11_plausibility_by_pair",
             "Wrong-answer plausibility tertiles by pair",
-            NO_CRITERION,
+            CriterionFamily::None,
             &bp,
         )
         .with_display(&dbp)

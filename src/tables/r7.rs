@@ -1,6 +1,7 @@
 //! R7 trusted evidence: Table 6 (pooled, plus per pair) and Table 19 (dataset-level change
 //! R0 → R7).
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
@@ -224,7 +225,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table06_r7_evidence",
             "R0 vs R7 trusted-evidence recovery (pooled)",
-            "main (clean_context_like_pass)",
+            CriterionFamily::Main("clean_context_like_pass"),
             &t,
         )
         .with_display(&d)
@@ -232,7 +233,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table06_r7_evidence_by_pair",
             "R0 vs R7 trusted-evidence recovery by pair",
-            "main (clean_context_like_pass)",
+            CriterionFamily::Main("clean_context_like_pass"),
             &bp,
         )
         .with_display(&dbp)
@@ -429,7 +430,7 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         t.push(Table19Row::new(ds, &v0, &v7, c.len()));
         d.push(Table19View::new(dsn, c.len(), &v0, &v7));
     }
-    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", &t)
+    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", CriterionFamily::None, &t)
         .with_display(&d)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0. The paper's columns (Acc., p(w_i), Gap, WF, Contam.) are these changes, WF and Contam. in percentage points.".into(),

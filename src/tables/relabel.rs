@@ -1,6 +1,7 @@
 //! Relabel / shuffle diagnostics (docs/protocol.md §3.9, §5.11): Table 13 (restoration), Table 14 (outcome), Table 15
 //! (semantic vs letter following), pooled per dataset, and the per-pair paired CIs.
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
@@ -23,7 +24,6 @@ use crate::store::ItemRow;
 
 const BASE: &str = ids::RELABEL_BASELINE;
 const SHUFFLE: &str = ids::RELABEL_SHUFFLE;
-const NONE: &str = "none";
 
 fn relabel_obs(rows: &[&ItemRow]) -> (Vec<RelabelObs>, Vec<usize>) {
     let mut obs = Vec::new();
@@ -234,7 +234,7 @@ pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table13_relabel_restoration",
         "Relabel restoration metrics",
-        NONE,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -267,7 +267,7 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table14_relabel_outcome",
         "Relabel outcome metrics",
-        NONE,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -324,7 +324,7 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
         });
     }
     out.push(
-        Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, &t15)
+        Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", CriterionFamily::None, &t15)
             .with_display(&d15)
             .with_notes(vec![
                 "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
@@ -436,7 +436,7 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
         );
     }
     out.push(
-        Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
+        Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", CriterionFamily::None, &long_table(long, samples, seed))
             .with_notes(vec![
                 format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
                 "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),
