@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Join, Num, Pct};
+use super::format::{Ci, Join, Num, Pct, Shown};
 use super::grouping::{DatasetKey, Group, Groups};
 use super::index::{dataset_display, PairData};
 use super::{false_context, plausibility, relabel, Ctx, Output};
@@ -519,23 +519,16 @@ struct Table03SummaryRow {
     n_items: usize,
 }
 
-/// Markdown/LaTeX view of the five-row summary.
-#[derive(Serialize, Default)]
-struct Table03SummaryView {
-    #[serde(rename = "Control")]
-    control: &'static str,
-    #[serde(rename = "Measure")]
-    measure: String,
-    #[serde(rename = "Value")]
-    value: Num,
-    #[serde(rename = "Compared with")]
-    reference_measure: String,
-    #[serde(rename = "Reference")]
-    reference_value: Num,
-    #[serde(rename = "Source")]
-    source: &'static str,
-    n: usize,
-}
+/// The Markdown/LaTeX view of the five-row summary.
+const SUMMARY_SHOWN: [Shown; 7] = [
+    Shown::As("control", "Control"),
+    Shown::As("measure", "Measure"),
+    Shown::As("value", "Value"),
+    Shown::As("reference_measure", "Compared with"),
+    Shown::As("reference_value", "Reference"),
+    Shown::As("source", "Source"),
+    Shown::As("n_items", "n"),
+];
 
 /// The paper's Table 3: five controls (dialogue length, repeated confidence, plausibility,
 /// false mention, label inertia), each one number and its reference, computed as in the table
@@ -623,25 +616,13 @@ pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
             n_items: n,
         });
     }
-    let d: Vec<Table03SummaryView> = t
-        .iter()
-        .map(|r| Table03SummaryView {
-            control: r.control,
-            measure: r.measure.clone(),
-            value: r.value,
-            reference_measure: r.reference_measure.clone(),
-            reference_value: r.reference_value,
-            source: r.source,
-            n: r.n_items,
-        })
-        .collect();
     vec![Output::new(
         "table03_controls_summary",
         "Controls summary (dialogue length, repeated confidence, plausibility, false mention, label inertia)",
         CriterionFamily::None,
         &t,
     )
-    .with_display(&d)
+    .with_view(&SUMMARY_SHOWN)
     .with_notes(vec![
         "The paper's Table 3 summarises five controls; each row here is one number and what it is compared with, computed exactly as in the table named in Source, over the pairs of Table 3 (a row is left out when the run lacks its conditions).".into(),
         "Dialogue length and repeated confidence: the pooled behavioural controls (Table 7's pooled row; n_items-weighted over pairs). Plausibility: the pooled tertiles of Table 11 (smallest and largest tertile gap). False mention: Table 12's pooled Explicit false mention and User pressure gaps. Label inertia: Table 15's semantic and old-letter following, pooled over datasets.".into(),

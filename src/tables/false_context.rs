@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Join, Num, Pct};
-use super::grouping::{self, DatasetKey, DatasetView, Groups, ModelDataset, PairKey};
+use super::format::{Join, Num, Shown};
+use super::grouping::{self, DatasetKey, Groups, PairKey};
 use super::index::{condition_label, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
@@ -92,70 +92,39 @@ struct Table12Row {
     n_items: usize,
 }
 
-/// Markdown/LaTeX view of one prior context: the paper's columns (WF in percent, as printed),
-/// then the gap's interval, the positive-hysteresis rate and n.
-#[derive(Serialize, Default)]
-struct Table12View {
-    #[serde(rename = "Prior context")]
-    prior_context: String,
-    #[serde(rename = "p_clean(w)")]
-    clean_pw: Num,
-    #[serde(rename = "p_reset(w)")]
-    reset_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Gap 95% CI")]
-    gap_ci: Ci,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    n: usize,
-}
+/// The Markdown/LaTeX view of one prior context: the paper's columns (WF in percent, as
+/// printed), then the gap's interval, the positive-hysteresis rate and n.
+const SHOWN: [Shown; 8] = [
+    Shown::As("condition_label", "Prior context"),
+    Shown::As("mean_p_clean_wrong", "p_clean(w)"),
+    Shown::As("mean_p_reset_wrong", "p_reset(w)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("wrong_following_rate", "WF (%)"),
+    Shown::Ci("hysteresis_gap_ci_low", "hysteresis_gap_ci_high", "Gap 95% CI"),
+    Shown::Pct("positive_hysteresis_rate", "Pos. (%)"),
+    Shown::As("n_items", "n"),
+];
 
-fn summarize(
-    cond: &'static str,
-    g: &Group,
-    samples: usize,
-    seed: u64,
-) -> (Table12Row, Table12View) {
+fn summarize(cond: &'static str, g: &Group, samples: usize, seed: u64) -> Table12Row {
     let gaps = item_gaps(&g.x, &g.clean);
     let mut stream = IndexStream::new(seed);
     let c = paired_cis(&mut stream, gaps.len(), samples, &[Stat::Mean(&gaps)])[0];
-    let pos = rate(&positive_hysteresis_flags(&g.x, &g.clean));
-    let wf = rate(&wf_flags(&g.x));
     let lock = g.lock.as_ref().map(|f| f.rate());
-    // A built-in condition: its label is the same in every registry.
-    let label = condition_label(Registry::bundled(), cond);
-    let cp = mean(&pw(&g.clean));
-    let xp = mean(&pw(&g.x));
-    let gap = mean(&gaps);
-    (
-        Table12Row {
-            condition: cond,
-            condition_label: label.clone(),
-            mean_p_clean_wrong: Num(cp),
-            mean_p_reset_wrong: Num(xp),
-            mean_hysteresis_gap: Num(gap),
-            hysteresis_gap_ci_low: Num(c.0),
-            hysteresis_gap_ci_high: Num(c.1),
-            positive_hysteresis_rate: Num(pos),
-            wrong_following_rate: Num(wf),
-            conditional_lock_in_rate: lock.map(|(r, _)| Num(r)),
-            conditional_lock_in_n: lock.map(|(_, d)| d),
-            n_items: gaps.len(),
-        },
-        Table12View {
-            prior_context: label,
-            clean_pw: Num(cp),
-            reset_pw: Num(xp),
-            gap: Num(gap),
-            wrong_follow: Pct(wf),
-            gap_ci: Ci::from(c),
-            positive: Pct(pos),
-            n: gaps.len(),
-        },
-    )
+    Table12Row {
+        condition: cond,
+        // A built-in condition: its label is the same in every registry.
+        condition_label: condition_label(Registry::bundled(), cond),
+        mean_p_clean_wrong: Num(mean(&pw(&g.clean))),
+        mean_p_reset_wrong: Num(mean(&pw(&g.x))),
+        mean_hysteresis_gap: Num(mean(&gaps)),
+        hysteresis_gap_ci_low: Num(c.0),
+        hysteresis_gap_ci_high: Num(c.1),
+        positive_hysteresis_rate: Num(rate(&positive_hysteresis_flags(&g.x, &g.clean))),
+        wrong_following_rate: Num(rate(&wf_flags(&g.x))),
+        conditional_lock_in_rate: lock.map(|(r, _)| Num(r)),
+        conditional_lock_in_n: lock.map(|(_, d)| d),
+        n_items: gaps.len(),
+    }
 }
 
 /// Pooled over the pairs with false-context rows, per prior context in the table's order:
@@ -230,7 +199,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         }
     }
     // A row for each prior context that `g`'s pairs have, in the table's order.
-    let summaries = |g: &grouping::Group<PairGroups>| -> Vec<(Table12Row, Table12View)> {
+    let rows = |g: &grouping::Group<PairGroups>| -> Vec<Table12Row> {
         false_context_order()
             .iter()
             .zip(pool(g))
@@ -238,22 +207,16 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             .map(|(cond, pooled)| summarize(cond, &pooled, samples, seed))
             .collect()
     };
-    let (ta, da): (Vec<_>, Vec<_>) = summaries(&groups.pooled()).into_iter().unzip();
-    let (mut td, mut dd) = (Vec::new(), Vec::new());
+    let ta = rows(&groups.pooled());
+    let mut td = Vec::new();
     for g in groups.by_dataset() {
         let ds = g.dataset().expect("a dataset group");
-        for (row, view) in summaries(&g) {
-            td.push(Join(DatasetKey::of(ds), row));
-            dd.push(Join(DatasetView::of(ds), view));
-        }
+        td.extend(rows(&g).into_iter().map(|row| Join(DatasetKey::of(ds), row)));
     }
-    let (mut tp, mut dp) = (Vec::new(), Vec::new());
+    let mut tp = Vec::new();
     for g in groups.by_pair() {
         let p = g.pair().expect("a pair group");
-        for (row, view) in summaries(&g) {
-            tp.push(Join(PairKey::of(p), row));
-            dp.push(Join(ModelDataset::of(p), view));
-        }
+        tp.extend(rows(&g).into_iter().map(|row| Join(PairKey::of(p), row)));
     }
     let mut notes = vec![
         "All conditions share the R0 final turn; only the prior context differs. p_clean(w) is the hierarchy clean (probe) value of the same item; Gap = mean over items of p_reset(w) - p_clean(w).".to_string(),
@@ -273,7 +236,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::None,
             &ta,
         )
-        .with_display(&da)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table12_pressure_vs_false_context_by_dataset",
@@ -281,7 +244,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::None,
             &td,
         )
-        .with_display(&dd)
+        .with_view(&[&DatasetKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes.clone()),
         Output::new(
             "table12_pressure_vs_false_context_by_pair",
@@ -289,7 +252,7 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::None,
             &tp,
         )
-        .with_display(&dp)
+        .with_view(&[&PairKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }

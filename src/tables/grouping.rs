@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::format::Shown;
 use super::index::{dataset_display, dataset_rank, PairData};
 
 /// What a group pools.
@@ -124,6 +125,9 @@ pub(crate) struct DatasetKey {
 }
 
 impl DatasetKey {
+    /// Its column in a projected view (`format::Shown`): the dataset's display name.
+    pub(crate) const SHOWN: [Shown; 1] = [Shown::Text("dataset", "Dataset", dataset_display)];
+
     pub(crate) fn of(dataset: &str) -> DatasetKey {
         DatasetKey {
             dataset: dataset.to_string(),
@@ -140,26 +144,18 @@ pub(crate) struct PairKey {
 }
 
 impl PairKey {
+    /// Its columns in a projected view (`format::Shown`): the display names of the model and
+    /// the dataset, as [`ModelDataset`].
+    pub(crate) const SHOWN: [Shown; 2] = [
+        Shown::As("model", "Model"),
+        Shown::Text("dataset", "Dataset", dataset_display),
+    ];
+
     pub(crate) fn of(p: &PairData) -> PairKey {
         PairKey {
             model_key: p.model_key.clone(),
             model: p.model.clone(),
             dataset: p.dataset.clone(),
-        }
-    }
-}
-
-/// The `Dataset` column of a by-dataset view (display name).
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct DatasetView {
-    #[serde(rename = "Dataset")]
-    pub(crate) dataset: String,
-}
-
-impl DatasetView {
-    pub(crate) fn of(dataset: &str) -> DatasetView {
-        DatasetView {
-            dataset: dataset_display(dataset),
         }
     }
 }
@@ -270,10 +266,6 @@ mod tests {
         assert_eq!(
             csv_text(&[Join(DatasetKey::of("mmlu_pro"), v())]),
             "dataset,value\nmmlu_pro,0.500000\n"
-        );
-        assert_eq!(
-            csv_text(&[Join(DatasetView::of("mmlu_pro"), v())]),
-            "Dataset,value\nMMLU-Pro,0.500000\n"
         );
         assert_eq!(
             csv_text(&[Join(ModelDataset::of(p), v())]),

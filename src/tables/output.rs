@@ -1,6 +1,6 @@
 //! One generated table and its Markdown and LaTeX files.
 
-use super::format::{csv_text, table_of, tex_escape, Row, Table};
+use super::format::{csv_text, project, table_of, tex_escape, Row, Shown, Table};
 
 /// The id of the served-coverage table: like the experiment tables it is never listed as
 /// missing (an in-process run has nothing to cover).
@@ -97,6 +97,11 @@ impl Output {
     /// The Markdown/LaTeX view, when it differs from the CSV.
     pub(super) fn with_display<R: Row>(mut self, rows: &[R]) -> Output {
         self.display = Some(table_of(rows));
+        self
+    }
+    /// The Markdown/LaTeX view as a projection of the CSV rows (`format::Shown`).
+    pub(super) fn with_view(mut self, shown: &[Shown]) -> Output {
+        self.display = Some(project(&self.table, shown));
         self
     }
     pub(super) fn with_notes(mut self, notes: Vec<String>) -> Output {

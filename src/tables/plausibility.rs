@@ -4,8 +4,8 @@ use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::common::*;
-use super::format::{Join, Num, Pct};
-use super::grouping::{Group, Groups, ModelDataset};
+use super::format::{Join, Num, Shown};
+use super::grouping::{self, Group, Groups};
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
@@ -33,24 +33,17 @@ struct PairKey {
     dataset: String,
 }
 
-/// Markdown/LaTeX view of one stratum: the paper's columns (WF in percent, as printed), then
-/// the positive-hysteresis rate and n.
-#[derive(Serialize, Default)]
-struct StratumView {
-    #[serde(rename = "Stratum")]
-    stratum: String,
-    #[serde(rename = "p_clean(w)")]
-    clean_pw: Num,
-    #[serde(rename = "p_reset(w)")]
-    reset_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    n: usize,
-}
+/// The Markdown/LaTeX view of one stratum: the paper's columns (WF in percent, as printed),
+/// then the positive-hysteresis rate and n.
+const SHOWN: [Shown; 7] = [
+    Shown::Text("plausibility_stratum", "Stratum", stratum_label),
+    Shown::As("mean_p_clean_wrong", "p_clean(w)"),
+    Shown::As("mean_p_reset_wrong", "p_reset(w)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("ordinary_reset_wrong_follow_rate", "WF (%)"),
+    Shown::Pct("positive_hysteresis_rate", "Pos. (%)"),
+    Shown::As("n_items", "n"),
+];
 
 fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
     StratumRow {
@@ -61,18 +54,6 @@ fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
         positive_hysteresis_rate: Num(s.positive_hysteresis_rate),
         ordinary_reset_wrong_follow_rate: Num(s.ordinary_reset_wrong_follow_rate),
         n_items: s.n_items,
-    }
-}
-
-fn stratum_view(stratum: &'static str, s: &StratumSummary) -> StratumView {
-    StratumView {
-        stratum: stratum_label(stratum),
-        clean_pw: Num(s.mean_p_clean_wrong),
-        reset_pw: Num(s.mean_p_reset_wrong),
-        gap: Num(s.mean_hysteresis_gap),
-        wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
-        positive: Pct(s.positive_hysteresis_rate),
-        n: s.n_items,
     }
 }
 
@@ -128,7 +109,6 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         return Vec::new();
     }
     let mut bp = Vec::new();
-    let mut dbp = Vec::new();
     for g in groups.by_pair() {
         let p = g.pair().expect("a pair group");
         for (s, stratum) in summary(&g).iter().zip(PLAUSIBILITY_STRATA) {
@@ -138,13 +118,14 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
                 dataset: p.dataset.clone(),
             };
             bp.push(Join(key, stratum_row(stratum, s)));
-            dbp.push(Join(ModelDataset::of(p), stratum_view(stratum, s)));
         }
     }
     let sums = summary(&groups.pooled());
-    let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
-    let agg: Vec<StratumRow> = strata.clone().map(|(s, k)| stratum_row(k, s)).collect();
-    let dagg: Vec<StratumView> = strata.map(|(s, k)| stratum_view(k, s)).collect();
+    let agg: Vec<StratumRow> = sums
+        .iter()
+        .zip(PLAUSIBILITY_STRATA)
+        .map(|(s, k)| stratum_row(k, s))
+        .collect();
     let notes = vec![
         "Tertiles by rank of p_clean(w) within each pair (ties by item order; pandas qcut on ranks: 167/166/167 for 500 items); the aggregate pools the pairs' items per stratum.".to_string(),
         "p_reset(w), Gap and WF refer to R0 (ordinary strong reset).".to_string(),
@@ -156,7 +137,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::None,
             &agg,
         )
-        .with_display(&dagg)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table11_plausibility_by_pair",
@@ -164,7 +145,7 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::None,
             &bp,
         )
-        .with_display(&dbp)
+        .with_view(&[&grouping::PairKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }

@@ -6,8 +6,8 @@ use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
-use super::format::{Ci, Join, Num, Pct, PyBool};
-use super::grouping::{Group, Groups, ModelDataset};
+use super::format::{Join, Num, Pct, PyBool, Shown};
+use super::grouping::{Group, Groups};
 use super::index::{condition_label, dataset_display, PairData};
 use crate::dialogue::conditions::Registry;
 use super::{Ctx, Output};
@@ -93,29 +93,26 @@ struct Table06Row {
     clean_context_like_pass: PyBool,
 }
 
-/// Markdown/LaTeX view of one condition: the paper's columns (Acc., p(w_i) and Gap as
+/// The Markdown/LaTeX view of one condition: the paper's columns (Acc., p(w_i) and Gap as
 /// fractions, WF and Contam. in percent, as printed), then the gap's interval, the main
 /// criterion and n.
-#[derive(Serialize, Default)]
-struct Table06View {
-    #[serde(rename = "Condition")]
-    condition: String,
-    #[serde(rename = "Acc.")]
-    accuracy: Num,
-    #[serde(rename = "p(w_i)")]
-    mean_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Contam. (%)")]
-    contamination: Pct,
-    #[serde(rename = "Gap 95% CI")]
-    gap_ci: Ci,
-    #[serde(rename = "Clean-like (main)")]
-    clean_like: PyBool,
-    n: usize,
-}
+const SHOWN: [Shown; 9] = [
+    Shown::As("condition_label", "Condition"),
+    Shown::As("accuracy", "Acc."),
+    Shown::As("mean_p_wrong", "p(w_i)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("wrong_following_rate", "WF (%)"),
+    Shown::Pct("history_contamination_rate_clean_correct", "Contam. (%)"),
+    Shown::Ci("hysteresis_gap_ci_low", "hysteresis_gap_ci_high", "Gap 95% CI"),
+    Shown::As("clean_context_like_pass", "Clean-like (main)"),
+    Shown::As("n_items", "n"),
+];
+
+/// The pair columns of the by-pair view.
+const PAIR_SHOWN: [Shown; 2] = [
+    Shown::As("model_short_name", "Model"),
+    Shown::Text("dataset", "Dataset", dataset_display),
+];
 
 /// Key columns of `table06_r7_evidence_by_pair.csv`.
 #[derive(Serialize, Default)]
@@ -133,56 +130,39 @@ fn t6_row(
     x: &[Obs],
     samples: usize,
     seed: u64,
-) -> (Table06Row, Table06View) {
+) -> Table06Row {
     let (ca, xa) = (aggregate(c), aggregate(x));
     let g = item_gaps(x, c);
     let mut stream = IndexStream::new(seed);
     let ci_ = paired_cis(&mut stream, g.len(), samples, &[Stat::Mean(&g)])[0];
-    let contam = contamination_advocated(c, x).0;
-    let pos = positive_hysteresis_rate(x, c);
-    let pass = Criterion::MAIN.passes(&ca, &xa);
-    let gap = mean(&g);
-    (
-        Table06Row {
-            condition: name,
-            condition_label: label.to_string(),
-            accuracy: Num(xa.accuracy),
-            mean_p_wrong: Num(xa.p_wrong),
-            mean_p_correct: Num(xa.p_correct),
-            mean_hysteresis_gap: Num(gap),
-            wrong_following_rate: Num(xa.wrong_follow),
-            positive_hysteresis_rate: Num(pos),
-            history_contamination_rate_clean_correct: Num(contam),
-            clean_accuracy: Num(ca.accuracy),
-            clean_p_correct: Num(ca.p_correct),
-            clean_entropy: Num(ca.entropy),
-            clean_max_probability: Num(ca.max_prob),
-            entropy: Num(xa.entropy),
-            max_probability: Num(xa.max_prob),
-            n_items: xa.n,
-            hysteresis_gap_ci_low: Num(ci_.0),
-            hysteresis_gap_ci_high: Num(ci_.1),
-            clean_context_like_pass: PyBool(pass),
-        },
-        Table06View {
-            condition: label.to_string(),
-            accuracy: Num(xa.accuracy),
-            mean_pw: Num(xa.p_wrong),
-            gap: Num(gap),
-            wrong_follow: Pct(xa.wrong_follow),
-            contamination: Pct(contam),
-            gap_ci: Ci::from(ci_),
-            clean_like: PyBool(pass),
-            n: xa.n,
-        },
-    )
+    Table06Row {
+        condition: name,
+        condition_label: label.to_string(),
+        accuracy: Num(xa.accuracy),
+        mean_p_wrong: Num(xa.p_wrong),
+        mean_p_correct: Num(xa.p_correct),
+        mean_hysteresis_gap: Num(mean(&g)),
+        wrong_following_rate: Num(xa.wrong_follow),
+        positive_hysteresis_rate: Num(positive_hysteresis_rate(x, c)),
+        history_contamination_rate_clean_correct: Num(contamination_advocated(c, x).0),
+        clean_accuracy: Num(ca.accuracy),
+        clean_p_correct: Num(ca.p_correct),
+        clean_entropy: Num(ca.entropy),
+        clean_max_probability: Num(ca.max_prob),
+        entropy: Num(xa.entropy),
+        max_probability: Num(xa.max_prob),
+        n_items: xa.n,
+        hysteresis_gap_ci_low: Num(ci_.0),
+        hysteresis_gap_ci_high: Num(ci_.1),
+        clean_context_like_pass: PyBool(Criterion::MAIN.passes(&ca, &xa)),
+    }
 }
 
 pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
     let groups = Groups::of_pairs(r7_pairs(ctx));
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     // A row for each condition that `g`'s pairs have, with the suites its rows come from.
-    let rows = |g: &Group<()>| -> Vec<(String, Table06Row, Table06View)> {
+    let rows = |g: &Group<()>| -> Vec<(String, Table06Row)> {
         let pairs: Vec<&PairData> = g.pairs().collect();
         table6_conditions(ctx.reg())
             .into_iter()
@@ -191,20 +171,15 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
                 if x.is_empty() {
                     return None;
                 }
-                let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
-                Some((suites.join("+"), row, view))
+                Some((suites.join("+"), t6_row(name, &label, &c, &x, samples, seed)))
             })
             .collect()
     };
-    let (mut t, mut d) = (Vec::new(), Vec::new());
-    for (_, row, view) in rows(&groups.pooled()) {
-        t.push(row);
-        d.push(view);
-    }
-    let (mut bp, mut dbp) = (Vec::new(), Vec::new());
+    let t: Vec<Table06Row> = rows(&groups.pooled()).into_iter().map(|(_, row)| row).collect();
+    let mut bp = Vec::new();
     for g in groups.by_pair() {
         let p = g.pair().expect("a pair group");
-        for (suite, row, view) in rows(&g) {
+        for (suite, row) in rows(&g) {
             let key = PairKey {
                 suite,
                 model_key: p.model_key.clone(),
@@ -212,7 +187,6 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
                 dataset: p.dataset.clone(),
             };
             bp.push(Join(key, row));
-            dbp.push(Join(ModelDataset::of(p), view));
         }
     }
     let notes = vec![
@@ -228,7 +202,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::Main("clean_context_like_pass"),
             &t,
         )
-        .with_display(&d)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table06_r7_evidence_by_pair",
@@ -236,7 +210,7 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
             CriterionFamily::Main("clean_context_like_pass"),
             &bp,
         )
-        .with_display(&dbp)
+        .with_view(&[&PAIR_SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }
