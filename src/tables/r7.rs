@@ -6,7 +6,7 @@ use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
-use super::format::{Join, Num, Pct, PyBool, Shown};
+use super::format::{Join, Num, PyBool, Shown};
 use super::grouping::{Group, Groups};
 use super::index::{condition_label, dataset_display, PairData};
 use crate::dialogue::conditions::Registry;
@@ -298,81 +298,40 @@ impl Table19Row {
     }
 }
 
+/// The dataset column of Table 19's view: the display name, `All datasets` for the last row.
+fn dataset_shown(key: &str) -> String {
+    if key == "all" {
+        "All datasets".to_string()
+    } else {
+        dataset_display(key)
+    }
+}
+
 /// Markdown/LaTeX view: one row per dataset, the paper's columns (the change R7 − R0 of Acc.,
 /// p(w_i) and Gap as fractions, of WF and Contam. in percentage points, as printed), then n,
 /// the change of p(c) and the R0 and R7 values themselves.
-#[derive(Serialize, Default)]
-struct Table19View {
-    #[serde(rename = "Dataset")]
-    dataset: String,
-    #[serde(rename = "Acc.")]
-    accuracy: Num,
-    #[serde(rename = "p(w_i)")]
-    p_wrong: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (pp)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Contam. (pp)")]
-    contamination: Pct,
-    n: usize,
-    #[serde(rename = "p(c)")]
-    p_correct: Num,
-    #[serde(rename = "R0 acc.")]
-    r0_accuracy: Num,
-    #[serde(rename = "R7 acc.")]
-    r7_accuracy: Num,
-    #[serde(rename = "R0 p(w)")]
-    r0_p_wrong: Num,
-    #[serde(rename = "R7 p(w)")]
-    r7_p_wrong: Num,
-    #[serde(rename = "R0 p(c)")]
-    r0_p_correct: Num,
-    #[serde(rename = "R7 p(c)")]
-    r7_p_correct: Num,
-    #[serde(rename = "R0 gap")]
-    r0_gap: Num,
-    #[serde(rename = "R7 gap")]
-    r7_gap: Num,
-    #[serde(rename = "R0 WF (%)")]
-    r0_wrong_follow: Pct,
-    #[serde(rename = "R7 WF (%)")]
-    r7_wrong_follow: Pct,
-    #[serde(rename = "R0 contam. (%)")]
-    r0_contamination: Pct,
-    #[serde(rename = "R7 contam. (%)")]
-    r7_contamination: Pct,
-}
-
-impl Table19View {
-    fn new(dataset: String, n: usize, r0: &T19Values, r7: &T19Values) -> Table19View {
-        Table19View {
-            dataset,
-            accuracy: Num(r7.accuracy - r0.accuracy),
-            p_wrong: Num(r7.mean_p_wrong - r0.mean_p_wrong),
-            gap: Num(r7.mean_hysteresis_gap - r0.mean_hysteresis_gap),
-            wrong_follow: Pct(r7.wrong_following_rate - r0.wrong_following_rate),
-            contamination: Pct(
-                r7.history_contamination_rate_clean_correct
-                    - r0.history_contamination_rate_clean_correct,
-            ),
-            n,
-            p_correct: Num(r7.mean_p_correct - r0.mean_p_correct),
-            r0_accuracy: Num(r0.accuracy),
-            r7_accuracy: Num(r7.accuracy),
-            r0_p_wrong: Num(r0.mean_p_wrong),
-            r7_p_wrong: Num(r7.mean_p_wrong),
-            r0_p_correct: Num(r0.mean_p_correct),
-            r7_p_correct: Num(r7.mean_p_correct),
-            r0_gap: Num(r0.mean_hysteresis_gap),
-            r7_gap: Num(r7.mean_hysteresis_gap),
-            r0_wrong_follow: Pct(r0.wrong_following_rate),
-            r7_wrong_follow: Pct(r7.wrong_following_rate),
-            r0_contamination: Pct(r0.history_contamination_rate_clean_correct),
-            r7_contamination: Pct(r7.history_contamination_rate_clean_correct),
-        }
-    }
-}
+const T19_SHOWN: [Shown; 20] = [
+    Shown::Text("dataset", "Dataset", dataset_shown),
+    Shown::As("delta_accuracy", "Acc."),
+    Shown::As("delta_mean_p_wrong", "p(w_i)"),
+    Shown::As("delta_mean_hysteresis_gap", "Gap"),
+    Shown::Pct("delta_wrong_following_rate", "WF (pp)"),
+    Shown::Pct("delta_history_contamination_rate_clean_correct", "Contam. (pp)"),
+    Shown::As("n_items", "n"),
+    Shown::As("delta_mean_p_correct", "p(c)"),
+    Shown::As("r0_accuracy", "R0 acc."),
+    Shown::As("r7_accuracy", "R7 acc."),
+    Shown::As("r0_mean_p_wrong", "R0 p(w)"),
+    Shown::As("r7_mean_p_wrong", "R7 p(w)"),
+    Shown::As("r0_mean_p_correct", "R0 p(c)"),
+    Shown::As("r7_mean_p_correct", "R7 p(c)"),
+    Shown::As("r0_mean_hysteresis_gap", "R0 gap"),
+    Shown::As("r7_mean_hysteresis_gap", "R7 gap"),
+    Shown::Pct("r0_wrong_following_rate", "R0 WF (%)"),
+    Shown::Pct("r7_wrong_following_rate", "R7 WF (%)"),
+    Shown::Pct("r0_history_contamination_rate_clean_correct", "R0 contam. (%)"),
+    Shown::Pct("r7_history_contamination_rate_clean_correct", "R7 contam. (%)"),
+];
 
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     let pairs: Vec<&PairData> = r7_pairs(ctx)
@@ -380,7 +339,7 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
         .filter(|p| p.r0().is_some())
         .collect();
     let groups = Groups::of_pairs(pairs);
-    let (mut t, mut d) = (Vec::new(), Vec::new());
+    let mut t = Vec::new();
     for g in groups.by_dataset().into_iter().chain([groups.pooled()]) {
         let (mut c, mut r0, mut r7) = (Vec::new(), Vec::new(), Vec::new());
         for p in g.pairs() {
@@ -397,15 +356,11 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (v0, v7) = (T19Values::of(&c, &r0), T19Values::of(&c, &r7));
-        let (ds, dsn) = match g.dataset() {
-            Some(ds) => (ds.to_string(), dataset_display(ds)),
-            None => ("all".to_string(), "All datasets".to_string()),
-        };
+        let ds = g.dataset().unwrap_or("all").to_string();
         t.push(Table19Row::new(ds, &v0, &v7, c.len()));
-        d.push(Table19View::new(dsn, c.len(), &v0, &v7));
     }
     vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", CriterionFamily::None, &t)
-        .with_display(&d)
+        .with_view(&T19_SHOWN)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0. The paper's columns (Acc., p(w_i), Gap, WF, Contam.) are these changes, WF and Contam. in percentage points.".into(),
             "mean_hysteresis_gap = mean over items of p_X(w) - p_clean(w); history_contamination_rate_clean_correct = #(clean correct and X follows w) / #(clean correct).".into(),

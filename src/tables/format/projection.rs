@@ -113,9 +113,11 @@ mod tests {
             Shown::As("pass", "Pass"),
             Shown::As("n_items", "n"),
         ];
-        let view = project(&table_of(&rows), &shown);
-        assert_eq!(view, table_of(&twin));
-        assert_eq!(view.to_markdown(), table_of(&twin).to_markdown());
+        let (view, twin) = (project(&table_of(&rows), &shown), table_of(&twin));
+        // cell for cell (NaN included: compared as written out)
+        assert_eq!(format!("{view:?}"), format!("{twin:?}"));
+        assert_eq!(view.to_markdown(), twin.to_markdown());
+        assert_eq!(view.to_latex_tabular(), twin.to_latex_tabular());
         assert!(view.to_markdown().contains("MMLU-Pro"), "{}", view.to_markdown());
     }
 }
