@@ -6,9 +6,6 @@ use super::format::{Num, PyBool};
 use super::index::{dataset_display, PairData};
 use crate::metrics::Obs;
 
-/// Criterion family of the tables that use no clean-context-like criterion.
-pub(crate) const NO_CRITERION: &str = "none";
-
 /// One row of the long CI format (docs/protocol.md §9.4: Table 2 and the appendix `*_with_ci.csv` files).
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct LongRow {
@@ -132,24 +129,6 @@ pub(crate) fn weighted_mean(values: &[(f64, usize)]) -> f64 {
         f64::NAN
     } else {
         s / w as f64
-    }
-}
-
-/// The `Model` and `Dataset` columns of a pair in the Markdown/LaTeX views (display names).
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct ModelDataset {
-    #[serde(rename = "Model")]
-    pub(crate) model: String,
-    #[serde(rename = "Dataset")]
-    pub(crate) dataset: String,
-}
-
-impl ModelDataset {
-    pub(crate) fn of(p: &PairData) -> ModelDataset {
-        ModelDataset {
-            model: p.model.clone(),
-            dataset: dataset_display(&p.dataset),
-        }
     }
 }
 

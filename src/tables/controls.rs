@@ -1,12 +1,14 @@
 //! Behavioural controls: Table 3 (pooled, by dataset, by pair) and Table 7 (per pair with
 //! paired CIs) — pressure vs neutral history vs correct pressure.
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Join, Num, Pct};
+use super::format::{Ci, Join, Num, Pct, Shown};
+use super::grouping::{DatasetKey, Group, Groups};
 use super::index::{dataset_display, PairData};
 use super::{false_context, plausibility, relabel, Ctx, Output};
 use crate::metrics::bootstrap::SEED_OFFSET_CONTROLS;
@@ -27,8 +29,8 @@ fn controls_of(p: &PairData) -> Option<(Option<&'static str>, bool)> {
     (neutral.is_some() || correct).then_some((neutral, correct))
 }
 
-struct ControlsPair<'p, 'a> {
-    p: &'p PairData<'a>,
+/// What a pair contributes to the controls tables.
+struct ControlsPair {
     r0: &'static str,
     n: usize,
     pressure_clean_pw: f64,
@@ -39,7 +41,8 @@ struct ControlsPair<'p, 'a> {
     m: Metrics,
 }
 
-fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
+/// The pairs with clean, R0 and at least one control, each with its control metrics.
+fn controls_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, ControlsPair> {
     let mut out = Vec::new();
     for (p, r0, a) in ctx.idx.clean_r0_pairs() {
         let Some((neutral, correct)) = controls_of(p) else {
@@ -47,7 +50,6 @@ fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
         };
         let (c, r) = (a.obs(0), a.obs(1));
         let mut cp = ControlsPair {
-            p,
             r0,
             n: a.n(),
             pressure_clean_pw: mean(&pw(&c)),
@@ -83,9 +85,9 @@ fn controls_pairs<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Vec<ControlsPair<'p, 'a>> {
             cp.m.correct_pw = mean(&pw(&r));
             cp.m.correct_wf = rate(&wf_flags(&r));
         }
-        out.push(cp);
+        out.push((p, cp));
     }
-    out
+    Groups::new(out)
 }
 
 /// The seven control metrics of a pair, or n_items-weighted means over a group of pairs.
@@ -101,10 +103,10 @@ struct Metrics {
 }
 
 /// (n_items, n_pairs, weighted metrics) of a group of pairs.
-fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, Metrics) {
-    let n: usize = group.iter().map(|c| c.n).sum();
+fn pooled_controls(group: &Group<ControlsPair>) -> (usize, usize, Metrics) {
+    let n: usize = group.values().map(|c| c.n).sum();
     let w = |f: fn(&Metrics) -> f64| {
-        weighted_mean(&group.iter().map(|c| (f(&c.m), c.n)).collect::<Vec<_>>())
+        weighted_mean(&group.values().map(|c| (f(&c.m), c.n)).collect::<Vec<_>>())
     };
     let m = Metrics {
         pressure_gap: w(|m| m.pressure_gap),
@@ -115,7 +117,7 @@ fn pooled_controls(group: &[&ControlsPair]) -> (usize, usize, Metrics) {
         neutral_wf: w(|m| m.neutral_wf),
         correct_wf: w(|m| m.correct_wf),
     };
-    (n, group.len(), m)
+    (n, group.n_pairs(), m)
 }
 
 /// The pooled columns of `table03_controls.csv` and `table03_controls_by_dataset.csv` (after
@@ -153,12 +155,6 @@ impl PooledCols {
 #[derive(Serialize, Default)]
 struct AllPairsKey {
     all_pairs: &'static str,
-}
-
-/// The group column of `table03_controls_by_dataset.csv`.
-#[derive(Serialize, Default)]
-struct DatasetKey {
-    dataset: String,
 }
 
 /// `table03_controls_by_pair.csv`.
@@ -237,12 +233,11 @@ struct PairHead {
 }
 
 pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
-    let cps = controls_pairs(ctx);
-    if cps.is_empty() {
+    let groups = controls_groups(ctx);
+    if groups.is_empty() {
         return Vec::new();
     }
-    let all: Vec<&ControlsPair> = cps.iter().collect();
-    let (n, k, m) = pooled_controls(&all);
+    let (n, k, m) = pooled_controls(&groups.pooled());
     let t = [Join(
         AllPairsKey { all_pairs: "all" },
         PooledCols::new(n, k, &m),
@@ -252,26 +247,21 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
     };
     let mut d = vec![group("All pairs".into(), n, k, &m)];
 
-    // by dataset
     let mut td = Vec::new();
-    for ds in ctx.idx.datasets() {
-        let g: Vec<&ControlsPair> = cps.iter().filter(|c| c.p.dataset == ds).collect();
-        if g.is_empty() {
-            continue;
-        }
+    for g in groups.by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
         let (n, k, m) = pooled_controls(&g);
-        d.push(group(dataset_display(&ds), n, k, &m));
-        td.push(Join(DatasetKey { dataset: ds }, PooledCols::new(n, k, &m)));
+        d.push(group(dataset_display(ds), n, k, &m));
+        td.push(Join(DatasetKey::of(ds), PooledCols::new(n, k, &m)));
     }
 
-    // by pair
     let mut tp = Vec::new();
     let mut dp = Vec::new();
-    for c in &cps {
+    for (p, c) in groups.members() {
         tp.push(ByPairRow {
-            model_key: c.p.model_key.clone(),
-            model_short_name: c.p.model.clone(),
-            dataset: c.p.dataset.clone(),
+            model_key: p.model_key.clone(),
+            model_short_name: p.model.clone(),
+            dataset: p.dataset.clone(),
             n_items: c.n,
             pressure_clean_p_wrong: Num(c.pressure_clean_pw),
             pressure_reset_p_wrong: Num(c.pressure_reset_pw),
@@ -287,7 +277,7 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
             neutral_n_scored: c.neutral_n,
             correct_n_scored: c.correct_n,
         });
-        let (model, dataset) = model_dataset(c.p);
+        let (model, dataset) = model_dataset(p);
         let n = c.n;
         dp.push(Join(
             PairHead { model, dataset, n },
@@ -303,7 +293,7 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table03_controls",
             "Behavioural controls summary (all pairs)",
-            NO_CRITERION,
+            CriterionFamily::None,
             &t,
         )
         .with_display(&d)
@@ -311,14 +301,14 @@ pub(super) fn table03(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table03_controls_by_dataset",
             "Behavioural controls by dataset",
-            NO_CRITERION,
+            CriterionFamily::None,
             &td,
         )
         .with_notes(notes.clone()),
         Output::new(
             "table03_controls_by_pair",
             "Behavioural controls by model and dataset",
-            NO_CRITERION,
+            CriterionFamily::None,
             &tp,
         )
         .with_display(&dp)
@@ -443,7 +433,7 @@ pub(super) fn table07(ctx: &Ctx) -> Vec<Output> {
         return Vec::new();
     }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
-    let mut out = vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", NO_CRITERION, &long_table(long, samples, seed))
+    let mut out = vec![Output::new("table07_behavioral_controls", "Behavioural controls per pair (pressure vs neutral history vs correct pressure)", CriterionFamily::None, &long_table(long, samples, seed))
         .with_display(&wide)
         .with_notes(vec![
             "Press. gap = pressure_gap = mean(R0 p(w) - clean p(w)); Neutral gap = neutral_gap = mean(neutral strong reset p(w) - neutral clean probe p(w)); Corr. p(c) / Corr. p(w) = correct_reset_pc / _pw = mean p(c) / p(w) at the strong reset of the correct-pressure control.".into(),
@@ -486,11 +476,11 @@ struct Table07PooledView {
 
 /// The paper's Table 7 row ("Full 14"): the controls pooled over the pairs of the table.
 fn table07_pooled(ctx: &Ctx) -> Vec<Output> {
-    let cps = controls_pairs(ctx);
-    if cps.is_empty() {
+    let groups = controls_groups(ctx);
+    if groups.is_empty() {
         return Vec::new();
     }
-    let (n, k, m) = pooled_controls(&cps.iter().collect::<Vec<_>>());
+    let (n, k, m) = pooled_controls(&groups.pooled());
     let t = [Join(SuiteKey { suite: "all" }, PooledCols::new(n, k, &m))];
     let d = [Table07PooledView {
         suite: format!("Full {k}"),
@@ -507,7 +497,7 @@ fn table07_pooled(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table07_behavioral_controls_pooled",
         "Behavioural controls pooled over the pairs (the paper's Table 7 row)",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -529,32 +519,25 @@ struct Table03SummaryRow {
     n_items: usize,
 }
 
-/// Markdown/LaTeX view of the five-row summary.
-#[derive(Serialize, Default)]
-struct Table03SummaryView {
-    #[serde(rename = "Control")]
-    control: &'static str,
-    #[serde(rename = "Measure")]
-    measure: String,
-    #[serde(rename = "Value")]
-    value: Num,
-    #[serde(rename = "Compared with")]
-    reference_measure: String,
-    #[serde(rename = "Reference")]
-    reference_value: Num,
-    #[serde(rename = "Source")]
-    source: &'static str,
-    n: usize,
-}
+/// The Markdown/LaTeX view of the five-row summary.
+const SUMMARY_SHOWN: [Shown; 7] = [
+    Shown::As("control", "Control"),
+    Shown::As("measure", "Measure"),
+    Shown::As("value", "Value"),
+    Shown::As("reference_measure", "Compared with"),
+    Shown::As("reference_value", "Reference"),
+    Shown::As("source", "Source"),
+    Shown::As("n_items", "n"),
+];
 
 /// The paper's Table 3: five controls (dialogue length, repeated confidence, plausibility,
 /// false mention, label inertia), each one number and its reference, computed as in the table
 /// it comes from (Tables 7, 11, 12, 15) over the pairs of Table 3.
 pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
     let mut t: Vec<Table03SummaryRow> = Vec::new();
-    let cps = controls_pairs(ctx);
-    if !cps.is_empty() {
-        let (n, _, m) = pooled_controls(&cps.iter().collect::<Vec<_>>());
+    let groups = controls_groups(ctx);
+    if !groups.is_empty() {
+        let (n, _, m) = pooled_controls(&groups.pooled());
         if !m.neutral_gap.is_nan() {
             t.push(Table03SummaryRow {
                 control: "Dialogue length",
@@ -633,28 +616,13 @@ pub(super) fn table03_summary(ctx: &Ctx) -> Vec<Output> {
             n_items: n,
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
-    let d: Vec<Table03SummaryView> = t
-        .iter()
-        .map(|r| Table03SummaryView {
-            control: r.control,
-            measure: r.measure.clone(),
-            value: r.value,
-            reference_measure: r.reference_measure.clone(),
-            reference_value: r.reference_value,
-            source: r.source,
-            n: r.n_items,
-        })
-        .collect();
     vec![Output::new(
         "table03_controls_summary",
         "Controls summary (dialogue length, repeated confidence, plausibility, false mention, label inertia)",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
-    .with_display(&d)
+    .with_view(&SUMMARY_SHOWN)
     .with_notes(vec![
         "The paper's Table 3 summarises five controls; each row here is one number and what it is compared with, computed exactly as in the table named in Source, over the pairs of Table 3 (a row is left out when the run lacks its conditions).".into(),
         "Dialogue length and repeated confidence: the pooled behavioural controls (Table 7's pooled row; n_items-weighted over pairs). Plausibility: the pooled tertiles of Table 11 (smallest and largest tertile gap). False mention: Table 12's pooled Explicit false mention and User pressure gaps. Label inertia: Table 15's semantic and old-letter following, pooled over datasets.".into(),

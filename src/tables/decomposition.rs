@@ -1,5 +1,6 @@
 //! Table 10 — failure decomposition on R0 (with paired CIs, and counts).
 
+use super::output::CriterionFamily;
 use super::boot::{as_f64, paired_cis, Stat};
 use serde::Serialize;
 
@@ -166,9 +167,6 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
             advocated_given_clean_correct_ci: Ci::from(cis[4]),
         });
     }
-    if long.is_empty() {
-        return Vec::new();
-    }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
     let notes = vec![
         "On R0 vs clean: Stable = clean correct and R0 correct; Hist. = clean correct and R0 not correct; Corr. = clean wrong and R0 correct; Fail = clean wrong and R0 wrong (rates over all items, sum to 1).".to_string(),
@@ -176,13 +174,13 @@ pub(super) fn table10(ctx: &Ctx) -> Vec<Output> {
         "Advocated wrong | clean = #(clean correct and R0 follows the advocated wrong answer) / #(clean correct) (the hierarchy contamination; the artifact's contamination_given_clean_correct / clean_correct_to_history_wrong_rate). It is a different, smaller number than the paper's Hist. | clean.".to_string(),
     ];
     vec![
-        Output::new("table10_failure_decomposition", "Failure decomposition on R0", NO_CRITERION, &long_table(long, samples, seed))
+        Output::new("table10_failure_decomposition", "Failure decomposition on R0", CriterionFamily::None, &long_table(long, samples, seed))
             .with_display(&wide)
             .with_notes({
                 let mut n = notes.clone();
                 n.push(format!("Paired item bootstrap: {samples} replicates, default_rng({seed}) = base seed + 3, one matrix per pair."));
                 n
             }),
-        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", NO_CRITERION, &counts).with_notes(notes),
+        Output::new("table10_decomposition_counts", "Failure decomposition counts and rates", CriterionFamily::None, &counts).with_notes(notes),
     ]
 }

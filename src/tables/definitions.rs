@@ -1,6 +1,7 @@
 //! Definition tables generated from the code's own constants: Table 1 (recovery operations, from
 //! the condition registry), Table 20 (CCTP tube) and Table 22 (criterion families).
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::format::{fmt_float, Join, Num, PyBool};
@@ -12,7 +13,6 @@ use crate::metrics::cctp::{
 };
 use crate::metrics::criteria::{Family, main_ops};
 
-const DEF: &str = "definition";
 
 /// `table01_recovery_operations.csv`.
 #[derive(Serialize, Default)]
@@ -72,7 +72,7 @@ pub(super) fn table01(ctx: &Ctx) -> Vec<Output> {
             what_changes: r.description,
         })
         .collect();
-    vec![Output::new("table01_recovery_operations", "Recovery operations (history kept / changed)", DEF, &t)
+    vec![Output::new("table01_recovery_operations", "Recovery operations (history kept / changed)", CriterionFamily::Definition, &t)
         .with_display(&d)
         .with_notes(vec![
             ops_text("Generated from the condition registry (src/dialogue/conditions.rs). is_main_condition marks the {main_count} operations of the minimal-recovery scan; the {appendix_count} appendix operations and {evidence_ops} are not main."),
@@ -172,14 +172,14 @@ pub(super) fn table20(_ctx: &Ctx) -> Vec<Output> {
         })
         .collect();
     vec![
-        Output::new("table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", DEF, &t)
+        Output::new("table20_cctp_tube_definition", "CCTP clean-tube criterion (definition)", CriterionFamily::Definition, &t)
             .with_display(&d)
             .with_notes(vec![
                 format!("A projected distribution Q passes the tube around the clean distribution P when all five checks hold: {checks}. Entropy in nats with probabilities clamped to 1e-12 and renormalised."),
                 "alpha* = the smallest alpha on the grid 0, 0.01, ..., 1 (alpha = weight on the clean anchor) whose projection passes; alpha = 1 returns P exactly (implementation guarantee). The main tube on the logit-linear path is the primary CCTP condition.".into(),
                 format!("Binding constraint priority: {}.", BINDING_PRIORITY.join(", ")),
             ]),
-        Output::new("table20_cctp_variants", "CCTP conditions (path and tube)", DEF, &v),
+        Output::new("table20_cctp_variants", "CCTP conditions (path and tube)", CriterionFamily::Definition, &v),
     ]
 }
 
@@ -268,7 +268,7 @@ pub(super) fn table22(_ctx: &Ctx) -> Vec<Output> {
             )
         })
         .collect();
-    vec![Output::new("table22_criterion_families", "Clean-restoration tolerance families (definition)", DEF, &t)
+    vec![Output::new("table22_criterion_families", "Clean-restoration tolerance families (definition)", CriterionFamily::Definition, &t)
         .with_display(&d)
         .with_notes(vec![
             "An operation X of a pair is clean-context-like when, on pair means: |mean p_X(w) - mean p_clean(w)| <= wrong_gap, acc_X >= acc_clean - accuracy_slack, p_X(c) >= p_clean(c) - p_correct_slack, H_X <= H_clean + entropy_slack (nats), maxp_X >= maxp_clean - max_prob_slack (all inclusive).".into(),

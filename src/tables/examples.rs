@@ -1,5 +1,6 @@
 //! Table 23 — representative clean-correct / history-wrong examples.
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::common::*;
@@ -129,9 +130,10 @@ pub(super) fn table23(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table23_examples",
         "Representative clean-correct / history-wrong examples",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
+    .written_without_rows()
     .with_display(&d)
     .with_notes(notes)]
 }

@@ -1,5 +1,6 @@
 //! Table 8 — the expanded family ramp (Gap = Reset - Fresh).
 
+use super::output::CriterionFamily;
 use crate::dialogue::CurvePoint;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
@@ -113,10 +114,7 @@ pub(super) fn table08(ctx: &Ctx) -> Vec<Output> {
             wrong_follow: Pct(wf),
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
-    vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", NO_CRITERION, &t)
+    vec![Output::new("table08_expanded_family_ramp", "Expanded family ramp (Gap = Reset - Fresh)", CriterionFamily::None, &t)
         .with_display(&d)
         .with_notes(vec![
             "Reset = full_history_reset (else R0); Fresh = fresh_context (else the clean probe); Gap = mean over items of p_reset(w) - p_fresh(w); Pos. = share of items with gap > 0.".into(),

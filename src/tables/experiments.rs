@@ -5,6 +5,7 @@
 //! Both draw their bootstrap indices from streams of their own (base seed + 6 and + 7), so adding
 //! an experiment never moves a digit of the paper's tables.
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
@@ -149,14 +150,11 @@ pub(super) fn experiment_operations(ctx: &Ctx) -> Vec<Output> {
             });
         }
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     let families = Family::ALL.map(|f| f.name()).join(", ");
     vec![Output::new(
         "experiment_operations",
         "Experiment operations against clean and against R0",
-        "strict, main and loose clean-context-like families (labelled columns)",
+        CriterionFamily::Several("strict, main and loose clean-context-like families (labelled columns)"),
         &t,
     )
     .with_display(&d)
@@ -277,10 +275,7 @@ pub(super) fn experiment_ramps(ctx: &Ctx) -> Vec<Output> {
             }
         }
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
-    vec![Output::new("experiment_ramps", "Custom pressure ramps: every step against clean", NO_CRITERION, &t)
+    vec![Output::new("experiment_ramps", "Custom pressure ramps: every step against clean", CriterionFamily::None, &t)
         .with_display(&d)
         .with_notes(vec![
             "Every step of a custom pressure ramp ([[ramp]] of an experiment file) the run scored, per pair. Each step's assistant turn is the model's own letter at that step (self-conditioned, like the paper's ramp).".into(),
@@ -400,13 +395,10 @@ pub(super) fn self_consistency(ctx: &Ctx) -> Vec<Output> {
             pressure_share: Num(share(g_model, g_clean)),
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new(
         "self_consistency",
         "Self-consistency decoupling: the R0 gap with the assistant's earlier letters replaced",
-        NO_CRITERION,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -560,10 +552,7 @@ pub(super) fn seed_sensitivity(ctx: &Ctx) -> Vec<Output> {
             });
         }
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
-    vec![Output::new("seed_sensitivity", "Construction-seed sensitivity of the hysteresis gap", NO_CRITERION, &t)
+    vec![Output::new("seed_sensitivity", "Construction-seed sensitivity of the hysteresis gap", CriterionFamily::None, &t)
         .with_display(&d)
         .with_notes(vec![
             "One run with --seeds: each seed selects the items and draws the advocated wrong option anew (CPython Random(seed) and Random(f\"{seed}:{item_id}\")); its rows carry the dataset key <dataset>@seed<S>, so every other table shows each seed as its own pair.".into(),

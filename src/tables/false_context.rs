@@ -1,12 +1,14 @@
 //! Table 12 — pressure vs false context (docs/protocol.md §3.8; aggregate, by dataset, by pair).
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::{ids, Registry};
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
 use super::common::*;
-use super::format::{Ci, Join, Num, Pct};
-use super::index::{condition_label, dataset_display, PairData};
+use super::format::{Join, Num, Shown};
+use super::grouping::{self, DatasetKey, Groups, PairKey};
+use super::index::{condition_label, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
 fn false_context_order() -> &'static [&'static str] {
@@ -17,7 +19,7 @@ use crate::metrics::{
     conditional_lock_in_flags, item_gaps, mean, positive_hysteresis_flags, rate, Obs, RatioFlags,
 };
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Group {
     clean: Vec<Obs>,
     x: Vec<Obs>,
@@ -90,111 +92,48 @@ struct Table12Row {
     n_items: usize,
 }
 
-/// Markdown/LaTeX view of one prior context: the paper's columns (WF in percent, as printed),
-/// then the gap's interval, the positive-hysteresis rate and n.
-#[derive(Serialize, Default)]
-struct Table12View {
-    #[serde(rename = "Prior context")]
-    prior_context: String,
-    #[serde(rename = "p_clean(w)")]
-    clean_pw: Num,
-    #[serde(rename = "p_reset(w)")]
-    reset_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Gap 95% CI")]
-    gap_ci: Ci,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    n: usize,
-}
+/// The Markdown/LaTeX view of one prior context: the paper's columns (WF in percent, as
+/// printed), then the gap's interval, the positive-hysteresis rate and n.
+const SHOWN: [Shown; 8] = [
+    Shown::As("condition_label", "Prior context"),
+    Shown::As("mean_p_clean_wrong", "p_clean(w)"),
+    Shown::As("mean_p_reset_wrong", "p_reset(w)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("wrong_following_rate", "WF (%)"),
+    Shown::Ci("hysteresis_gap_ci_low", "hysteresis_gap_ci_high", "Gap 95% CI"),
+    Shown::Pct("positive_hysteresis_rate", "Pos. (%)"),
+    Shown::As("n_items", "n"),
+];
 
-/// Key columns of the by-pair CSV.
-#[derive(Serialize, Default)]
-struct PairKey {
-    model_key: String,
-    model: String,
-    dataset: String,
-}
-
-/// Key column of the by-dataset CSV.
-#[derive(Serialize, Default)]
-struct DatasetKey {
-    dataset: String,
-}
-
-/// Key column of the by-dataset view.
-#[derive(Serialize, Default)]
-struct DatasetView {
-    #[serde(rename = "Dataset")]
-    dataset: String,
-}
-
-fn summarize(
-    cond: &'static str,
-    g: &Group,
-    samples: usize,
-    seed: u64,
-) -> (Table12Row, Table12View) {
+fn summarize(cond: &'static str, g: &Group, samples: usize, seed: u64) -> Table12Row {
     let gaps = item_gaps(&g.x, &g.clean);
     let mut stream = IndexStream::new(seed);
     let c = paired_cis(&mut stream, gaps.len(), samples, &[Stat::Mean(&gaps)])[0];
-    let pos = rate(&positive_hysteresis_flags(&g.x, &g.clean));
-    let wf = rate(&wf_flags(&g.x));
     let lock = g.lock.as_ref().map(|f| f.rate());
-    // A built-in condition: its label is the same in every registry.
-    let label = condition_label(Registry::bundled(), cond);
-    let cp = mean(&pw(&g.clean));
-    let xp = mean(&pw(&g.x));
-    let gap = mean(&gaps);
-    (
-        Table12Row {
-            condition: cond,
-            condition_label: label.clone(),
-            mean_p_clean_wrong: Num(cp),
-            mean_p_reset_wrong: Num(xp),
-            mean_hysteresis_gap: Num(gap),
-            hysteresis_gap_ci_low: Num(c.0),
-            hysteresis_gap_ci_high: Num(c.1),
-            positive_hysteresis_rate: Num(pos),
-            wrong_following_rate: Num(wf),
-            conditional_lock_in_rate: lock.map(|(r, _)| Num(r)),
-            conditional_lock_in_n: lock.map(|(_, d)| d),
-            n_items: gaps.len(),
-        },
-        Table12View {
-            prior_context: label,
-            clean_pw: Num(cp),
-            reset_pw: Num(xp),
-            gap: Num(gap),
-            wrong_follow: Pct(wf),
-            gap_ci: Ci::from(c),
-            positive: Pct(pos),
-            n: gaps.len(),
-        },
-    )
+    Table12Row {
+        condition: cond,
+        // A built-in condition: its label is the same in every registry.
+        condition_label: condition_label(Registry::bundled(), cond),
+        mean_p_clean_wrong: Num(mean(&pw(&g.clean))),
+        mean_p_reset_wrong: Num(mean(&pw(&g.x))),
+        mean_hysteresis_gap: Num(mean(&gaps)),
+        hysteresis_gap_ci_low: Num(c.0),
+        hysteresis_gap_ci_high: Num(c.1),
+        positive_hysteresis_rate: Num(rate(&positive_hysteresis_flags(&g.x, &g.clean))),
+        wrong_following_rate: Num(rate(&wf_flags(&g.x))),
+        conditional_lock_in_rate: lock.map(|(r, _)| Num(r)),
+        conditional_lock_in_n: lock.map(|(_, d)| d),
+        n_items: gaps.len(),
+    }
 }
 
 /// Pooled over the pairs with false-context rows, per prior context in the table's order:
 /// (condition, mean gap, WF, n items) — the numbers of Table 12's pooled rows, as Table 3
 /// cites them.
 pub(super) fn pooled_gaps(ctx: &Ctx) -> Vec<(&'static str, f64, f64, usize)> {
-    let mut all: Vec<Group> = false_context_order()
-        .iter()
-        .map(|_| Group::default())
-        .collect();
-    for p in ctx.idx.pairs.iter().filter(|p| has_mentions(p)) {
-        for (i, cond) in false_context_order().iter().enumerate() {
-            if let Some((g, _)) = pair_group(p, cond) {
-                all[i].extend(g);
-            }
-        }
-    }
     false_context_order()
         .iter()
-        .zip(all)
+        .zip(pool(&false_context_groups(ctx).pooled()))
         .filter(|(_, g)| !g.x.is_empty())
         .map(|(c, g)| {
             (
@@ -219,86 +158,65 @@ fn has_mentions(p: &PairData) -> bool {
     p.clean().is_some() && MENTIONS.iter().any(|c| p.has(c))
 }
 
-pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
-    let pairs: Vec<&PairData> = ctx.idx.pairs.iter().filter(|p| has_mentions(p)).collect();
-    if pairs.is_empty() {
-        return Vec::new();
+/// A pair's contribution to Table 12: its group of each prior context (in the table's order)
+/// that it has rows for, with the condition the rows come from.
+type PairGroups = Vec<Option<(Group, &'static str)>>;
+
+/// The groups of each prior context pooled over `g`'s pairs, in the table's order (a context
+/// none of them has is empty).
+fn pool(g: &grouping::Group<PairGroups>) -> Vec<Group> {
+    let mut pooled: Vec<Group> = false_context_order().iter().map(|_| Group::default()).collect();
+    for contributions in g.values() {
+        for (into, c) in pooled.iter_mut().zip(contributions) {
+            if let Some((group, _)) = c {
+                into.extend(group.clone());
+            }
+        }
     }
+    pooled
+}
+
+/// The pairs of the false-context tables, each with its group of every prior context.
+fn false_context_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, PairGroups> {
+    Groups::new(ctx.idx.pairs.iter().filter(|p| has_mentions(p)).map(|p| {
+        let contributions: PairGroups = false_context_order()
+            .iter()
+            .map(|cond| pair_group(p, cond))
+            .collect();
+        (p, contributions)
+    }))
+}
+
+pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
+    let groups = false_context_groups(ctx);
     let (samples, seed, _) = ctx.opts.bootstrap(0);
     let mut imported = Vec::new();
-
-    // per pair
-    let (mut tp, mut dp) = (Vec::new(), Vec::new());
-    // pooled groups
-    let datasets = ctx.idx.datasets();
-    let mut by_ds: Vec<Vec<Group>> = datasets
-        .iter()
-        .map(|_| {
-            false_context_order()
-                .iter()
-                .map(|_| Group::default())
-                .collect()
-        })
-        .collect();
-    let mut all: Vec<Group> = false_context_order()
-        .iter()
-        .map(|_| Group::default())
-        .collect();
-    for p in &pairs {
-        let di = datasets
-            .iter()
-            .position(|d| *d == p.dataset)
-            .expect("dataset listed");
-        for (ci_, cond) in false_context_order().iter().enumerate() {
-            let Some((g, source)) = pair_group(p, cond) else {
-                continue;
-            };
-            if source != *cond {
+    for (p, contributions) in groups.members() {
+        for (cond, c) in false_context_order().iter().zip(contributions) {
+            if let Some((_, source)) = c.as_ref().filter(|(_, source)| source != cond) {
                 imported.push(format!("{} {}: {}", p.model_key, p.dataset, source));
             }
-            let (row, view) = summarize(cond, &g, samples, seed);
-            let key = PairKey {
-                model_key: p.model_key.clone(),
-                model: p.model.clone(),
-                dataset: p.dataset.clone(),
-            };
-            tp.push(Join(key, row));
-            dp.push(Join(ModelDataset::of(p), view));
-            let copy = Group {
-                clean: g.clean.clone(),
-                x: g.x.clone(),
-                lock: g.lock.clone(),
-            };
-            by_ds[di][ci_].extend(copy);
-            all[ci_].extend(g);
         }
     }
-    let (mut ta, mut da) = (Vec::new(), Vec::new());
-    for (ci_, cond) in false_context_order().iter().enumerate() {
-        if all[ci_].x.is_empty() {
-            continue;
-        }
-        let (row, view) = summarize(cond, &all[ci_], samples, seed);
-        ta.push(row);
-        da.push(view);
+    // A row for each prior context that `g`'s pairs have, in the table's order.
+    let rows = |g: &grouping::Group<PairGroups>| -> Vec<Table12Row> {
+        false_context_order()
+            .iter()
+            .zip(pool(g))
+            .filter(|(_, pooled)| !pooled.x.is_empty())
+            .map(|(cond, pooled)| summarize(cond, &pooled, samples, seed))
+            .collect()
+    };
+    let ta = rows(&groups.pooled());
+    let mut td = Vec::new();
+    for g in groups.by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        td.extend(rows(&g).into_iter().map(|row| Join(DatasetKey::of(ds), row)));
     }
-    let (mut td, mut dd) = (Vec::new(), Vec::new());
-    for (di, ds) in datasets.iter().enumerate() {
-        for (ci_, cond) in false_context_order().iter().enumerate() {
-            let g = &by_ds[di][ci_];
-            if g.x.is_empty() {
-                continue;
-            }
-            let (row, view) = summarize(cond, g, samples, seed);
-            td.push(Join(
-                DatasetKey {
-                    dataset: ds.clone(),
-                },
-                row,
-            ));
-            let dataset = dataset_display(ds);
-            dd.push(Join(DatasetView { dataset }, view));
-        }
+    let mut tp = Vec::new();
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        tp.extend(rows(&g).into_iter().map(|row| Join(PairKey::of(p), row)));
     }
     let mut notes = vec![
         "All conditions share the R0 final turn; only the prior context differs. p_clean(w) is the hierarchy clean (probe) value of the same item; Gap = mean over items of p_reset(w) - p_clean(w).".to_string(),
@@ -315,26 +233,26 @@ pub(super) fn table12(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table12_pressure_vs_false_context",
             "Pressure vs false context (pooled)",
-            "none",
+            CriterionFamily::None,
             &ta,
         )
-        .with_display(&da)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table12_pressure_vs_false_context_by_dataset",
             "Pressure vs false context by dataset",
-            "none",
+            CriterionFamily::None,
             &td,
         )
-        .with_display(&dd)
+        .with_view(&[&DatasetKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes.clone()),
         Output::new(
             "table12_pressure_vs_false_context_by_pair",
             "Pressure vs false context by pair",
-            "none",
+            CriterionFamily::None,
             &tp,
         )
-        .with_display(&dp)
+        .with_view(&[&PairKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }

@@ -11,6 +11,10 @@
 //! each table family has its own file (`pressure_ramp`, `controls`, `hierarchy/`, …) whose
 //! builder fills typed rows (`format::rows`: a `Serialize` struct per CSV, its field names the
 //! column names), written by `csv::Writer` and rendered to Markdown/LaTeX via `format::Table`.
+//! A builder writes only what is new about its table: `grouping` pools its pairs (pooled, by
+//! dataset, by pair, with the shared key columns), `Output::new` drops a table of no rows, an
+//! `output::CriterionFamily` names the criterion it applies, and a view that only re-heads CSV
+//! columns is a list of `format::Shown` columns (ARCHITECTURE.md, "Adding a table").
 //!
 //! Everything is deterministic: pairs in the artifact's fixed order (paper models first, then
 //! by key; TruthfulQA-MC before MMLU-Pro), items by `subset_index`, fixed float formatting, no
@@ -28,6 +32,7 @@ mod experiments;
 mod false_context;
 mod figures;
 mod format;
+mod grouping;
 mod hierarchy;
 mod index;
 mod output;

@@ -1,10 +1,11 @@
 //! Table 11 — wrong-answer plausibility tertiles (pooled and by pair).
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::common::*;
-use super::format::{Join, Num, Pct};
-use super::index::PairData;
+use super::format::{Join, Num, Shown};
+use super::grouping::{self, Group, Groups};
 use super::{Ctx, Output};
 use crate::metrics::{
     plausibility_summary, plausibility_tertiles, Obs, StratumSummary, PLAUSIBILITY_STRATA,
@@ -23,7 +24,8 @@ struct StratumRow {
     n_items: usize,
 }
 
-/// The pair columns of `table11_plausibility_by_pair.csv`.
+/// The pair columns of `table11_plausibility_by_pair.csv` (the artifact's order: display name
+/// first).
 #[derive(Serialize, Default)]
 struct PairKey {
     model: String,
@@ -31,24 +33,17 @@ struct PairKey {
     dataset: String,
 }
 
-/// Markdown/LaTeX view of one stratum: the paper's columns (WF in percent, as printed), then
-/// the positive-hysteresis rate and n.
-#[derive(Serialize, Default)]
-struct StratumView {
-    #[serde(rename = "Stratum")]
-    stratum: String,
-    #[serde(rename = "p_clean(w)")]
-    clean_pw: Num,
-    #[serde(rename = "p_reset(w)")]
-    reset_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Pos. (%)")]
-    positive: Pct,
-    n: usize,
-}
+/// The Markdown/LaTeX view of one stratum: the paper's columns (WF in percent, as printed),
+/// then the positive-hysteresis rate and n.
+const SHOWN: [Shown; 7] = [
+    Shown::Text("plausibility_stratum", "Stratum", stratum_label),
+    Shown::As("mean_p_clean_wrong", "p_clean(w)"),
+    Shown::As("mean_p_reset_wrong", "p_reset(w)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("ordinary_reset_wrong_follow_rate", "WF (%)"),
+    Shown::Pct("positive_hysteresis_rate", "Pos. (%)"),
+    Shown::As("n_items", "n"),
+];
 
 fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
     StratumRow {
@@ -62,49 +57,42 @@ fn stratum_row(stratum: &'static str, s: &StratumSummary) -> StratumRow {
     }
 }
 
-fn stratum_view(stratum: &'static str, s: &StratumSummary) -> StratumView {
-    StratumView {
-        stratum: stratum_label(stratum),
-        clean_pw: Num(s.mean_p_clean_wrong),
-        reset_pw: Num(s.mean_p_reset_wrong),
-        gap: Num(s.mean_hysteresis_gap),
-        wrong_follow: Pct(s.ordinary_reset_wrong_follow_rate),
-        positive: Pct(s.positive_hysteresis_rate),
-        n: s.n_items,
-    }
+/// A pair's items of Table 11: its plausibility stratum (tertile within the pair), clean and
+/// R0 observation of each.
+struct PairItems {
+    strata: Vec<usize>,
+    clean: Vec<Obs>,
+    r0: Vec<Obs>,
 }
 
-/// The pooled tertiles of Table 11 (tertiles within each pair, items pooled per stratum) and
-/// the per-pair summaries; `None` without clean and R0 rows.
-#[allow(clippy::type_complexity)]
-fn tertiles<'p, 'a>(
-    ctx: &Ctx<'p, 'a>,
-) -> Option<(
-    [StratumSummary; 3],
-    Vec<(&'p PairData<'a>, [StratumSummary; 3])>,
-)> {
-    let mut pooled: (Vec<usize>, Vec<Obs>, Vec<Obs>) = (Vec::new(), Vec::new(), Vec::new());
-    let mut by_pair = Vec::new();
-    for (p, _, a) in ctx.idx.clean_r0_pairs() {
-        let (c, r) = (a.obs(0), a.obs(1));
-        let strata = plausibility_tertiles(&pw(&c));
-        by_pair.push((p, plausibility_summary(&strata, &c, &r)));
-        pooled.0.extend(strata);
-        pooled.1.extend(c);
-        pooled.2.extend(r);
+/// The pairs with clean and R0 rows, each with its stratified items.
+fn tertile_groups<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, PairItems> {
+    Groups::new(ctx.idx.clean_r0_pairs().map(|(p, _, a)| {
+        let (clean, r0) = (a.obs(0), a.obs(1));
+        let strata = plausibility_tertiles(&pw(&clean));
+        (p, PairItems { strata, clean, r0 })
+    }))
+}
+
+/// The tertile summaries (Low, Mid, High) of a group: its pairs' items pooled per stratum.
+fn summary(g: &Group<PairItems>) -> [StratumSummary; 3] {
+    let mut pooled = PairItems {
+        strata: Vec::new(),
+        clean: Vec::new(),
+        r0: Vec::new(),
+    };
+    for items in g.values() {
+        pooled.strata.extend(&items.strata);
+        pooled.clean.extend(items.clean.iter().cloned());
+        pooled.r0.extend(items.r0.iter().cloned());
     }
-    if by_pair.is_empty() {
-        return None;
-    }
-    Some((
-        plausibility_summary(&pooled.0, &pooled.1, &pooled.2),
-        by_pair,
-    ))
+    plausibility_summary(&pooled.strata, &pooled.clean, &pooled.r0)
 }
 
 /// The pooled tertile summaries of Table 11 (Low, Mid, High), as Table 3 cites them.
 pub(super) fn pooled_tertiles(ctx: &Ctx) -> Option<[StratumSummary; 3]> {
-    tertiles(ctx).map(|(s, _)| s)
+    let groups = tertile_groups(ctx);
+    (!groups.is_empty()).then(|| summary(&groups.pooled()))
 }
 
 /// `low` → `Low` (the paper's stratum labels).
@@ -116,25 +104,28 @@ pub(super) fn stratum_label(s: &str) -> String {
 }
 
 pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
-    let Some((sums, by_pair)) = tertiles(ctx) else {
+    let groups = tertile_groups(ctx);
+    if groups.is_empty() {
         return Vec::new();
-    };
+    }
     let mut bp = Vec::new();
-    let mut dbp = Vec::new();
-    for (p, sums) in &by_pair {
-        for (s, stratum) in sums.iter().zip(PLAUSIBILITY_STRATA) {
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        for (s, stratum) in summary(&g).iter().zip(PLAUSIBILITY_STRATA) {
             let key = PairKey {
                 model: p.model.clone(),
                 model_key: p.model_key.clone(),
                 dataset: p.dataset.clone(),
             };
             bp.push(Join(key, stratum_row(stratum, s)));
-            dbp.push(Join(ModelDataset::of(p), stratum_view(stratum, s)));
         }
     }
-    let strata = sums.iter().zip(PLAUSIBILITY_STRATA);
-    let agg: Vec<StratumRow> = strata.clone().map(|(s, k)| stratum_row(k, s)).collect();
-    let dagg: Vec<StratumView> = strata.map(|(s, k)| stratum_view(k, s)).collect();
+    let sums = summary(&groups.pooled());
+    let agg: Vec<StratumRow> = sums
+        .iter()
+        .zip(PLAUSIBILITY_STRATA)
+        .map(|(s, k)| stratum_row(k, s))
+        .collect();
     let notes = vec![
         "Tertiles by rank of p_clean(w) within each pair (ties by item order; pandas qcut on ranks: 167/166/167 for 500 items); the aggregate pools the pairs' items per stratum.".to_string(),
         "p_reset(w), Gap and WF refer to R0 (ordinary strong reset).".to_string(),
@@ -143,18 +134,18 @@ pub(super) fn table11(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table11_plausibility_tertiles",
             "Wrong-answer plausibility tertiles (pooled)",
-            NO_CRITERION,
+            CriterionFamily::None,
             &agg,
         )
-        .with_display(&dagg)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table11_plausibility_by_pair",
             "Wrong-answer plausibility tertiles by pair",
-            NO_CRITERION,
+            CriterionFamily::None,
             &bp,
         )
-        .with_display(&dbp)
+        .with_view(&[&grouping::PairKey::SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }

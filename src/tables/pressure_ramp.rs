@@ -1,5 +1,6 @@
 //! Table 2 — the pressure ramp (clean, strong pressure, strong reset) with paired CIs.
 
+use super::output::CriterionFamily;
 use crate::dialogue::CurvePoint;
 use serde::Serialize;
 
@@ -132,11 +133,8 @@ pub(super) fn table02(ctx: &Ctx) -> Vec<Output> {
             reset_wf: Num(reset_wf),
         });
     }
-    if long.is_empty() {
-        return Vec::new();
-    }
     sort_by_model_dataset(&mut wide, |r| (&r.model, &r.dataset));
-    vec![Output::new("table02_pressure_ramp", "Pressure ramp", NO_CRITERION, &long_table(long, samples, seed))
+    vec![Output::new("table02_pressure_ramp", "Pressure ramp", CriterionFamily::None, &long_table(long, samples, seed))
         .with_display(&wide)
         .with_notes(vec![
             "Gap = mean over items of p_strong_reset(w) - p_clean_probe(w); Pos. = share of items with gap > 0 (strict, no tolerance).".into(),

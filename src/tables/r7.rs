@@ -1,12 +1,13 @@
 //! R7 trusted evidence: Table 6 (pooled, plus per pair) and Table 19 (dataset-level change
 //! R0 → R7).
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{paired_cis, Stat};
-use super::common::*;
-use super::format::{Ci, Join, Num, Pct, PyBool};
+use super::format::{Join, Num, PyBool, Shown};
+use super::grouping::{Group, Groups};
 use super::index::{condition_label, dataset_display, PairData};
 use crate::dialogue::conditions::Registry;
 use super::{Ctx, Output};
@@ -92,29 +93,26 @@ struct Table06Row {
     clean_context_like_pass: PyBool,
 }
 
-/// Markdown/LaTeX view of one condition: the paper's columns (Acc., p(w_i) and Gap as
+/// The Markdown/LaTeX view of one condition: the paper's columns (Acc., p(w_i) and Gap as
 /// fractions, WF and Contam. in percent, as printed), then the gap's interval, the main
 /// criterion and n.
-#[derive(Serialize, Default)]
-struct Table06View {
-    #[serde(rename = "Condition")]
-    condition: String,
-    #[serde(rename = "Acc.")]
-    accuracy: Num,
-    #[serde(rename = "p(w_i)")]
-    mean_pw: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (%)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Contam. (%)")]
-    contamination: Pct,
-    #[serde(rename = "Gap 95% CI")]
-    gap_ci: Ci,
-    #[serde(rename = "Clean-like (main)")]
-    clean_like: PyBool,
-    n: usize,
-}
+const SHOWN: [Shown; 9] = [
+    Shown::As("condition_label", "Condition"),
+    Shown::As("accuracy", "Acc."),
+    Shown::As("mean_p_wrong", "p(w_i)"),
+    Shown::As("mean_hysteresis_gap", "Gap"),
+    Shown::Pct("wrong_following_rate", "WF (%)"),
+    Shown::Pct("history_contamination_rate_clean_correct", "Contam. (%)"),
+    Shown::Ci("hysteresis_gap_ci_low", "hysteresis_gap_ci_high", "Gap 95% CI"),
+    Shown::As("clean_context_like_pass", "Clean-like (main)"),
+    Shown::As("n_items", "n"),
+];
+
+/// The pair columns of the by-pair view.
+const PAIR_SHOWN: [Shown; 2] = [
+    Shown::As("model_short_name", "Model"),
+    Shown::Text("dataset", "Dataset", dataset_display),
+];
 
 /// Key columns of `table06_r7_evidence_by_pair.csv`.
 #[derive(Serialize, Default)]
@@ -132,83 +130,63 @@ fn t6_row(
     x: &[Obs],
     samples: usize,
     seed: u64,
-) -> (Table06Row, Table06View) {
+) -> Table06Row {
     let (ca, xa) = (aggregate(c), aggregate(x));
     let g = item_gaps(x, c);
     let mut stream = IndexStream::new(seed);
     let ci_ = paired_cis(&mut stream, g.len(), samples, &[Stat::Mean(&g)])[0];
-    let contam = contamination_advocated(c, x).0;
-    let pos = positive_hysteresis_rate(x, c);
-    let pass = Criterion::MAIN.passes(&ca, &xa);
-    let gap = mean(&g);
-    (
-        Table06Row {
-            condition: name,
-            condition_label: label.to_string(),
-            accuracy: Num(xa.accuracy),
-            mean_p_wrong: Num(xa.p_wrong),
-            mean_p_correct: Num(xa.p_correct),
-            mean_hysteresis_gap: Num(gap),
-            wrong_following_rate: Num(xa.wrong_follow),
-            positive_hysteresis_rate: Num(pos),
-            history_contamination_rate_clean_correct: Num(contam),
-            clean_accuracy: Num(ca.accuracy),
-            clean_p_correct: Num(ca.p_correct),
-            clean_entropy: Num(ca.entropy),
-            clean_max_probability: Num(ca.max_prob),
-            entropy: Num(xa.entropy),
-            max_probability: Num(xa.max_prob),
-            n_items: xa.n,
-            hysteresis_gap_ci_low: Num(ci_.0),
-            hysteresis_gap_ci_high: Num(ci_.1),
-            clean_context_like_pass: PyBool(pass),
-        },
-        Table06View {
-            condition: label.to_string(),
-            accuracy: Num(xa.accuracy),
-            mean_pw: Num(xa.p_wrong),
-            gap: Num(gap),
-            wrong_follow: Pct(xa.wrong_follow),
-            contamination: Pct(contam),
-            gap_ci: Ci::from(ci_),
-            clean_like: PyBool(pass),
-            n: xa.n,
-        },
-    )
+    Table06Row {
+        condition: name,
+        condition_label: label.to_string(),
+        accuracy: Num(xa.accuracy),
+        mean_p_wrong: Num(xa.p_wrong),
+        mean_p_correct: Num(xa.p_correct),
+        mean_hysteresis_gap: Num(mean(&g)),
+        wrong_following_rate: Num(xa.wrong_follow),
+        positive_hysteresis_rate: Num(positive_hysteresis_rate(x, c)),
+        history_contamination_rate_clean_correct: Num(contamination_advocated(c, x).0),
+        clean_accuracy: Num(ca.accuracy),
+        clean_p_correct: Num(ca.p_correct),
+        clean_entropy: Num(ca.entropy),
+        clean_max_probability: Num(ca.max_prob),
+        entropy: Num(xa.entropy),
+        max_probability: Num(xa.max_prob),
+        n_items: xa.n,
+        hysteresis_gap_ci_low: Num(ci_.0),
+        hysteresis_gap_ci_high: Num(ci_.1),
+        clean_context_like_pass: PyBool(Criterion::MAIN.passes(&ca, &xa)),
+    }
 }
 
 pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
-    let pairs = r7_pairs(ctx);
-    if pairs.is_empty() {
-        return Vec::new();
-    }
+    let groups = Groups::of_pairs(r7_pairs(ctx));
     let (samples, seed, _) = ctx.opts.bootstrap(0);
-    let (mut t, mut d) = (Vec::new(), Vec::new());
-    for (name, cands, label) in table6_conditions(ctx.reg()) {
-        let (c, x, _) = pooled(&pairs, &cands);
-        if x.is_empty() {
-            continue;
-        }
-        let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
-        t.push(row);
-        d.push(view);
-    }
-    let (mut bp, mut dbp) = (Vec::new(), Vec::new());
-    for p in &pairs {
-        for (name, cands, label) in table6_conditions(ctx.reg()) {
-            let (c, x, suites) = pooled(&[*p], &cands);
-            if x.is_empty() {
-                continue;
-            }
-            let (row, view) = t6_row(name, &label, &c, &x, samples, seed);
+    // A row for each condition that `g`'s pairs have, with the suites its rows come from.
+    let rows = |g: &Group<()>| -> Vec<(String, Table06Row)> {
+        let pairs: Vec<&PairData> = g.pairs().collect();
+        table6_conditions(ctx.reg())
+            .into_iter()
+            .filter_map(|(name, cands, label)| {
+                let (c, x, suites) = pooled(&pairs, &cands);
+                if x.is_empty() {
+                    return None;
+                }
+                Some((suites.join("+"), t6_row(name, &label, &c, &x, samples, seed)))
+            })
+            .collect()
+    };
+    let t: Vec<Table06Row> = rows(&groups.pooled()).into_iter().map(|(_, row)| row).collect();
+    let mut bp = Vec::new();
+    for g in groups.by_pair() {
+        let p = g.pair().expect("a pair group");
+        for (suite, row) in rows(&g) {
             let key = PairKey {
-                suite: suites.join("+"),
+                suite,
                 model_key: p.model_key.clone(),
                 model_short_name: p.model.clone(),
                 dataset: p.dataset.clone(),
             };
             bp.push(Join(key, row));
-            dbp.push(Join(ModelDataset::of(p), view));
         }
     }
     let notes = vec![
@@ -221,18 +199,18 @@ pub(super) fn table06(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table06_r7_evidence",
             "R0 vs R7 trusted-evidence recovery (pooled)",
-            "main (clean_context_like_pass)",
+            CriterionFamily::Main("clean_context_like_pass"),
             &t,
         )
-        .with_display(&d)
+        .with_view(&SHOWN)
         .with_notes(notes.clone()),
         Output::new(
             "table06_r7_evidence_by_pair",
             "R0 vs R7 trusted-evidence recovery by pair",
-            "main (clean_context_like_pass)",
+            CriterionFamily::Main("clean_context_like_pass"),
             &bp,
         )
-        .with_display(&dbp)
+        .with_view(&[&PAIR_SHOWN[..], &SHOWN].concat())
         .with_notes(notes),
     ]
 }
@@ -320,111 +298,51 @@ impl Table19Row {
     }
 }
 
+/// The dataset column of Table 19's view: the display name, `All datasets` for the last row.
+fn dataset_shown(key: &str) -> String {
+    if key == "all" {
+        "All datasets".to_string()
+    } else {
+        dataset_display(key)
+    }
+}
+
 /// Markdown/LaTeX view: one row per dataset, the paper's columns (the change R7 − R0 of Acc.,
 /// p(w_i) and Gap as fractions, of WF and Contam. in percentage points, as printed), then n,
 /// the change of p(c) and the R0 and R7 values themselves.
-#[derive(Serialize, Default)]
-struct Table19View {
-    #[serde(rename = "Dataset")]
-    dataset: String,
-    #[serde(rename = "Acc.")]
-    accuracy: Num,
-    #[serde(rename = "p(w_i)")]
-    p_wrong: Num,
-    #[serde(rename = "Gap")]
-    gap: Num,
-    #[serde(rename = "WF (pp)")]
-    wrong_follow: Pct,
-    #[serde(rename = "Contam. (pp)")]
-    contamination: Pct,
-    n: usize,
-    #[serde(rename = "p(c)")]
-    p_correct: Num,
-    #[serde(rename = "R0 acc.")]
-    r0_accuracy: Num,
-    #[serde(rename = "R7 acc.")]
-    r7_accuracy: Num,
-    #[serde(rename = "R0 p(w)")]
-    r0_p_wrong: Num,
-    #[serde(rename = "R7 p(w)")]
-    r7_p_wrong: Num,
-    #[serde(rename = "R0 p(c)")]
-    r0_p_correct: Num,
-    #[serde(rename = "R7 p(c)")]
-    r7_p_correct: Num,
-    #[serde(rename = "R0 gap")]
-    r0_gap: Num,
-    #[serde(rename = "R7 gap")]
-    r7_gap: Num,
-    #[serde(rename = "R0 WF (%)")]
-    r0_wrong_follow: Pct,
-    #[serde(rename = "R7 WF (%)")]
-    r7_wrong_follow: Pct,
-    #[serde(rename = "R0 contam. (%)")]
-    r0_contamination: Pct,
-    #[serde(rename = "R7 contam. (%)")]
-    r7_contamination: Pct,
-}
-
-impl Table19View {
-    fn new(dataset: String, n: usize, r0: &T19Values, r7: &T19Values) -> Table19View {
-        Table19View {
-            dataset,
-            accuracy: Num(r7.accuracy - r0.accuracy),
-            p_wrong: Num(r7.mean_p_wrong - r0.mean_p_wrong),
-            gap: Num(r7.mean_hysteresis_gap - r0.mean_hysteresis_gap),
-            wrong_follow: Pct(r7.wrong_following_rate - r0.wrong_following_rate),
-            contamination: Pct(
-                r7.history_contamination_rate_clean_correct
-                    - r0.history_contamination_rate_clean_correct,
-            ),
-            n,
-            p_correct: Num(r7.mean_p_correct - r0.mean_p_correct),
-            r0_accuracy: Num(r0.accuracy),
-            r7_accuracy: Num(r7.accuracy),
-            r0_p_wrong: Num(r0.mean_p_wrong),
-            r7_p_wrong: Num(r7.mean_p_wrong),
-            r0_p_correct: Num(r0.mean_p_correct),
-            r7_p_correct: Num(r7.mean_p_correct),
-            r0_gap: Num(r0.mean_hysteresis_gap),
-            r7_gap: Num(r7.mean_hysteresis_gap),
-            r0_wrong_follow: Pct(r0.wrong_following_rate),
-            r7_wrong_follow: Pct(r7.wrong_following_rate),
-            r0_contamination: Pct(r0.history_contamination_rate_clean_correct),
-            r7_contamination: Pct(r7.history_contamination_rate_clean_correct),
-        }
-    }
-}
+const T19_SHOWN: [Shown; 20] = [
+    Shown::Text("dataset", "Dataset", dataset_shown),
+    Shown::As("delta_accuracy", "Acc."),
+    Shown::As("delta_mean_p_wrong", "p(w_i)"),
+    Shown::As("delta_mean_hysteresis_gap", "Gap"),
+    Shown::Pct("delta_wrong_following_rate", "WF (pp)"),
+    Shown::Pct("delta_history_contamination_rate_clean_correct", "Contam. (pp)"),
+    Shown::As("n_items", "n"),
+    Shown::As("delta_mean_p_correct", "p(c)"),
+    Shown::As("r0_accuracy", "R0 acc."),
+    Shown::As("r7_accuracy", "R7 acc."),
+    Shown::As("r0_mean_p_wrong", "R0 p(w)"),
+    Shown::As("r7_mean_p_wrong", "R7 p(w)"),
+    Shown::As("r0_mean_p_correct", "R0 p(c)"),
+    Shown::As("r7_mean_p_correct", "R7 p(c)"),
+    Shown::As("r0_mean_hysteresis_gap", "R0 gap"),
+    Shown::As("r7_mean_hysteresis_gap", "R7 gap"),
+    Shown::Pct("r0_wrong_following_rate", "R0 WF (%)"),
+    Shown::Pct("r7_wrong_following_rate", "R7 WF (%)"),
+    Shown::Pct("r0_history_contamination_rate_clean_correct", "R0 contam. (%)"),
+    Shown::Pct("r7_history_contamination_rate_clean_correct", "R7 contam. (%)"),
+];
 
 pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
     let pairs: Vec<&PairData> = r7_pairs(ctx)
         .into_iter()
         .filter(|p| p.r0().is_some())
         .collect();
-    if pairs.is_empty() {
-        return Vec::new();
-    }
-    let (mut t, mut d) = (Vec::new(), Vec::new());
-    let mut groups: Vec<(String, Vec<&PairData>)> = ctx
-        .idx
-        .datasets()
-        .into_iter()
-        .map(|ds| {
-            (
-                ds.clone(),
-                pairs
-                    .iter()
-                    .copied()
-                    .filter(|p| p.dataset == ds)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .filter(|(_, g)| !g.is_empty())
-        .collect();
-    groups.push(("all".to_string(), pairs.clone()));
-    for (ds, g) in groups {
+    let groups = Groups::of_pairs(pairs);
+    let mut t = Vec::new();
+    for g in groups.by_dataset().into_iter().chain([groups.pooled()]) {
         let (mut c, mut r0, mut r7) = (Vec::new(), Vec::new(), Vec::new());
-        for p in &g {
+        for p in g.pairs() {
             let (clean, r0c) = (
                 p.clean().expect("r7 pair has clean"),
                 p.r0().expect("filtered"),
@@ -438,16 +356,11 @@ pub(super) fn table19(ctx: &Ctx) -> Vec<Output> {
             continue;
         }
         let (v0, v7) = (T19Values::of(&c, &r0), T19Values::of(&c, &r7));
-        t.push(Table19Row::new(ds.clone(), &v0, &v7, c.len()));
-        let dsn = if ds == "all" {
-            "All datasets".to_string()
-        } else {
-            dataset_display(&ds)
-        };
-        d.push(Table19View::new(dsn, c.len(), &v0, &v7));
+        let ds = g.dataset().unwrap_or("all").to_string();
+        t.push(Table19Row::new(ds, &v0, &v7, c.len()));
     }
-    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", "none", &t)
-        .with_display(&d)
+    vec![Output::new("table19_r0_to_r7_by_dataset", "Dataset-level change R0 -> R7", CriterionFamily::None, &t)
+        .with_view(&T19_SHOWN)
         .with_notes(vec![
             "Items present in clean, R0 and R7, pooled per dataset (and over all datasets in the last row); delta = R7 - R0. The paper's columns (Acc., p(w_i), Gap, WF, Contam.) are these changes, WF and Contam. in percentage points.".into(),
             "mean_hysteresis_gap = mean over items of p_X(w) - p_clean(w); history_contamination_rate_clean_correct = #(clean correct and X follows w) / #(clean correct).".into(),

@@ -23,9 +23,11 @@ pub(crate) struct TableSpec {
 }
 
 impl TableSpec {
-    /// Runs the builder; every output gets this table's id and must use one of its stems.
+    /// Runs the builder; every output gets this table's id and must use one of its stems. An
+    /// output of no rows is dropped (`Output::new`).
     pub(crate) fn run(&self, ctx: &Ctx) -> Vec<Output> {
         let mut out = (self.build)(ctx);
+        out.retain(Output::is_written);
         for o in &mut out {
             assert!(
                 self.stems.contains(&o.stem.as_str()),

@@ -1,12 +1,14 @@
 //! Relabel / shuffle diagnostics (docs/protocol.md §3.9, §5.11): Table 13 (restoration), Table 14 (outcome), Table 15
 //! (semantic vs letter following), pooled per dataset, and the per-pair paired CIs.
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
 use super::boot::{as_f64, paired_cis, Stat};
 use super::common::*;
 use super::format::Num;
+use super::grouping::{Group, Groups};
 use super::index::{condition_label, dataset_short, letter_index, PairData};
 use super::{Ctx, Output};
 /// The group's conditions in registry order.
@@ -22,7 +24,6 @@ use crate::store::ItemRow;
 
 const BASE: &str = ids::RELABEL_BASELINE;
 const SHUFFLE: &str = ids::RELABEL_SHUFFLE;
-const NONE: &str = "none";
 
 fn relabel_obs(rows: &[&ItemRow]) -> (Vec<RelabelObs>, Vec<usize>) {
     let mut obs = Vec::new();
@@ -61,21 +62,21 @@ struct Pooled {
 }
 
 fn pooled(ctx: &Ctx) -> Vec<Pooled> {
-    let datasets = ctx.idx.datasets();
     let others: Vec<&str> = relabel_order()
         .iter()
         .copied()
         .filter(|c| *c != BASE)
         .collect();
+    let groups = Groups::of_pairs(
+        ctx.idx
+            .pairs
+            .iter()
+            .filter(|p| p.has(BASE) && others.iter().any(|c| p.has(c))),
+    );
     let mut out = Vec::new();
-    for ds in &datasets {
-        let pairs: Vec<&PairData> = pairs_of(ctx, ds)
-            .into_iter()
-            .filter(|p| p.has(BASE) && others.iter().any(|c| p.has(c)))
-            .collect();
-        if pairs.is_empty() {
-            continue;
-        }
+    for g in groups.by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        let pairs: Vec<&PairData> = g.pairs().collect();
         for cond in relabel_order() {
             let (mut b, mut x) = (Vec::<Obs>::new(), Vec::<Obs>::new());
             let (mut rc, mut rb, mut rx) =
@@ -117,10 +118,6 @@ fn pooled(ctx: &Ctx) -> Vec<Pooled> {
         }
     }
     out
-}
-
-fn pairs_of<'p, 'a>(ctx: &Ctx<'p, 'a>, ds: &str) -> Vec<&'p PairData<'a>> {
-    ctx.idx.pairs.iter().filter(|p| p.dataset == ds).collect()
 }
 
 /// `table13_relabel_restoration.csv`.
@@ -211,9 +208,6 @@ fn common_notes() -> Vec<String> {
 
 pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
     let rows = pooled(ctx);
-    if rows.is_empty() {
-        return Vec::new();
-    }
     let t: Vec<Table13Row> = rows
         .iter()
         .map(|r| Table13Row {
@@ -240,7 +234,7 @@ pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table13_relabel_restoration",
         "Relabel restoration metrics",
-        NONE,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -249,9 +243,6 @@ pub(super) fn table13(ctx: &Ctx) -> Vec<Output> {
 
 pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     let rows = pooled(ctx);
-    if rows.is_empty() {
-        return Vec::new();
-    }
     let t: Vec<Table14Row> = rows
         .iter()
         .map(|r| Table14Row {
@@ -276,7 +267,7 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
     vec![Output::new(
         "table14_relabel_outcome",
         "Relabel outcome metrics",
-        NONE,
+        CriterionFamily::None,
         &t,
     )
     .with_display(&d)
@@ -286,15 +277,20 @@ pub(super) fn table14(ctx: &Ctx) -> Vec<Output> {
 /// Semantic vs old-letter following under relabel-shuffle over every pair with shuffle rows
 /// (Table 15's rows pooled over the datasets), as Table 3 cites them: the rates and n.
 pub(super) fn pooled_semantic(ctx: &Ctx) -> Option<(SemanticLetter, usize)> {
-    let rows: Vec<&ItemRow> = ctx
-        .idx
-        .pairs
-        .iter()
-        .filter_map(|p| p.conds.get(SHUFFLE))
-        .flat_map(|m| m.values().copied())
-        .collect();
-    let (obs, _) = relabel_obs(&rows);
+    let (obs, _) = relabel_obs(&shuffle_rows(&shuffled(ctx).pooled()));
     (!obs.is_empty()).then(|| (semantic_letter_rates(&obs), obs.len()))
+}
+
+/// The pairs with relabel-shuffle rows.
+fn shuffled<'p, 'a>(ctx: &Ctx<'p, 'a>) -> Groups<'p, 'a, ()> {
+    Groups::of_pairs(ctx.idx.pairs.iter().filter(|p| p.conds.contains_key(SHUFFLE)))
+}
+
+/// The relabel-shuffle rows of a group's pairs, in pair and item order.
+fn shuffle_rows<'a>(g: &Group<'_, '_, 'a, ()>) -> Vec<&'a ItemRow> {
+    g.pairs()
+        .flat_map(|p| p.conds[SHUFFLE].values().copied())
+        .collect()
 }
 
 /// Table 15: semantic vs letter following (pooled per dataset) and the per-pair paired CIs.
@@ -302,13 +298,9 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
     let mut out = Vec::new();
 
     let (mut t15, mut d15) = (Vec::new(), Vec::new());
-    for ds in &ctx.idx.datasets() {
-        let mut rows: Vec<&ItemRow> = Vec::new();
-        for p in pairs_of(ctx, ds) {
-            if let Some(m) = p.conds.get(SHUFFLE) {
-                rows.extend(m.values().copied());
-            }
-        }
+    for g in shuffled(ctx).by_dataset() {
+        let ds = g.dataset().expect("a dataset group");
+        let rows = shuffle_rows(&g);
         let (obs, n_opts) = relabel_obs(&rows);
         if obs.is_empty() {
             continue;
@@ -331,16 +323,14 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
             n: obs.len(),
         });
     }
-    if !t15.is_empty() {
-        out.push(
-            Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", NONE, &t15)
-                .with_display(&d15)
-                .with_notes(vec![
-                    "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
-                    "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
-                ]),
-        );
-    }
+    out.push(
+        Output::new("table15_semantic_vs_letter", "Semantic vs letter following under option relabel-shuffle", CriterionFamily::None, &t15)
+            .with_display(&d15)
+            .with_notes(vec![
+                "Sem. = prediction is the new letter of the advocated wrong text (= New); Old = prediction is the letter the wrong option had before the shuffle; Chance = item mean of 1/n_options [inferred].".into(),
+                "Pooled over the pairs of each dataset with relabel-shuffle rows.".into(),
+            ]),
+    );
 
     // Per-pair paired CIs (relabel_effect_with_ci + semantic_letter_with_ci)
     let (samples, seed, mut stream) = ctx.opts.bootstrap(SEED_OFFSET_RELABEL);
@@ -445,14 +435,12 @@ pub(super) fn table15(ctx: &Ctx) -> Vec<Output> {
             .deterministic(),
         );
     }
-    if !long.is_empty() {
-        out.push(
-            Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", NONE, &long_table(long, samples, seed))
-                .with_notes(vec![
-                    format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
-                    "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),
-                ]),
-        );
-    }
+    out.push(
+        Output::new("table15_relabel_with_ci", "Relabel effect and semantic-letter following per pair with paired CIs", CriterionFamily::None, &long_table(long, samples, seed))
+            .with_notes(vec![
+                format!("One index matrix per pair over the items with baseline and shuffle rows, default_rng({seed}) = base seed + 5, pairs in the fixed order."),
+                "new_wrong_following_rate equals semantic_following_rate by definition; chance_old_letter_rate is deterministic (no interval).".into(),
+            ]),
+    );
     out
 }

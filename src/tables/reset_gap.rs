@@ -1,5 +1,6 @@
 //! Table 9 — the ordinary-reset (R0) gap per pair with a paired item bootstrap CI.
 
+use super::output::CriterionFamily;
 use super::boot::{paired_cis, Stat};
 use serde::Serialize;
 
@@ -88,10 +89,7 @@ pub(super) fn table09(ctx: &Ctx) -> Vec<Output> {
             positive: Pct(pos),
         });
     }
-    if t.is_empty() {
-        return Vec::new();
-    }
-    vec![Output::new("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", NO_CRITERION, &t)
+    vec![Output::new("table09_ordinary_reset_gap", "Ordinary-reset (R0) hysteresis gap with paired item bootstrap 95% CI, every pair", CriterionFamily::None, &t)
         .with_display(&d)
         .with_notes(vec![
             "Gap = mean over items of p_R0(w) - p_clean(w) (clean = clean probe).".into(),

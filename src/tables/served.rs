@@ -8,6 +8,7 @@
 //! an option probability has under the bound (a thresholded verdict, e.g. the 0.05 clean band,
 //! can flip only where its distance from the threshold is below that width).
 
+use super::output::CriterionFamily;
 use serde::Serialize;
 
 use super::format::Num;
@@ -65,13 +66,10 @@ pub(super) fn served_coverage(ctx: &Ctx) -> Vec<Output> {
             prediction_may_change: bounds.iter().filter(|b| !b.pred_fixed).count(),
         });
     }
-    if rows.is_empty() {
-        return Vec::new();
-    }
     vec![Output::new(
         "aux_served_letter_coverage",
         "Served models: letter coverage of the answer-slot scores",
-        "none (coverage of the letter tokens in the server's top-K log-probabilities)",
+        CriterionFamily::NoneBut("coverage of the letter tokens in the server's top-K log-probabilities"),
         &rows,
     )
     .with_notes(vec![

@@ -180,7 +180,7 @@ pub(super) fn render(
             o.id,
             md_escape(&o.title),
             o.table.rows.len(),
-            md_escape(&o.family),
+            md_escape(&o.family.to_string()),
             stem = o.stem
         ));
     }

@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::format::{Cell, Table};
+use super::output::CriterionFamily;
 use super::index::RunIndex;
 use super::paper::{
     self, compare, parse_tsv, Comparison, Key, Status, Unit, CELLS, DATASET_NAMES, MODEL_NAMES,
@@ -361,7 +362,7 @@ fn output(stem: &str, columns: &[&str], rows: Vec<Vec<Cell>>) -> Output {
         id: "",
         stem: stem.to_string(),
         title: String::new(),
-        family: String::new(),
+        family: CriterionFamily::None,
         csv: String::new(),
         table: Table {
             columns: columns.iter().map(|c| c.to_string()).collect(),
@@ -369,6 +370,7 @@ fn output(stem: &str, columns: &[&str], rows: Vec<Vec<Cell>>) -> Output {
         },
         display: None,
         notes: Vec::new(),
+        written_without_rows: false,
     }
 }
 

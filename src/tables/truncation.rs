@@ -1,6 +1,7 @@
 //! Truncation boundary: Table 5 (summary per pair × condition, and the paper's boundary table
 //! with the aggregate-row bootstrap) and Table 18 (full boundary per pair).
 
+use super::output::CriterionFamily;
 use crate::dialogue::conditions::ids;
 use serde::Serialize;
 
@@ -315,7 +316,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table05_truncation_summary",
             "Truncation boundary: summary per pair and condition",
-            "main (clean_context_like_recovery)",
+            CriterionFamily::Main("clean_context_like_recovery"),
             &t,
         )
         .with_display(&d)
@@ -385,7 +386,7 @@ pub(super) fn table05(ctx: &Ctx) -> Vec<Output> {
         Output::new(
             "table05_truncation_boundary",
             "Truncation boundary: mean gap and 95% CI",
-            "none (gap only)",
+            CriterionFamily::NoneBut("gap only"),
             &b,
         )
         .with_display(&bd)
@@ -506,7 +507,7 @@ pub(super) fn table18(ctx: &Ctx) -> Vec<Output> {
     });
     t18.push(mean_row);
     out.push(
-        Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", "main (first_condition_with_clean_context_like_recovery)", &t18)
+        Output::new("table18_truncation_by_pair", "Full truncation boundary per pair", CriterionFamily::Main("first_condition_with_clean_context_like_recovery"), &t18)
             .with_display(&d18)
             .with_notes(vec![
                 "Mean (the paper's last row; CSV model Mean, dataset all) = the mean over the pairs of each gap column; it equals Table 5's Mean gap of the same condition (table05_truncation_boundary).".into(),

@@ -97,10 +97,12 @@ macro_rules! reject_compound {
 
 mod cells;
 mod join;
+mod projection;
 mod rows;
 
 pub(crate) use cells::{Ci, Num, Pct, PyBool};
 pub(crate) use join::Join;
+pub(crate) use projection::{project, Shown};
 pub(crate) use rows::{csv_text, table_of, Row};
 
 /// One table cell of the Markdown/LaTeX view.

@@ -1,5 +1,6 @@
 //! Table 17: the minimal recovery operation per pair (and its paired CIs).
 
+use crate::tables::output::CriterionFamily;
 use serde::Serialize;
 
 use super::{ci_label, Hierarchy};
@@ -151,21 +152,19 @@ impl Hierarchy<'_, '_> {
             t.push(row);
             d.push(view);
         }
-        let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", "main (strict and loose MRO in labelled columns)", &t)
+        let mut out = vec![Output::new("table17_minimal_recovery_operation", "Minimal successful recovery operation per pair", CriterionFamily::Main("strict and loose MRO in labelled columns"), &t)
             .with_display(&d)
             .with_notes(vec![
                 ops_text("MRO = first operation in the order {main_ops} that passes the criterion; not_restored if none. Metrics (restoration, gap, accuracy, classification) are those of the main-family MRO; blank when not restored."),
                 "restoration_ratio is blank when not informative (|R0 gap| < 0.05).".into(),
             ])];
-        if !long.is_empty() {
-            out.push(
-                Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", "main", &long_table(long, self.samples, self.seed))
-                    .with_notes(vec![format!(
-                        "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
-                        self.seed
-                    )]),
-            );
-        }
+        out.push(
+            Output::new("table17_minimal_recovery_operation_with_ci", "Minimal recovery operation with paired CIs", CriterionFamily::Main(""), &long_table(long, self.samples, self.seed))
+                .with_notes(vec![format!(
+                    "Intervals are those of the operation in aux_recovery_operations_with_ci (one matrix per pair x operation from default_rng({}) = base seed + 4).",
+                    self.seed
+                )]),
+        );
         out
     }
 }

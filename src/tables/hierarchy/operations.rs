@@ -4,13 +4,15 @@
 
 use serde::Serialize;
 
-use super::{Hierarchy, MAIN_FAMILY};
+use super::{Hierarchy, MAIN_OTHERS, MAIN_SHOWN};
+use crate::tables::output::CriterionFamily;
 use crate::dialogue::ops_text::ops_text;
 use crate::metrics::{
     clean_context_damage_accuracy, clean_context_damage_p_correct, contamination_reduction,
     gap_reduction, intervention_hysteresis_gap,
 };
-use crate::tables::common::{long_table, ModelDataset};
+use crate::tables::common::long_table;
+use crate::tables::grouping::ModelDataset;
 use crate::tables::format::{Join, Num, Pct, PyBool};
 use crate::tables::index::condition_label;
 use crate::tables::Output;
@@ -171,7 +173,7 @@ impl Hierarchy<'_, '_> {
                 d.push(Join(ModelDataset::of(hp.p), view));
             }
         }
-        vec![Output::new("aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", MAIN_FAMILY, &t)
+        vec![Output::new("aux_recovery_hierarchy_summary", "Recovery hierarchy summary (all operations)", CriterionFamily::MainAndOthers(MAIN_SHOWN, MAIN_OTHERS), &t)
             .with_display(&d)
             .with_notes(vec![
                 "Pair means over the items present in clean, R0 and the operation; clean = clean probe; intervention_hysteresis_gap = mean p_X(w) - mean p_clean(w).".into(),
@@ -182,10 +184,7 @@ impl Hierarchy<'_, '_> {
     }
 
     pub(crate) fn aux_operations_with_ci(&self) -> Vec<Output> {
-        if self.long.is_empty() {
-            return Vec::new();
-        }
-        vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", "strict, main and loose (clean_context_like_<family> rows)", &long_table(self.long.clone(), self.samples, self.seed))
+        vec![Output::new("aux_recovery_operations_with_ci", "Recovery operations with paired item bootstrap CIs", CriterionFamily::Several("strict, main and loose (clean_context_like_<family> rows)"), &long_table(self.long.clone(), self.samples, self.seed))
                 .with_notes(vec![
                     ops_text(&format!("One index matrix per pair x main operation from one default_rng({}) stream (base seed + 4), pairs in the fixed order, operations {{main_first}}..{{main_last}}; shared by all metrics of the operation.", self.seed)),
                     "restoration_ratio replicates are NaN where |den| <= 1e-12; the estimate and interval are blank when the full-sample |R0 gap| < 0.05. clean_context_like_* are deterministic (1 = pass, no interval).".into(),

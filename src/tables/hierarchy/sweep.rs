@@ -1,6 +1,7 @@
 //! The threshold sweep of the clean-context-like criterion (docs/protocol.md §6.4): the three families, then the
 //! main family with every threshold scaled by λ.
 
+use crate::tables::output::CriterionFamily;
 use std::sync::LazyLock;
 
 use serde::ser::{SerializeStruct, Serializer};
@@ -182,7 +183,7 @@ impl Hierarchy<'_, '_> {
             };
             d.push(Join(Join(view_head, RecoveredShort(recovered)), view_tail));
         }
-        vec![Output::new("aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", "strict / main / loose, then main x lambda", &t)
+        vec![Output::new("aux_threshold_sweep", "Threshold sweep of the clean-context-like criterion", CriterionFamily::Several("strict / main / loose, then main x lambda"), &t)
             .with_display(&d)
             .with_notes(vec![
                 "Rows strict/main/loose are the three families; main_lambda_L multiplies every main threshold by L (configs/threshold_sweep.yaml lambdas).".into(),
