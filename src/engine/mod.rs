@@ -17,7 +17,7 @@ pub(crate) mod worker;
 pub use jobs::{EngineStats, Generation, Job, JobOutput, SCORING_PHASES};
 pub use prepared::Prepared;
 pub(crate) use jobs::JobResult;
-use jobs::{job_loop, run_job, Request};
+use jobs::{job_loop, run_job, Answer, Request};
 pub use session::{item_lanes, KvOp};
 use session::Session;
 
@@ -85,6 +85,9 @@ pub enum EngineError {
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
     WorkerGone,
+    /// A bug in hyst-tui: the worker answered a job with the answer of another kind of job.
+    #[error("internal error (a bug in hyst-tui): the engine answered a {job} job with {got} instead of {want}")]
+    WrongAnswer { job: &'static str, got: &'static str, want: &'static str },
 }
 
 impl From<TemplateError> for EngineError {
@@ -398,102 +401,66 @@ impl Engine {
         rx.recv().map_err(|_| EngineError::WorkerGone)?.output
     }
 
+    /// Runs a job and takes its answer out of the variant that kind of job answers with
+    /// ([`Answer`]); another variant is a bug, reported as [`EngineError::WrongAnswer`].
+    fn ask<T: Answer>(&self, job: Job) -> Result<T, EngineError> {
+        let name = job.name();
+        T::take(self.run(job)?).map_err(|other| EngineError::WrongAnswer { job: name, got: other.name(), want: T::VARIANT })
+    }
+
     pub fn score(&self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        match self.run(Job::Score {
-            messages: messages.to_vec(),
-            letters: letters.to_vec(),
-        })? {
-            JobOutput::Score(s) => Ok(*s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask::<Box<SlotScore>>(Job::Score { messages: messages.to_vec(), letters: letters.to_vec() }).map(|s| *s)
     }
 
     /// Scores a prompt prepared by [`Engine::prepare`] (it is not rendered or tokenized again).
     pub fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
-        match self.run(Job::ScorePrepared {
-            prepared,
-            letters: letters.to_vec(),
-            lane: self.lane,
-        })? {
-            JobOutput::Score(s) => Ok(*s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask::<Box<SlotScore>>(Job::ScorePrepared { prepared, letters: letters.to_vec(), lane: self.lane }).map(|s| *s)
     }
 
     /// Scores prompts prepared by [`Engine::prepare`] that branch off the same history
     /// ([`Job::ScoreGroup`]); the scores come in the prompts' order.
     pub fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
-        match self.run(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })? {
-            JobOutput::Scores(s) => Ok(s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })
     }
 
     /// Starts (`true`) or stops recording the worker's KV operations; stopping returns them.
     pub fn record_kv(&self, on: bool) -> Result<Vec<KvOp>, EngineError> {
-        match self.run(Job::Record(on))? {
-            JobOutput::Trace(t) => Ok(t),
-            _ => Ok(Vec::new()),
-        }
+        self.ask(Job::Record(on))
     }
 
     /// Replays recorded KV operations with nothing but llama.cpp calls; returns the seconds.
     pub fn replay(&self, ops: Arc<Vec<KvOp>>) -> Result<f64, EngineError> {
-        match self.run(Job::Replay(ops))? {
-            JobOutput::Timed(s) => Ok(s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Replay(ops))
+    }
+
+    /// Raw llama.cpp throughput ([`Job::RawDecode`]): the seconds to decode `n_tokens` tokens.
+    pub fn raw_decode(&self, tokens: Vec<i32>, n_tokens: usize) -> Result<f64, EngineError> {
+        self.ask(Job::RawDecode { tokens, n_tokens })
     }
 
     pub fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
-        match self.run(Job::Prepare {
-            messages: messages.to_vec(),
-        })? {
-            JobOutput::Prepared(p) => Ok(p),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Prepare { messages: messages.to_vec() })
     }
 
     pub fn tokenize(&self, text: &str, parse_special: bool) -> Result<Vec<i32>, EngineError> {
-        match self.run(Job::Tokenize {
-            text: text.to_string(),
-            parse_special,
-        })? {
-            JobOutput::Tokens(t) => Ok(t),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Tokenize { text: text.to_string(), parse_special })
     }
 
     pub fn pieces(&self, tokens: &[i32]) -> Result<Vec<String>, EngineError> {
-        match self.run(Job::Detokenize {
-            tokens: tokens.to_vec(),
-        })? {
-            JobOutput::Pieces(p) => Ok(p),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Detokenize { tokens: tokens.to_vec() })
     }
 
     pub fn letter_tokens(&self, letter: char) -> Result<LetterTokens, EngineError> {
-        match self.run(Job::Letter { letter })? {
-            JobOutput::Letter(l) => Ok(l),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Letter { letter })
     }
 
     /// The greedy continuation of `messages` at the answer slot ([`Job::Generate`]).
     pub fn generate(&self, messages: &[ChatMessage], max_tokens: usize) -> Result<Generation, EngineError> {
-        match self.run(Job::Generate {
-            messages: messages.to_vec(),
-            max_tokens,
-            stop: Arc::default(),
-        })? {
-            JobOutput::Generated(g) => Ok(g),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Generate { messages: messages.to_vec(), max_tokens, stop: Arc::default() })
     }
 
     pub fn clear_cache(&self) -> Result<(), EngineError> {
-        self.run(Job::ClearCache).map(|_| ())
+        self.ask(Job::ClearCache)
     }
 
     /// Stops the worker after its current job and waits for it (a lane's handle only lets go).
@@ -605,4 +572,38 @@ fn worker_main(
         publish(&session, &prompter);
         output
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine whose worker answers every job with `Done`.
+    fn answering_done() -> Engine {
+        Engine::spawn_with("test-engine".into(), |rx, ready, _, _| {
+            let info = serde_json::json!({
+                "key": "k", "name": "n", "path": "p", "n_vocab": 1, "n_ctx": 1, "n_ctx_train": 1, "n_params": 1,
+                "size_bytes": 1, "bos": "", "eos": "", "add_bos": false, "template_source": "", "threads": 1,
+                "cache": true, "slots": 1
+            });
+            let _ = ready.send(Ok(serde_json::from_value(info).unwrap()));
+            while let Ok(Request::Job { id, reply, .. }) = rx.recv() {
+                let _ = reply.send(JobResult { id, output: Ok(JobOutput::Done) });
+            }
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn an_answer_of_the_wrong_kind_is_reported_as_a_bug() {
+        let e = answering_done();
+        let err = e.tokenize("x", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "internal error (a bug in hyst-tui): the engine answered a Tokenize job with Done instead of Tokens"
+        );
+        assert!(matches!(e.score(&[], &['A']), Err(EngineError::WrongAnswer { job: "Score", got: "Done", want: "Score" })));
+        assert!(e.clear_cache().is_ok());
+        e.shutdown();
+    }
 }

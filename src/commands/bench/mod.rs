@@ -13,7 +13,7 @@ use hyst_tui::config::ModelEntry;
 use hyst_tui::data::Selected;
 use hyst_tui::dialogue::conditions::{build, ids, Registry};
 use hyst_tui::dialogue::{Builder, Control, DialogueItem, Suite};
-use hyst_tui::engine::{Engine, Job, JobOutput};
+use hyst_tui::engine::Engine;
 use hyst_tui::prompts::PromptSet;
 use hyst_tui::store::ScoreCache;
 
@@ -95,10 +95,7 @@ fn raw_throughput(reg: &Registry, engine: &Engine, prompts: &PromptSet, item: &S
     let b = Builder::new(prompts);
     let conv = build(reg.find(ids::ORDINARY_RESET).context("R0")?, &b, &DialogueItem::from(item), &['A'; 4], 'A');
     let toks = engine.prepare(&conv.messages)?.tokens;
-    match engine.run(Job::RawDecode { tokens: toks, n_tokens: n })? {
-        JobOutput::Timed(s) => Ok(n as f64 / s),
-        _ => anyhow::bail!("unexpected engine reply"),
-    }
+    Ok(n as f64 / engine.raw_decode(toks, n)?)
 }
 /// A bench whose probabilities differ with and without prefix reuse, or between numbers of
 /// workers, fails (exit code 1) after printing its measurements: the engine's exactness does not
