@@ -131,7 +131,7 @@ pub fn check_model_files(models: &ModelsConfig, keys: &[String]) -> Result<()> {
                 continue;
             }
         }
-        crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
+        crate::engine::model::check_model_file(Some(&model.key), &model.path(&models_dir()))
             .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
     }
     Ok(())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::session::{KvOp, Session};
-use super::worker::{letter_variants, score_from_logits, Prompter};
+use super::model::{letter_variants, score_from_logits, Prompter};
 use super::{EngineError, Prepared};
 use crate::util::add_since;
 use crate::protocol::{ChatMessage, LetterTokens, SlotScore};

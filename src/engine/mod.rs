@@ -12,7 +12,7 @@ mod prepared;
 pub(crate) mod scoring;
 pub(crate) mod session;
 pub(crate) mod template;
-pub(crate) mod worker;
+pub(crate) mod model;
 
 pub use jobs::{EngineStats, Generation, Job, JobOutput, SCORING_PHASES};
 pub use prepared::Prepared;
@@ -251,7 +251,7 @@ impl Engine {
         if entry.endpoint.is_some() {
             return Self::start_served(entry, path, opts, "hyst-served".into());
         }
-        worker::check_model_file(Some(&entry.key), path)?;
+        model::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
         Self::spawn(entry, path, opts, None, "hyst-engine".into())
     }
@@ -267,9 +267,9 @@ impl Engine {
         if n == 1 {
             return Ok(Self::start(entry, path, opts)?.with_lanes());
         }
-        worker::check_model_file(Some(&entry.key), path)?;
+        model::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
-        let model = Arc::new(worker::load_model(path, &opts)?);
+        let model = Arc::new(model::load_model(path, &opts)?);
         let mut v = Vec::new();
         for i in 0..n {
             let mut o = opts.clone();
@@ -299,7 +299,7 @@ impl Engine {
 
     fn start_served(entry: &ModelEntry, path: &Path, opts: EngineOptions, name: String) -> Result<Self, EngineError> {
         if entry.has_file() && entry.endpoint.as_ref().is_some_and(|e| e.api.sends_tokens()) {
-            worker::check_model_file(Some(&entry.key), path)?;
+            model::check_model_file(Some(&entry.key), path)?;
         }
         let (entry, path) = (entry.clone(), path.to_path_buf());
         Self::spawn_with(name, move |rx, ready, cb, st| served::worker_main(entry, path, opts, rx, ready, cb, st))
@@ -311,7 +311,7 @@ impl Engine {
         Self::spawn_with(name, move |rx, ready_tx, cb, st| {
             let model = match model {
                 Some(m) => m,
-                None => match worker::load_model(&path, &opts) {
+                None => match model::load_model(&path, &opts) {
                     Ok(m) => Arc::new(m),
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -532,7 +532,7 @@ fn worker_main(
     cancel_below: Arc<AtomicU64>,
     stats: Arc<EngineStats>,
 ) {
-    let mut prompter = match worker::Prompter::new(model, &entry) {
+    let mut prompter = match model::Prompter::new(model, &entry) {
         Ok(p) => p,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -541,7 +541,7 @@ fn worker_main(
     };
     // Packing holds `pack` sequences of this size each: without --ctx, at most PACKED_CTX.
     let n_ctx = opts.n_ctx.unwrap_or(if opts.pack > 1 { entry.context.min(PACKED_CTX) } else { entry.context });
-    let mut session = match worker::backend().and_then(|b| Session::new(model, b, &opts, n_ctx)) {
+    let mut session = match model::backend().and_then(|b| Session::new(model, b, &opts, n_ctx)) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -550,7 +550,7 @@ fn worker_main(
     };
     let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
     let top_k = opts.top_k;
-    let publish = |session: &Session, prompter: &worker::Prompter| {
+    let publish = |session: &Session, prompter: &model::Prompter| {
         let (bytes, peak) = session.snapshot_bytes();
         stats.snapshot_bytes.store(bytes as u64, Ordering::Relaxed);
         stats.snapshot_peak_bytes.fetch_max(peak as u64, Ordering::Relaxed);

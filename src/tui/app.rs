@@ -29,7 +29,7 @@ use super::generations::GenState;
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::keymap::{self, KeyContext};
 use super::lanes::{Focus, LaneSetup, Lanes};
-use super::model::Part;
+use super::parts::Part;
 use super::popups::Popups;
 use super::recovery_rows::{RecoveryRows, RowsKey};
 use super::screen::{Overlay, View};
@@ -703,7 +703,7 @@ mod tests {
     use super::*;
     use crate::config::ModelsConfig;
     use crate::tui::action::Motion;
-    use crate::tui::model;
+    use crate::tui::parts;
 
     /// An app over a stored run of synthetic rows (three items, no model), with a summary and
     /// two tables to browse.
@@ -770,7 +770,7 @@ mod tests {
         assert!(app.notice().unwrap().contains("stored rows"), "{:?}", app.notice());
         app.update();
         assert!(app.lanes().model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
-        for part in model::steps(app.reg()) {
+        for part in parts::steps(app.reg()) {
             let (a, c) = (app.score_of("toy_a", 0, part), app.score_of("toy_c", 0, part));
             assert!(a.is_some() && c.is_some(), "{part:?}");
             let w = app.entry(0).unwrap().wrong;

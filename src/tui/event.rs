@@ -3,7 +3,7 @@
 //! routes them — to the status line, the item list, the overlays, the other parts. No part
 //! writes another's state.
 
-use super::model::Part;
+use super::parts::Part;
 use super::screen::Overlay;
 
 #[derive(Clone, Debug, PartialEq)]

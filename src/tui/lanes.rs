@@ -16,9 +16,9 @@ use super::generations::{GenState, Generations};
 use super::item_list::ItemList;
 use super::jobs::Submit;
 use super::keymap::key_for;
-use super::model::Part;
+use super::parts::Part;
 use super::scheduler::{self, Answer, Scheduler, Scope};
-use super::score_store::ScoreStore;
+use super::item_scores::ItemScores;
 use super::shared_scores::{Access, SharedLink};
 use crate::config::{models_dir, ModelsConfig};
 use crate::data::Selected;
@@ -85,7 +85,7 @@ pub(crate) struct Lanes {
     setup: LaneSetup,
     /// The shown model first, then the compared ones.
     lanes: Vec<Lane>,
-    scores: ScoreStore,
+    scores: ItemScores,
     shared: SharedLink,
     /// Every list item's ramp has been looked up in the shared store (since it last changed).
     sweep_done: bool,
@@ -98,7 +98,7 @@ pub(crate) struct Lanes {
 impl Lanes {
     /// The lanes of the shown model `model_key` (nothing loaded yet), with the scores and models
     /// of a stored run, and the shared score store at `score_store`.
-    pub(crate) fn new(setup: LaneSetup, model_key: String, focus: Option<usize>, scores: ScoreStore, score_store: Option<PathBuf>, stored_models: Vec<String>) -> Lanes {
+    pub(crate) fn new(setup: LaneSetup, model_key: String, focus: Option<usize>, scores: ItemScores, score_store: Option<PathBuf>, stored_models: Vec<String>) -> Lanes {
         Lanes {
             setup,
             lanes: vec![Lane { engine: EngineSlot::new(model_key), scheduler: Scheduler::new(focus) }],
@@ -481,7 +481,7 @@ impl Lanes {
         self.gens.busy()
     }
 
-    pub(crate) fn scores(&self) -> &ScoreStore {
+    pub(crate) fn scores(&self) -> &ItemScores {
         &self.scores
     }
     /// The model whose scores are shown.

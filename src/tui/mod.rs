@@ -15,14 +15,16 @@
 //!   of a step's dialogue, the editor, their scores, saving them as an experiment operation or
 //!   a conversation file: all of it in that one module), `browser` (the table browser, the
 //!   Runs pane, a batch on its own thread);
-//! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
+//! - `item_scores`: the scores and errors the session holds, in memory, by (model, item, part),
+//!   ramp letters, twins;
 //!   `shared_scores`: the score store shared with every run: lookups before the engine, and
 //!   every computed score appended;
 //! - `recovery_rows`: the current item's recovery rows (gaps, verdicts per criterion family,
 //!   minimal recovery operation), computed from the metrics when the scores change;
 //! - `run_list`: the runs of the data directory; `table_browser`: a run's Markdown tables;
 //!   `batch_task`: a batch on its own thread;
-//! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
+//! - `parts`: the parts of an item (`Part`: ramp steps, operations, custom ramps' steps) and
+//!   their messages; `stored_run`: a batch run's rows;
 //! - `screen`: views, overlays and snapshot screens; `views`: drawing (views read the app and
 //!   compute nothing the metrics define);
 //! - `terminal`: raw mode / alternate screen, panic hook, stderr kept off the screen;
@@ -40,13 +42,13 @@ mod event;
 mod export;
 mod generations;
 mod item_list;
+mod item_scores;
 mod jobs;
 mod keymap;
 mod lanes;
 mod markdown;
-pub mod model;
+pub mod parts;
 mod scheduler;
-mod score_store;
 mod screen;
 mod setup;
 mod shared_scores;

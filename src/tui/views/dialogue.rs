@@ -17,13 +17,13 @@ use crate::protocol::letter;
 use crate::tui::app::App;
 use crate::tui::action::Action;
 use crate::tui::keymap::{action_hints, hints, key_for, Where};
-use crate::tui::model::gap_verdict;
+use crate::tui::parts::gap_verdict;
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::{EditScore, WhatIfShown};
 use crate::dialogue::conditions::Registry;
 use crate::dialogue::CURVE;
-use crate::tui::model::{part_label, split_user_turn, Part};
+use crate::tui::parts::{part_label, split_user_turn, Part};
 
 /// Labels of the ramp's user turns (weak pressure … strong reset).
 fn ramp_turns(n: usize) -> Vec<String> {

@@ -11,7 +11,7 @@ use super::{block, fmt_gap, fmt_p, option_of, trunc, width};
 use crate::tui::app::App;
 use crate::tui::keymap::{hints, Where};
 use crate::tui::item_list::SortKey;
-use crate::tui::model::{ramp_parts, Part};
+use crate::tui::parts::{ramp_parts, Part};
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();

@@ -20,7 +20,7 @@ use super::engine_slot::EngineState;
 use super::action::Action;
 use super::keymap::{hint_keys, hints, key_for, Where};
 use super::screen::{Overlay, View};
-use super::model::Part;
+use super::parts::Part;
 
 /// Draws the whole screen.
 pub fn render(f: &mut Frame, app: &App) {

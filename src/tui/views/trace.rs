@@ -17,7 +17,7 @@ use crate::data::Selected;
 use crate::tui::app::App;
 use crate::dialogue::recipe::Group;
 use crate::dialogue::CURVE;
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 use crate::tui::theme::model_marker;
 use crate::tui::whatif::WhatIfCurve;
 

@@ -36,7 +36,7 @@ use super::event::Event;
 use super::item_list::ItemList;
 use super::keymap::key_for;
 use super::lanes::Lanes;
-use super::model::{self, Part};
+use super::parts::{self, Part};
 use super::screen::Overlay;
 use crate::data::Selected;
 use crate::dialogue::conditions::Registry;
@@ -443,8 +443,8 @@ impl WhatIf {
             None => Overlay::None,
         };
         let text = match self.store.versions(item, part) {
-            0 => format!("{}: back to the original", model::part_label(cx.reg(), part)),
-            v => format!("{}: back to what-if version {v}", model::part_label(cx.reg(), part)),
+            0 => format!("{}: back to the original", parts::part_label(cx.reg(), part)),
+            v => format!("{}: back to what-if version {v}", parts::part_label(cx.reg(), part)),
         };
         vec![Event::Overlay(overlay), Event::Notice(text)]
     }
@@ -567,7 +567,7 @@ impl WhatIf {
         let e = &self.editor;
         let Some(msgs) = e.part.and_then(|p| self.shown_messages(cx, e.item, p)) else { return String::new() };
         let name = edit::message_name(&msgs, e.index);
-        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && model::split_user_turn(&m.content, cx.header()).is_some());
+        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && parts::split_user_turn(&m.content, cx.header()).is_some());
         match msgs.get(e.index).map(|m| m.role.as_str()) {
             _ if Some(e.index) == edit::final_user(&msgs) && has_block => {
                 format!("The message of the final turn of {part_label} (the question block follows it):")
