@@ -1,12 +1,12 @@
 //! The terminal explorer.
 //!
-//! - `app`: the router — owns the components and the lanes, hands each action to the part it
+//! - `app`: the router — owns the components and the engines, hands each action to the part it
 //!   is for and routes the [`event`]s the parts answer with (only the app writes the status
 //!   line, the overlay or another part's state);
 //! - `action`, `keymap`: user intents, and the keys that ask for them in each context (labels,
 //!   hints and the key names of messages made from the bindings);
-//! - `lanes`: the engine-facing part — one engine slot and scheduler per shown or compared
-//!   model, the score store, the shared store link, the generations (`a`); returns events;
+//! - `engines`: the engine-facing part — one engine slot and scheduler per shown or compared
+//!   model, the item scores, the shared store link, the generations (`a`); returns events;
 //! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter;
 //!   `scheduler` over `jobs`: what to score next, through the generational job queue;
 //!   `generations`: the model's greedy continuations at the answer slot, per context;
@@ -45,7 +45,7 @@ mod item_list;
 mod item_scores;
 mod jobs;
 mod keymap;
-mod lanes;
+mod engines;
 mod markdown;
 pub mod parts;
 mod scheduler;

@@ -60,7 +60,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .map(|(i, e)| {
             let sum = app.summary(i);
             let (clean, r0, pred, wf, gap) = (sum.clean_pw, sum.r0_pw, sum.r0_pred, sum.wf, sum.gap());
-            let busy = ramp.iter().any(|&p| app.lanes().in_flight(i, p));
+            let busy = ramp.iter().any(|&p| app.engines().in_flight(i, p));
             let err = ramp.iter().any(|&p| app.error(i, p).is_some());
             let mark = if err {
                 Span::styled("!", th.error())

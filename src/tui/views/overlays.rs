@@ -47,14 +47,14 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
-    let shown = app.lanes().shown_models();
+    let shown = app.engines().shown_models();
     let items: Vec<ListItem> = app
-        .lanes()
+        .engines()
         .model_choices()
         .into_iter()
         .map(|m| {
-            let lane = shown.iter().position(|k| *k == m.key);
-            let (mark, mark_st) = match lane {
+            let shown_at = shown.iter().position(|k| *k == m.key);
+            let (mark, mark_st) = match shown_at {
                 Some(0) => ("● ".to_string(), th.correct()),
                 Some(i) => (format!("{i} "), th.model(i)),
                 None => ("  ".to_string(), th.plain()),
@@ -69,11 +69,11 @@ pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
             let st = if m.present { th.plain() } else { th.dim() };
             let mut spans = vec![
                 Span::styled(mark, mark_st),
-                Span::styled(pad(&m.key, 20), if lane == Some(0) { th.bold() } else { st }),
+                Span::styled(pad(&m.key, 20), if shown_at == Some(0) { th.bold() } else { st }),
                 Span::styled(format!(" {state} "), if m.present { th.correct() } else { th.dim() }),
                 Span::styled(m.name.clone(), st),
             ];
-            if matches!(lane, Some(i) if i > 0) {
+            if matches!(shown_at, Some(i) if i > 0) {
                 spans.push(Span::styled(" (compared)", th.dim()));
             }
             ListItem::new(Line::from(spans))

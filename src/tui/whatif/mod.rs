@@ -35,7 +35,7 @@ use super::action::{Action, CursorMove};
 use super::event::Event;
 use super::item_list::ItemList;
 use super::keymap::key_for;
-use super::lanes::Lanes;
+use super::engines::Engines;
 use super::parts::{self, Part};
 use super::screen::Overlay;
 use crate::data::Selected;
@@ -47,7 +47,7 @@ use super::engine_slot::EngineState;
 /// What the what-if component reads of the rest of the explorer.
 pub(crate) struct Cx<'a> {
     pub(crate) items: &'a ItemList,
-    pub(crate) lanes: &'a Lanes,
+    pub(crate) engines: &'a Engines,
     pub(crate) prompts: &'a PromptSet,
     /// Every step, in cursor order, and the one shown.
     pub(crate) steps: &'a [Part],
@@ -67,18 +67,18 @@ impl Cx<'_> {
     }
     /// The original messages of a step (None while an earlier letter is missing).
     fn messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        self.lanes.messages(self.prompts, self.entry(item)?, part)
+        self.engines.messages(self.prompts, self.entry(item)?, part)
     }
     /// The shown model's score of a step.
     fn score(&self, item: usize, part: Part) -> Option<&SlotScore> {
-        self.lanes.score_of(self.lanes.model_key(), self.entry(item)?, part)
+        self.engines.score_of(self.engines.model_key(), self.entry(item)?, part)
     }
     fn model_key(&self) -> &str {
-        self.lanes.model_key()
+        self.engines.model_key()
     }
     /// The conditions of the run shown.
     fn reg(&self) -> &'static Registry {
-        self.lanes.scores().reg()
+        self.engines.scores().reg()
     }
     fn header(&self) -> &str {
         &self.prompts.question_header
@@ -273,7 +273,7 @@ impl WhatIf {
             _ if self.saves_as_operation(item, part, cx) => "saves it as an operation",
             _ => "saves the conversations",
         };
-        let waiting = match cx.lanes.engine_state() {
+        let waiting = match cx.engines.engine_state() {
             EngineState::Ready(_) => "scoring…".to_string(),
             EngineState::Loading { .. } => "scored once the model has loaded…".to_string(),
             _ => format!("no model to score it: {} loads one", key_for(Action::OpenModels)),
@@ -323,7 +323,7 @@ impl WhatIf {
         let mut versions: Vec<(Part, Vec<ChatMessage>)> =
             self.store.edited_steps(item).into_iter().map(|(p, v)| (p, v.messages.clone())).collect();
         versions.sort_by_key(|(p, _)| *p != cx.part);
-        let Some(e) = cx.lanes.engine_ready() else { return };
+        let Some(e) = cx.engines.engine_ready() else { return };
         for (_, msgs) in versions {
             self.store.request(e, cx.model_key(), &msgs, letters.clone());
         }

@@ -55,7 +55,7 @@ impl WhatIf {
         d.wrong = wrong;
         let b = Builder::new(cx.prompts);
         let original = cx.messages(item, part);
-        let scores = cx.lanes.scores();
+        let scores = cx.engines.scores();
         let same = original.is_some() && scores.messages(&b, cx.model_key(), &d, part) == original;
         if same {
             return notice(format!("{w}: this step's dialogue does not name the advocated option"));
@@ -83,7 +83,7 @@ impl WhatIf {
             let b = Builder::new(cx.prompts);
             let known: Vec<Option<char>> = rt.letters.iter().copied().map(Some).collect();
             let model = cx.model_key().to_string();
-            let clean = cx.lanes.scores().clean_letter(&model, &d.item.id);
+            let clean = cx.engines.scores().clean_letter(&model, &d.item.id);
             let no_steps = |_: &'static str| None;
             if let Some(msgs) = parts::messages_for(cx.reg(), &b, &d, rt.part, &known, clean, &no_steps) {
                 self.retarget = None;
@@ -92,7 +92,7 @@ impl WhatIf {
                     self.push_retargeted(cx, rt.item, p, msgs.clone(), rt.wrong);
                 }
                 let letters = d.item.letters();
-                if let Some(eng) = cx.lanes.engine_ready() {
+                if let Some(eng) = cx.engines.engine_ready() {
                     self.store.request(eng, &model, &msgs, letters);
                 }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
@@ -128,7 +128,7 @@ impl WhatIf {
                 Some(EditScore::Running) => return Vec::new(),
                 None => {
                     let letters = d.item.letters();
-                    let waiting = match cx.lanes.engine_state() {
+                    let waiting = match cx.engines.engine_state() {
                         EngineState::Ready(_) => "scoring",
                         EngineState::Loading { .. } => "waiting for the model to score",
                         _ => {
@@ -136,7 +136,7 @@ impl WhatIf {
                             return notice(format!("{w}: no model to score the ramp under another option ({} loads one)", key_for(Action::OpenModels)));
                         }
                     };
-                    if let Some(eng) = cx.lanes.engine_ready() {
+                    if let Some(eng) = cx.engines.engine_ready() {
                         self.store.request(eng, &model, &msgs, letters);
                     }
                     return notice(format!("{w}: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), parts::part_label(cx.reg(), step)));
