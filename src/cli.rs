@@ -46,8 +46,9 @@ pub struct GlobalOpts {
     /// CPU threads for llama.cpp (default: all cores).
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
-    /// Evaluate every prompt from scratch (no KV-cache prefix reuse).
-    #[arg(long, global = true)]
+    /// Evaluate every prompt from scratch (no KV-cache prefix reuse; the run cache and the shared
+    /// score store are still used).
+    #[arg(long, global = true, visible_alias = "no-prefix-reuse")]
     pub no_cache: bool,
     /// Layers to offload to the GPU (builds with --features cuda, metal or vulkan; default: the
     /// model's `gpu_layers` in models.toml, else all). Part of the numeric provenance.

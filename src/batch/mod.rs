@@ -2,9 +2,9 @@
 //!
 //! For each model, dataset and selected item: run the self-conditioned ramp(s), build every
 //! condition of the requested suites, and score each context through [`item::CachedScorer`],
-//! which looks up the content-addressed score cache first. The item's new scores are appended
-//! (one write + fsync) before the next item starts, so an interruption loses at most the item in
-//! flight and a rerun recomputes nothing it already has.
+//! which looks up the content-addressed run cache, then the shared store. The item's new scores
+//! are appended (one write + fsync) before the next item starts, so an interruption loses at
+//! most the item in flight and a rerun recomputes nothing it already has.
 //!
 //! The run reports what happens through a [`BatchObserver`] (the CLI draws a progress bar from
 //! it, the explorer a status line); nothing here writes to the terminal.

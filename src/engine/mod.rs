@@ -2,7 +2,7 @@
 //! jobs over a channel and receive results on a channel of their choice, so the same engine
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
-pub(crate) mod cache;
+pub(crate) mod prefix_reuse;
 mod jobs;
 pub mod exactness;
 pub mod provenance;
