@@ -10,9 +10,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use hyst_tui::batch::shard::ShardBy;
 use hyst_tui::batch::Shard;
-use hyst_tui::data::{ReleasedLists, SelectionOptions, DEFAULT_SEED};
+use hyst_tui::data::{ReleasedLists, SelectionOptions, DATASET_SPEC_FORMS, DEFAULT_SEED};
 use hyst_tui::dialogue::Suite;
 use hyst_tui::tui::{Screen, TermSize};
+
+/// The help of an option that takes one dataset spec (the forms are written once, beside their
+/// parser: `data::DATASET_SPEC_FORMS`).
+fn dataset_help() -> String {
+    format!("Dataset spec: {DATASET_SPEC_FORMS}")
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -40,8 +46,9 @@ pub struct GlobalOpts {
     /// CPU threads for llama.cpp (default: all cores).
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
-    /// Evaluate every prompt from scratch (no KV-cache prefix reuse).
-    #[arg(long, global = true)]
+    /// Evaluate every prompt from scratch (no KV-cache prefix reuse; the run cache and the shared
+    /// score store are still used).
+    #[arg(long, global = true, visible_alias = "no-prefix-reuse")]
     pub no_cache: bool,
     /// Layers to offload to the GPU (builds with --features cuda, metal or vulkan; default: the
     /// model's `gpu_layers` in models.toml, else all). Part of the numeric provenance.
@@ -83,9 +90,7 @@ pub struct TuiArgs {
     /// Model key for the explorer (default: the default model).
     #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
-    /// Dataset spec for the explorer (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH,
-    /// csv:PATH; default: sample).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", help = format!("Dataset spec for the explorer: {DATASET_SPEC_FORMS} (default: sample)"))]
     pub dataset: Option<String>,
     /// Browse a stored batch run without recomputing.
     #[arg(long, value_name = "DIR")]
@@ -109,8 +114,7 @@ pub struct SnapshotArgs {
     /// Model key (default: the default model).
     #[arg(long, value_name = "KEY")]
     pub model: Option<String>,
-    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
-    #[arg(long, default_value = "sample", value_name = "SPEC")]
+    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
     pub dataset: String,
     /// Dialogue step to show, as the explorer's step keys count them: 0 = clean … 6 = clean
     /// probe (the ramp), then any custom ramp's steps, then the recovery operations.
@@ -152,8 +156,7 @@ pub struct BatchArgs {
     /// Model keys, comma separated (default: the default model).
     #[arg(long, value_delimiter = ',', value_name = "K1,K2")]
     pub models: Vec<String>,
-    /// Dataset specs, comma separated: sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH.
-    #[arg(long, value_delimiter = ',', value_name = "SPEC,...")]
+    #[arg(long, value_delimiter = ',', value_name = "SPEC,...", help = format!("Dataset specs, comma separated: {DATASET_SPEC_FORMS}"))]
     pub datasets: Vec<String>,
     /// Suites, comma separated (default: hierarchy; `all` = every suite).
     #[arg(long, value_delimiter = ',', value_name = "SUITE,...")]
@@ -402,8 +405,7 @@ pub struct SlurmArgs {
 
 #[derive(Debug, Args)]
 pub struct PromptsArgs {
-    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
-    #[arg(long, default_value = "sample", value_name = "SPEC")]
+    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
     pub dataset: String,
     /// Item id (default: the first selected item).
     #[arg(long, value_name = "ID")]
@@ -425,8 +427,7 @@ pub struct PromptsArgs {
 
 #[derive(Debug, Args)]
 pub struct ItemsArgs {
-    /// Dataset spec (sample, long, truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH).
-    #[arg(long, default_value = "sample", value_name = "SPEC")]
+    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
     pub dataset: String,
     #[command(flatten)]
     pub selection: SelectionArgs,
@@ -511,9 +512,7 @@ pub enum BenchCmd {
         /// Items to run.
         #[arg(long, default_value_t = 3, value_name = "N")]
         limit: usize,
-        /// Dataset spec (`sample`, `long` for the bundled MMLU-Pro-shaped long items, or any
-        /// KIND:PATH).
-        #[arg(long, default_value = "sample", value_name = "SPEC")]
+        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
         dataset: String,
         /// The most workers in the scaling table (1, 2, 4, … up to N; default: the cores).
         #[arg(long, value_name = "N")]
@@ -537,8 +536,7 @@ pub enum BenchCmd {
         /// Items to run.
         #[arg(long, default_value_t = 2, value_name = "N")]
         limit: usize,
-        /// Dataset spec (`sample`, `long`, or any KIND:PATH).
-        #[arg(long, default_value = "sample", value_name = "SPEC")]
+        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
         dataset: String,
     },
 }

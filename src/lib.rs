@@ -7,7 +7,7 @@
 //!   `util` — small helpers;
 //! - `config`, `data`, `prompts` — models.toml, items and selection, prompt sets;
 //! - `dialogue` (conditions → messages, the ramp), `fetch`, `logging`;
-//! - `store` — run directories: score cache, item rows, manifest;
+//! - `store` — run directories: the run cache, the shared store, item rows, manifest;
 //! - `metrics` → `tables` — the paper's measures and tables; beside them `engine` (llama.cpp and
 //!   served models), which only `batch` and `tui` use;
 //! - `batch` — models × datasets × conditions, reporting through an observer;

@@ -124,7 +124,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(Command::Completions { shell }) = &cli.command {
         // Needs no models config: works before anything is set up.
-        return commands::completions(*shell);
+        return commands::completions::run(*shell);
     }
     let ctx = Ctx::new(cli.global.clone())?;
     if cli.global.batch {
@@ -146,17 +146,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::bench::batch(&ctx, &a)
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
-        Some(Command::Prompts(a)) => commands::inspect::prompts_cmd(&ctx, a),
-        Some(Command::Conditions) => commands::inspect::conditions_cmd(&ctx),
-        Some(Command::Items(a)) => commands::inspect::items_cmd(a),
+        Some(Command::Prompts(a)) => commands::prompts::run(&ctx, a),
+        Some(Command::Conditions) => commands::conditions::run(&ctx),
+        Some(Command::Items(a)) => commands::items::run(a),
         Some(Command::Batch(a)) => commands::batch::run(&ctx, a),
-        Some(Command::Tables { from }) => commands::batch::tables_from(&ctx, from),
-        Some(Command::Compare { paper }) => commands::batch::compare_paper(&ctx, paper),
-        Some(Command::Merge { dirs, out }) => commands::batch::merge(&ctx, dirs, out),
-        Some(Command::Snapshot(a)) => commands::explorer::snapshot(&ctx, a),
+        Some(Command::Tables { from }) => commands::tables::run(&ctx, from),
+        Some(Command::Compare { paper }) => commands::compare::run(&ctx, paper),
+        Some(Command::Merge { dirs, out }) => commands::merge::run(&ctx, dirs, out),
+        Some(Command::Snapshot(a)) => commands::snapshot::run(&ctx, a),
         Some(Command::Slurm(a)) => commands::slurm::run(&ctx, a),
-        Some(Command::Status { dirs }) => commands::slurm::status(dirs),
-        Some(Command::Completions { shell }) => commands::completions(*shell),
+        Some(Command::Status { dirs }) => commands::status::run(dirs),
+        Some(Command::Completions { shell }) => commands::completions::run(*shell),
         None => commands::explorer::run(&ctx, &cli.global.tui, &cli.global.batch_args),
     }
 }

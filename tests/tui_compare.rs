@@ -12,7 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hyst_tui::config::ModelsConfig;
 use hyst_tui::store::rows::{letter_map_json, parse_letter_map};
 use hyst_tui::store::ItemRow;
-use hyst_tui::tui::model::Part;
+use hyst_tui::tui::parts::Part;
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig, View};
 
 const W: u16 = 100;

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use hyst_tui::config::{models_dir, ModelsConfig};
-use hyst_tui::tui::model::{ramp_parts, steps, Part};
+use hyst_tui::tui::parts::{ramp_parts, steps, Part};
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig, View};
 
 use common::screens::assert_engine_screen;

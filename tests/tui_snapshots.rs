@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hyst_tui::config::{models_dir, ModelsConfig};
-use hyst_tui::tui::model::{ramp_parts, steps, Part};
+use hyst_tui::tui::parts::{ramp_parts, steps, Part};
 use hyst_tui::tui::{buffer_to_text, render_to_buffer, App, AppConfig, Overlay, View};
 
 use common::screens::{assert_engine_screen, close_to, stored_snapshot};

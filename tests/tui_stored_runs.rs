@@ -139,7 +139,7 @@ fn draw_everything(app: &mut App) {
 }
 
 fn app_steps() -> usize {
-    hyst_tui::tui::model::steps(hyst_tui::dialogue::conditions::Registry::bundled()).len()
+    hyst_tui::tui::parts::steps(hyst_tui::dialogue::conditions::Registry::bundled()).len()
 }
 
 #[test]

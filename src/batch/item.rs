@@ -1,5 +1,5 @@
 //! Scoring one item: its ramps, then every condition of the requested suites, through a
-//! [`CachedScorer`] that answers from the score cache first. Returns the item rows.
+//! [`CachedScorer`] that answers from the run cache first. Returns the item rows.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -17,8 +17,8 @@ use crate::store::rows::{letter_map_json, score_key};
 use crate::store::shared::{context_key, SharedScores};
 use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
 
-/// A scorer that consults the score cache before the engine; new scores are collected in
-/// `pending` until the item is committed.
+/// A scorer that consults the run cache, then the shared store, before the engine; new scores
+/// are collected in `pending` until the item is committed.
 pub struct CachedScorer<'a> {
     pub engine: &'a Engine,
     pub cache: &'a RwLock<ScoreCache>,

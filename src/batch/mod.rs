@@ -2,9 +2,9 @@
 //!
 //! For each model, dataset and selected item: run the self-conditioned ramp(s), build every
 //! condition of the requested suites, and score each context through [`item::CachedScorer`],
-//! which looks up the content-addressed score cache first. The item's new scores are appended
-//! (one write + fsync) before the next item starts, so an interruption loses at most the item in
-//! flight and a rerun recomputes nothing it already has.
+//! which looks up the content-addressed run cache, then the shared store. The item's new scores
+//! are appended (one write + fsync) before the next item starts, so an interruption loses at
+//! most the item in flight and a rerun recomputes nothing it already has.
 //!
 //! The run reports what happens through a [`BatchObserver`] (the CLI draws a progress bar from
 //! it, the explorer a status line); nothing here writes to the terminal.
@@ -17,23 +17,23 @@ pub mod shard;
 mod merge;
 pub mod slurm;
 pub mod status;
+mod engines;
 mod pair;
 use pair::{run_pair, write_outputs, Commit, LiveTables, PairJob};
 pub use merge::{merge, shard_dirs, MergeSummary};
+pub use engines::{check_model_files, EngineReport};
+use engines::ModelEngines;
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::RwLock;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::config::{models_dir, ModelEntry, ModelsConfig};
+use crate::config::ModelsConfig;
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::{Builder, Suite};
-use crate::engine::Engine;
 use crate::protocol::ProvenanceKind;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
@@ -101,37 +101,6 @@ pub struct BatchSummary {
     pub output_seconds: f64,
     /// What each in-process engine measured, per model in run order.
     pub engines: Vec<EngineReport>,
-}
-
-/// An in-process engine's clocks and counters at the end of its model's items
-/// ([`crate::engine::EngineStats`]), and its KV operations when the plan recorded them.
-#[derive(Clone, Debug, Default)]
-pub struct EngineReport {
-    pub model: String,
-    /// Seconds in each of [`crate::engine::SCORING_PHASES`].
-    pub phases: Vec<f64>,
-    /// Seconds the worker spent in jobs.
-    pub busy: f64,
-    pub decode_calls: u64,
-    pub decode_tokens: u64,
-    pub pad_tokens: u64,
-    pub kv_ops: Vec<crate::engine::KvOp>,
-}
-
-impl EngineReport {
-    fn of(model: &str, engine: &Engine, kv_ops: Vec<crate::engine::KvOp>) -> EngineReport {
-        let st = &engine.stats;
-        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        EngineReport {
-            model: model.to_string(),
-            phases: st.phase_nanos.iter().map(|n| load(n) as f64 / 1e9).collect(),
-            busy: load(&st.busy_micros) as f64 / 1e6,
-            decode_calls: load(&st.decode_calls),
-            decode_tokens: load(&st.decode_tokens),
-            pad_tokens: load(&st.pad_tokens),
-            kv_ops,
-        }
-    }
 }
 
 impl BatchSummary {
@@ -307,30 +276,6 @@ pub fn model_tasks(plan: &BatchPlan, n: usize) -> Result<Vec<ModelTask>> {
         .collect()
 }
 
-/// Every model file is there (a present, GGUF-looking file), or one error line with the fix.
-/// A served model needs only what renders its prompts here: its GGUF when it names one, its
-/// tokenizer directory when it names one (the server itself is asked when the run reaches it).
-pub fn check_model_files(models: &ModelsConfig, keys: &[String]) -> Result<()> {
-    for mkey in keys {
-        let model = models.get(mkey)?;
-        if let Some(ep) = &model.endpoint {
-            if let Some(dir) = &ep.tokenizer_dir {
-                for f in ["tokenizer.json", "tokenizer_config.json"] {
-                    if !dir.join(f).is_file() {
-                        bail!("model `{}`: {} has no {f} (endpoint `tokenizer_dir`)", model.key, dir.display());
-                    }
-                }
-            }
-            if !(model.has_file() && ep.api.sends_tokens()) {
-                continue;
-            }
-        }
-        crate::engine::worker::check_model_file(Some(&model.key), &model.path(&models_dir()))
-            .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
-    }
-    Ok(())
-}
-
 /// Runs a batch.
 pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObserver) -> Result<BatchSummary> {
     let t0 = Instant::now();
@@ -343,7 +288,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     check_provenance(out, cfg)?;
     // Served models' records of an earlier start of this run: their scores must come from the
     // same server (checked when each model starts).
-    let served_before = previous_served(out);
+    let served_before = engines::previous_served(out);
     let cache_path = out.join("cache").join("scores.jsonl");
     let cache = ScoreCache::open(&cache_path)?;
     if let Some(msg) = cache.report.describe(&cache_path) {
@@ -397,28 +342,12 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
             continue;
         }
         let model = models.get(mkey)?;
-        let path = model.path(&models_dir());
-        let (engines, sha, provenance) = if model.endpoint.is_some() {
-            observer.event(BatchEvent::ModelLoading { model: &model.key });
-            let engines = Engine::start_served_workers(model, &path, plan.engine.clone(), plan.concurrency)
-                .map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
-            let s = engines[0].info().served.clone().expect("a served engine reports its server");
-            check_served(out, &model.key, &s, served_before.get(&model.key))?;
-            run.manifest.served.insert(model.key.clone(), served_record(&s, engines.len()));
-            run.manifest.write(out)?;
-            (engines, s.model_sha256, s.provenance)
-        } else {
-            let sha = model_sha256(model, &path)?;
-            observer.event(BatchEvent::ModelLoading { model: &model.key });
-            let opts = reuse_policy_for(model, &path, plan, &mut run.manifest, observer)?;
-            let engines = Engine::start_workers(model, &path, opts, plan.workers).with_context(|| format!("model `{}`", model.key))?;
-            (engines, sha, cfg.provenance.clone())
-        };
+        let engines = ModelEngines::start(model, plan, &served_before, &mut run.manifest, observer)?;
         for ((_, d, suites), range) in mine {
             let job = PairJob {
                 model,
-                sha: &sha,
-                provenance: &provenance,
+                sha: &engines.sha,
+                provenance: &engines.provenance,
                 prompts_fp: &cfg.prompts_fingerprint,
                 builder: &b,
                 conds: conditions_for(plan.registry, suites),
@@ -427,21 +356,13 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 cache: &cache,
                 shared: shared.as_ref(),
             };
-            if plan.record_kv {
-                engines[0].record_kv(true)?;
-            }
-            if run_pair(&job, &engines, &mut run, observer)? {
+            engines.record_kv(plan)?;
+            if run_pair(&job, &engines.workers, &mut run, observer)? {
                 interrupted = true;
                 break;
             }
         }
-        if model.endpoint.is_none() {
-            let ops = if plan.record_kv { engines[0].record_kv(false)? } else { Vec::new() };
-            reports.push(EngineReport::of(&model.key, &engines[0], ops));
-        }
-        for e in engines {
-            e.shutdown();
-        }
+        reports.extend(engines.shut_down(plan)?);
         if interrupted {
             break;
         }
@@ -478,64 +399,6 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     Ok(summary)
 }
 
-/// The engine options for `model`: on a GPU back-end with prefix reuse on, the reuse is checked
-/// first (`engine::exactness`); where it is not bit-exact the model is scored from scratch, or
-/// (`--allow-inexact-reuse`) with reuse and the deviation noted. Packed decoding (`--pack` above
-/// 1) is checked the same way, and turned off where it is not exact. The checks go into the
-/// manifest either way. On the CPU nothing is checked (both are exact with this build's
-/// settings; `doctor` and tests/engine.rs show it).
-fn reuse_policy_for(
-    model: &ModelEntry,
-    path: &Path,
-    plan: &BatchPlan,
-    manifest: &mut Manifest,
-    observer: &mut dyn BatchObserver,
-) -> Result<crate::engine::EngineOptions> {
-    use crate::engine::exactness::{pack_check, reuse_check};
-    use crate::store::run_dir::ReuseRecord;
-    let mut opts = plan.engine.clone();
-    let checks_reuse = opts.cache;
-    let checks_pack = opts.pack > 1;
-    if !(checks_reuse || checks_pack) || !crate::engine::provenance::on_gpu(opts.gpu_layers_for(model)) {
-        return Ok(opts);
-    }
-    let probe = Engine::start(model, path, opts.clone()).with_context(|| format!("model `{}`", model.key))?;
-    let checks = (|| {
-        let reuse = if checks_reuse { Some(reuse_check(&probe).with_context(|| format!("model `{}`: the prefix-reuse check", model.key))?) } else { None };
-        let pack = if checks_pack { Some(pack_check(&probe).with_context(|| format!("model `{}`: the packed-decoding check", model.key))?) } else { None };
-        anyhow::Ok((reuse, pack))
-    })();
-    probe.shutdown();
-    let (reuse, pack) = checks?;
-    let mut note = |n: Option<String>| {
-        if let Some(n) = n {
-            let msg = format!("{}: {n}", model.key);
-            tracing::warn!("{msg}");
-            observer.event(BatchEvent::Notice { message: &msg });
-        }
-    };
-    if let Some(check) = reuse {
-        let (scratch, n) = check.decide(plan.reuse_policy);
-        note(n);
-        let scoring = if scratch { "from scratch" } else { "prefix reuse" };
-        manifest.reuse_checks.insert(model.key.clone(), ReuseRecord { max_abs_dp: check.max_abs_dp, identical: check.identical, scoring: scoring.into() });
-        if scratch {
-            opts.cache = false;
-        }
-    }
-    if let Some(check) = pack {
-        let (off, n) = check.decide_pack(plan.reuse_policy);
-        note(n);
-        let scoring = if off { "one prompt per call" } else { "packed" };
-        manifest.pack_checks.insert(model.key.clone(), ReuseRecord { max_abs_dp: check.max_abs_dp, identical: check.identical, scoring: scoring.into() });
-        if off {
-            opts.pack = 1;
-        }
-    }
-    manifest.write(&plan.out)?;
-    Ok(opts)
-}
-
 /// The error for scores of another numeric provenance in a run directory.
 fn provenance_mismatch(dir: &Path, theirs: &str, ours: &str) -> String {
     let theirs = if theirs.is_empty() { "an unknown build (recorded before hyst-tui kept provenance)" } else { theirs };
@@ -544,43 +407,6 @@ fn provenance_mismatch(dir: &Path, theirs: &str, ours: &str) -> String {
          stored: {theirs}; this build: {ours} (use another --out, or the build that made them)",
         dir.display()
     )
-}
-
-/// The served-model records of the run directory's manifest (none when there is none).
-fn previous_served(dir: &Path) -> BTreeMap<String, crate::store::run_dir::ServedRecord> {
-    Manifest::read(dir).map(|m| m.served).unwrap_or_default()
-}
-
-/// The manifest's record of a served model.
-fn served_record(s: &crate::engine::served::ServedInfo, concurrency: usize) -> crate::store::run_dir::ServedRecord {
-    crate::store::run_dir::ServedRecord {
-        api: s.api.clone(),
-        url: s.url.clone(),
-        model: s.model.clone(),
-        reported: s.reported.clone(),
-        prompt_source: s.prompt_source.clone(),
-        top_k: s.top_k,
-        letters: s.letters.clone(),
-        concurrency,
-        provenance: s.provenance.clone(),
-        contexts: 0,
-        bounded: 0,
-        prediction_not_fixed: 0,
-    }
-}
-
-/// A served model's scores in a run directory all come from one server: a resume (or another
-/// start) whose server reports another identity is refused.
-fn check_served(dir: &Path, key: &str, now: &crate::engine::served::ServedInfo, before: Option<&crate::store::run_dir::ServedRecord>) -> Result<()> {
-    match before {
-        Some(b) if b.provenance != now.provenance => bail!(
-            "{}: model `{key}` was scored through another server or setting, whose scores cannot be mixed with this one's: stored: {}; now: {} (use another --out, or the server that made them)",
-            dir.display(),
-            b.provenance,
-            now.provenance
-        ),
-        _ => Ok(()),
-    }
 }
 
 /// A run directory made by another build cannot be resumed by this one.

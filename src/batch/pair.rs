@@ -148,7 +148,7 @@ impl Commit<'_> {
             let mut c = self.cache.write().expect("cache lock");
             let p = c.path().display().to_string();
             c.append(&new_rows).map_err(|e| match e {
-                crate::store::cache::CacheError::Io { source, .. } => anyhow::anyhow!("cannot append to the score cache {p}: {source}"),
+                crate::store::run_cache::CacheError::Io { source, .. } => anyhow::anyhow!("cannot append to the score cache {p}: {source}"),
                 other => other.into(),
             })?;
         }

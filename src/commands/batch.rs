@@ -1,8 +1,8 @@
-//! `hyst-tui --batch` / `batch`, `tables --from`, `compare --paper`, `merge`: the CLI around `hyst_tui::batch`, with
-//! the progress bar drawn from the batch's events.
+//! `hyst-tui --batch` / `batch`: the CLI around `hyst_tui::batch`, with the progress bar drawn
+//! from the batch's events.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -255,62 +255,4 @@ fn resume_command(out: &Path) -> String {
     args.push("--out".into());
     args.push(out.display().to_string());
     args.join(" ")
-}
-
-pub fn tables_from(ctx: &Ctx, dir: &Path) -> Result<()> {
-    let r = batch::rebuild_tables(dir, &ctx.experiments)?;
-    if let Some(msg) = &r.skipped {
-        say!("warning: {msg}");
-    }
-    let tables = r.files.iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("tables"))).count();
-    println!(
-        "{tables} table files rebuilt from {} item rows in {}; {} files in all (with figures/, summary.md, reproduction.md and .csv)",
-        r.rows,
-        dir.join("tables").display(),
-        r.files.len()
-    );
-    Ok(())
-}
-
-/// `compare --paper DIR`: rewrites the run's side-by-side with the paper and prints its counts.
-pub fn compare_paper(ctx: &Ctx, dir: &Path) -> Result<()> {
-    let r = batch::rebuild_reproduction(dir, &ctx.experiments)?;
-    if let Some(msg) = &r.skipped {
-        say!("warning: {msg}");
-    }
-    let n = &r.counts;
-    let produced = n.compared + n.other_pairs;
-    println!(
-        "{} printed cells of the paper compared with the run in {} ({} item rows): {} compared over \
-         the paper's pairs, {} produced over other pairs, {} not run, {} not computed by hyst-tui. \
-         Of the {produced} produced, {} equal the paper as printed; {} have a run 95% CI, {} of which \
-         cover the paper's value. Written: {}.",
-        n.cells,
-        dir.display(),
-        r.rows,
-        n.compared,
-        n.other_pairs,
-        n.not_run,
-        n.not_computed,
-        n.as_printed,
-        n.with_ci,
-        n.ci_covers,
-        r.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    );
-    Ok(())
-}
-
-pub fn merge(ctx: &Ctx, dirs: &[PathBuf], out: &Path) -> Result<()> {
-    let m = batch::merge(dirs, out, &ctx.experiments, command_line())?;
-    let shards: Vec<String> = m.shards.iter().map(|s| s.map_or("-".into(), |(k, n)| format!("{k}/{n}"))).collect();
-    println!(
-        "merged {} shards ({}; {} item rows, {} score records) into {}; {} table files",
-        m.runs,
-        shards.join(" "),
-        m.rows,
-        m.scores,
-        out.display(),
-        m.tables.len()
-    );
-    Ok(())
 }

@@ -1,16 +1,16 @@
-//! The explorer (`hyst-tui` without a command) and `hyst-tui snapshot`: the CLI options become
-//! an `AppConfig`.
+//! The explorer (`hyst-tui` without a command): the CLI options become an `AppConfig` (which
+//! `snapshot` builds the same way).
 
 use anyhow::Result;
 
 use super::{batch::request, command_line, Ctx};
-use crate::cli::{BatchArgs, SnapshotArgs, TuiArgs};
+use crate::cli::{BatchArgs, TuiArgs};
 use hyst_tui::config::runs_dir;
 use hyst_tui::logging::default_log_file;
 use hyst_tui::store::shared::configured_path;
-use hyst_tui::tui::{self, AppConfig, SnapshotRequest};
+use hyst_tui::tui::{self, AppConfig};
 
-fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Option<std::path::PathBuf>, b: &BatchArgs) -> Result<AppConfig> {
+pub(super) fn app_config(ctx: &Ctx, model: Option<String>, dataset: Option<String>, run: Option<std::path::PathBuf>, b: &BatchArgs) -> Result<AppConfig> {
     Ok(AppConfig {
         engine: ctx.engine_options(),
         prompts: ctx.prompts()?,
@@ -42,21 +42,4 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
         anyhow::bail!("{}: the explorer closed (the terminal is restored; a batch it ran stopped after the prompts in flight)", super::stop_reason());
     }
     Ok(())
-}
-
-pub fn snapshot(ctx: &Ctx, a: &SnapshotArgs) -> Result<()> {
-    let mut cfg = app_config(ctx, a.model.clone(), Some(a.dataset.clone()), a.run.clone(), &ctx.global.batch_args)?;
-    if a.run.is_some() {
-        // The snapshot of a given run shows that run only, whatever else the data directory holds.
-        cfg.runs_dir = None;
-    }
-    let req = SnapshotRequest {
-        screen: a.view.0,
-        item: a.item.clone(),
-        step: a.step,
-        size: a.size,
-        out: a.out.clone(),
-        compare: a.compare.clone(),
-    };
-    tui::snapshot(cfg, &req)
 }

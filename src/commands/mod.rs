@@ -1,4 +1,5 @@
-//! Implementations of the CLI commands (thin: the work lives in the library modules).
+//! The CLI's commands, one file (or folder) per subcommand, named after it; the work lives in the
+//! library. This file holds what every command shares: the stop signals and [`Ctx`].
 
 /// A line on stderr that never panics: after SIGHUP the terminal may be gone (`eprintln!` would
 /// panic on the failed write and turn a clean stop into exit code 101).
@@ -11,12 +12,20 @@ macro_rules! say {
 
 pub mod batch;
 pub mod bench;
+pub mod compare;
+pub mod completions;
+pub mod conditions;
 pub mod doctor;
 pub mod explorer;
-pub mod inspect;
+pub mod items;
+pub mod merge;
 pub mod models;
+pub mod prompts;
 pub mod score;
 pub mod slurm;
+pub mod snapshot;
+pub mod status;
+pub mod tables;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -204,23 +213,4 @@ pub fn open_engine(ctx: &Ctx, key: Option<&str>) -> Result<Engine> {
 /// The command line as typed (recorded in manifests).
 pub fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
-}
-
-/// `hyst-tui completions SHELL`: the completion script on stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<()> {
-    use clap::CommandFactory;
-    let mut cmd = crate::cli::Cli::command();
-    let mut out = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "hyst-tui", &mut out);
-    let mut script = String::from_utf8(out)?;
-    if shell == clap_complete::Shell::Bash {
-        // clap_complete's bash script spells the subcommand states of a hyphenated binary
-        // two ways (the loop `hyst__tui__subcmd__models`, the case arms
-        // `hyst__subcmd__tui__subcmd__models`), so nothing after the first word completes
-        // (clap-rs/clap#6421). Spell the arms like the loop.
-        script = script.replace("hyst__subcmd__tui__subcmd__", "hyst__tui__subcmd__");
-    }
-    use std::io::Write;
-    std::io::stdout().write_all(script.as_bytes())?;
-    Ok(())
 }

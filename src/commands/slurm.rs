@@ -1,4 +1,5 @@
-//! `hyst-tui slurm` (the job array of a batch run and its merge job) and `hyst-tui status`.
+//! `hyst-tui slurm`: the job array of a batch run and its merge job (`status` reads where they
+//! stand).
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +8,6 @@ use anyhow::{bail, Result};
 use super::Ctx;
 use crate::cli::{BatchArgs, SlurmArgs};
 use hyst_tui::batch::slurm::{self, Resources, SlurmRun, SlurmSpec, TaskSummary};
-use hyst_tui::batch::status::{ago, statuses};
 use hyst_tui::data::DatasetSpec;
 
 fn absolute(p: &Path) -> PathBuf {
@@ -260,39 +260,4 @@ fn server_script(ctx: &Ctx, file: &Path, models: &[String]) -> Result<String> {
         println!("note: {key}'s url {url} does not name ${{HYST_SERVER_HOST}}: its tasks go to that address, not to the host the server job publishes");
     }
     Ok(text)
-}
-
-/// `hyst-tui status DIR...`: one line per run; an error (exit 1) unless all are complete.
-pub fn status(dirs: &[PathBuf]) -> Result<()> {
-    let mut all = Vec::new();
-    for d in dirs {
-        all.extend(statuses(d)?);
-    }
-    println!(
-        "{:<12} {:<28} {:>11} {:>9} {:<14} {:<11} {:<22} DIR",
-        "RUN", "MODELS", "ITEMS", "CONTEXTS", "LAST PROGRESS", "STATE", "SLURM"
-    );
-    for s in &all {
-        let slurm = match (&s.job, &s.slurm_state) {
-            (Some(j), Some(st)) => format!("{j} {st}"),
-            (Some(j), None) => format!("{j} -"),
-            _ => "-".into(),
-        };
-        println!(
-            "{:<12} {:<28} {:>11} {:>9} {:<14} {:<11} {:<22} {}",
-            s.label,
-            s.models.join(","),
-            s.items(),
-            s.contexts,
-            ago(s.last_progress),
-            s.state(),
-            slurm,
-            s.dir.display()
-        );
-    }
-    let open = all.iter().filter(|s| !s.complete).count();
-    if open > 0 {
-        bail!("{open} of {} runs are not complete", all.len());
-    }
-    Ok(())
 }

@@ -46,6 +46,11 @@ fn check_item(item: &Item, file: &str, row: usize) -> Result<(), DataError> {
     Ok(())
 }
 
+/// The forms of a dataset spec, as [`DatasetSpec::parse`] takes them: the one place they are
+/// written for the command line's help.
+pub const DATASET_SPEC_FORMS: &str =
+    "sample, long (the bundled long exam-style items), truthfulqa:PATH, mmlu_pro:PATH, jsonl:PATH, csv:PATH";
+
 /// A parsed `--dataset` spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DatasetSpec {
@@ -319,6 +324,16 @@ fn load_csv(path: &Path, dataset: &str) -> Result<Vec<Item>, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spec_form_in_the_help_parses() {
+        let forms: Vec<&str> = DATASET_SPEC_FORMS.split(", ").map(|f| f.split(' ').next().unwrap()).collect();
+        assert_eq!(forms.len(), 6);
+        for f in forms {
+            let spec = f.replace("PATH", "x.jsonl");
+            assert!(DatasetSpec::parse(&spec).is_ok(), "{spec}");
+        }
+    }
 
     #[test]
     fn truthfulqa_rows_as_jsonl_name_the_line() {

@@ -10,7 +10,7 @@ pub mod selection;
 use std::path::PathBuf;
 
 pub use item::{DataError, Item};
-pub use items::DatasetSpec;
+pub use items::{DatasetSpec, DATASET_SPEC_FORMS};
 pub use selection::Selected;
 
 /// The paper's selection seed (subset draw and advocated wrong options).

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::session::{KvOp, Session};
-use super::worker::{letter_variants, score_from_logits, Prompter};
+use super::model::{letter_variants, score_from_logits, Prompter};
 use super::{EngineError, Prepared};
 use crate::util::add_since;
 use crate::protocol::{ChatMessage, LetterTokens, SlotScore};
@@ -71,6 +71,89 @@ pub enum JobOutput {
     Done,
     /// Seconds spent decoding.
     Timed(f64),
+}
+
+impl Job {
+    /// The job's name, for an error that names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Job::Score { .. } => "Score",
+            Job::ScorePrepared { .. } => "ScorePrepared",
+            Job::ScoreGroup { .. } => "ScoreGroup",
+            Job::Prepare { .. } => "Prepare",
+            Job::Tokenize { .. } => "Tokenize",
+            Job::Detokenize { .. } => "Detokenize",
+            Job::Letter { .. } => "Letter",
+            Job::Generate { .. } => "Generate",
+            Job::ClearCache => "ClearCache",
+            Job::RawDecode { .. } => "RawDecode",
+            Job::Record(_) => "Record",
+            Job::Replay(_) => "Replay",
+        }
+    }
+}
+
+impl JobOutput {
+    /// The answer's name, for an error that names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobOutput::Score(_) => "Score",
+            JobOutput::Scores(_) => "Scores",
+            JobOutput::Trace(_) => "Trace",
+            JobOutput::Prepared(_) => "Prepared",
+            JobOutput::Tokens(_) => "Tokens",
+            JobOutput::Pieces(_) => "Pieces",
+            JobOutput::Letter(_) => "Letter",
+            JobOutput::Generated(_) => "Generated",
+            JobOutput::Done => "Done",
+            JobOutput::Timed(_) => "Timed",
+        }
+    }
+}
+
+/// The value a kind of job answers with, taken out of its [`JobOutput`] variant by
+/// [`Engine::ask`](super::Engine::ask). A worker that answers with another variant has a bug.
+pub(crate) trait Answer: Sized {
+    /// The variant that carries it.
+    const VARIANT: &'static str;
+    /// The value, or the output back when it is another variant.
+    fn take(out: JobOutput) -> Result<Self, JobOutput>;
+}
+
+macro_rules! answers {
+    ($($variant:ident => $t:ty),* $(,)?) => {$(
+        impl Answer for $t {
+            const VARIANT: &'static str = stringify!($variant);
+            fn take(out: JobOutput) -> Result<Self, JobOutput> {
+                match out {
+                    JobOutput::$variant(x) => Ok(x),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+
+answers!(
+    Score => Box<SlotScore>,
+    Scores => Vec<SlotScore>,
+    Trace => Vec<KvOp>,
+    Prepared => Prepared,
+    Tokens => Vec<i32>,
+    Pieces => Vec<String>,
+    Letter => LetterTokens,
+    Generated => Generation,
+    Timed => f64,
+);
+
+impl Answer for () {
+    const VARIANT: &'static str = "Done";
+    fn take(out: JobOutput) -> Result<Self, JobOutput> {
+        match out {
+            JobOutput::Done => Ok(()),
+            other => Err(other),
+        }
+    }
 }
 
 /// A greedy continuation ([`Job::Generate`]).

@@ -2,7 +2,7 @@
 //! jobs over a channel and receive results on a channel of their choice, so the same engine
 //! serves a blocking batch loop ([`Engine::score`]) and a TUI event loop ([`Engine::submit`]).
 
-pub(crate) mod cache;
+pub(crate) mod prefix_reuse;
 mod jobs;
 pub mod exactness;
 pub mod provenance;
@@ -12,12 +12,12 @@ mod prepared;
 pub(crate) mod scoring;
 pub(crate) mod session;
 pub(crate) mod template;
-pub(crate) mod worker;
+pub(crate) mod model;
 
 pub use jobs::{EngineStats, Generation, Job, JobOutput, SCORING_PHASES};
 pub use prepared::Prepared;
 pub(crate) use jobs::JobResult;
-use jobs::{job_loop, run_job, Request};
+use jobs::{job_loop, run_job, Answer, Request};
 pub use session::{item_lanes, KvOp};
 use session::Session;
 
@@ -85,6 +85,9 @@ pub enum EngineError {
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
     WorkerGone,
+    /// A bug in hyst-tui: the worker answered a job with the answer of another kind of job.
+    #[error("internal error (a bug in hyst-tui): the engine answered a {job} job with {got} instead of {want}")]
+    WrongAnswer { job: &'static str, got: &'static str, want: &'static str },
 }
 
 impl From<TemplateError> for EngineError {
@@ -248,7 +251,7 @@ impl Engine {
         if entry.endpoint.is_some() {
             return Self::start_served(entry, path, opts, "hyst-served".into());
         }
-        worker::check_model_file(Some(&entry.key), path)?;
+        model::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
         Self::spawn(entry, path, opts, None, "hyst-engine".into())
     }
@@ -264,9 +267,9 @@ impl Engine {
         if n == 1 {
             return Ok(Self::start(entry, path, opts)?.with_lanes());
         }
-        worker::check_model_file(Some(&entry.key), path)?;
+        model::check_model_file(Some(&entry.key), path)?;
         let opts = opts.for_model(entry);
-        let model = Arc::new(worker::load_model(path, &opts)?);
+        let model = Arc::new(model::load_model(path, &opts)?);
         let mut v = Vec::new();
         for i in 0..n {
             let mut o = opts.clone();
@@ -296,7 +299,7 @@ impl Engine {
 
     fn start_served(entry: &ModelEntry, path: &Path, opts: EngineOptions, name: String) -> Result<Self, EngineError> {
         if entry.has_file() && entry.endpoint.as_ref().is_some_and(|e| e.api.sends_tokens()) {
-            worker::check_model_file(Some(&entry.key), path)?;
+            model::check_model_file(Some(&entry.key), path)?;
         }
         let (entry, path) = (entry.clone(), path.to_path_buf());
         Self::spawn_with(name, move |rx, ready, cb, st| served::worker_main(entry, path, opts, rx, ready, cb, st))
@@ -308,7 +311,7 @@ impl Engine {
         Self::spawn_with(name, move |rx, ready_tx, cb, st| {
             let model = match model {
                 Some(m) => m,
-                None => match worker::load_model(&path, &opts) {
+                None => match model::load_model(&path, &opts) {
                     Ok(m) => Arc::new(m),
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -398,102 +401,66 @@ impl Engine {
         rx.recv().map_err(|_| EngineError::WorkerGone)?.output
     }
 
+    /// Runs a job and takes its answer out of the variant that kind of job answers with
+    /// ([`Answer`]); another variant is a bug, reported as [`EngineError::WrongAnswer`].
+    fn ask<T: Answer>(&self, job: Job) -> Result<T, EngineError> {
+        let name = job.name();
+        T::take(self.run(job)?).map_err(|other| EngineError::WrongAnswer { job: name, got: other.name(), want: T::VARIANT })
+    }
+
     pub fn score(&self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        match self.run(Job::Score {
-            messages: messages.to_vec(),
-            letters: letters.to_vec(),
-        })? {
-            JobOutput::Score(s) => Ok(*s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask::<Box<SlotScore>>(Job::Score { messages: messages.to_vec(), letters: letters.to_vec() }).map(|s| *s)
     }
 
     /// Scores a prompt prepared by [`Engine::prepare`] (it is not rendered or tokenized again).
     pub fn score_prepared(&self, prepared: Prepared, letters: &[char]) -> Result<SlotScore, EngineError> {
-        match self.run(Job::ScorePrepared {
-            prepared,
-            letters: letters.to_vec(),
-            lane: self.lane,
-        })? {
-            JobOutput::Score(s) => Ok(*s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask::<Box<SlotScore>>(Job::ScorePrepared { prepared, letters: letters.to_vec(), lane: self.lane }).map(|s| *s)
     }
 
     /// Scores prompts prepared by [`Engine::prepare`] that branch off the same history
     /// ([`Job::ScoreGroup`]); the scores come in the prompts' order.
     pub fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
-        match self.run(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })? {
-            JobOutput::Scores(s) => Ok(s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::ScoreGroup { prompts, letters: letters.to_vec(), lane: self.lane })
     }
 
     /// Starts (`true`) or stops recording the worker's KV operations; stopping returns them.
     pub fn record_kv(&self, on: bool) -> Result<Vec<KvOp>, EngineError> {
-        match self.run(Job::Record(on))? {
-            JobOutput::Trace(t) => Ok(t),
-            _ => Ok(Vec::new()),
-        }
+        self.ask(Job::Record(on))
     }
 
     /// Replays recorded KV operations with nothing but llama.cpp calls; returns the seconds.
     pub fn replay(&self, ops: Arc<Vec<KvOp>>) -> Result<f64, EngineError> {
-        match self.run(Job::Replay(ops))? {
-            JobOutput::Timed(s) => Ok(s),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Replay(ops))
+    }
+
+    /// Raw llama.cpp throughput ([`Job::RawDecode`]): the seconds to decode `n_tokens` tokens.
+    pub fn raw_decode(&self, tokens: Vec<i32>, n_tokens: usize) -> Result<f64, EngineError> {
+        self.ask(Job::RawDecode { tokens, n_tokens })
     }
 
     pub fn prepare(&self, messages: &[ChatMessage]) -> Result<Prepared, EngineError> {
-        match self.run(Job::Prepare {
-            messages: messages.to_vec(),
-        })? {
-            JobOutput::Prepared(p) => Ok(p),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Prepare { messages: messages.to_vec() })
     }
 
     pub fn tokenize(&self, text: &str, parse_special: bool) -> Result<Vec<i32>, EngineError> {
-        match self.run(Job::Tokenize {
-            text: text.to_string(),
-            parse_special,
-        })? {
-            JobOutput::Tokens(t) => Ok(t),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Tokenize { text: text.to_string(), parse_special })
     }
 
     pub fn pieces(&self, tokens: &[i32]) -> Result<Vec<String>, EngineError> {
-        match self.run(Job::Detokenize {
-            tokens: tokens.to_vec(),
-        })? {
-            JobOutput::Pieces(p) => Ok(p),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Detokenize { tokens: tokens.to_vec() })
     }
 
     pub fn letter_tokens(&self, letter: char) -> Result<LetterTokens, EngineError> {
-        match self.run(Job::Letter { letter })? {
-            JobOutput::Letter(l) => Ok(l),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Letter { letter })
     }
 
     /// The greedy continuation of `messages` at the answer slot ([`Job::Generate`]).
     pub fn generate(&self, messages: &[ChatMessage], max_tokens: usize) -> Result<Generation, EngineError> {
-        match self.run(Job::Generate {
-            messages: messages.to_vec(),
-            max_tokens,
-            stop: Arc::default(),
-        })? {
-            JobOutput::Generated(g) => Ok(g),
-            _ => Err(EngineError::WorkerGone),
-        }
+        self.ask(Job::Generate { messages: messages.to_vec(), max_tokens, stop: Arc::default() })
     }
 
     pub fn clear_cache(&self) -> Result<(), EngineError> {
-        self.run(Job::ClearCache).map(|_| ())
+        self.ask(Job::ClearCache)
     }
 
     /// Stops the worker after its current job and waits for it (a lane's handle only lets go).
@@ -565,7 +532,7 @@ fn worker_main(
     cancel_below: Arc<AtomicU64>,
     stats: Arc<EngineStats>,
 ) {
-    let mut prompter = match worker::Prompter::new(model, &entry) {
+    let mut prompter = match model::Prompter::new(model, &entry) {
         Ok(p) => p,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -574,7 +541,7 @@ fn worker_main(
     };
     // Packing holds `pack` sequences of this size each: without --ctx, at most PACKED_CTX.
     let n_ctx = opts.n_ctx.unwrap_or(if opts.pack > 1 { entry.context.min(PACKED_CTX) } else { entry.context });
-    let mut session = match worker::backend().and_then(|b| Session::new(model, b, &opts, n_ctx)) {
+    let mut session = match model::backend().and_then(|b| Session::new(model, b, &opts, n_ctx)) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -583,7 +550,7 @@ fn worker_main(
     };
     let _ = ready.send(Ok(prompter.info(&opts, session.n_ctx, &path)));
     let top_k = opts.top_k;
-    let publish = |session: &Session, prompter: &worker::Prompter| {
+    let publish = |session: &Session, prompter: &model::Prompter| {
         let (bytes, peak) = session.snapshot_bytes();
         stats.snapshot_bytes.store(bytes as u64, Ordering::Relaxed);
         stats.snapshot_peak_bytes.fetch_max(peak as u64, Ordering::Relaxed);
@@ -605,4 +572,38 @@ fn worker_main(
         publish(&session, &prompter);
         output
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine whose worker answers every job with `Done`.
+    fn answering_done() -> Engine {
+        Engine::spawn_with("test-engine".into(), |rx, ready, _, _| {
+            let info = serde_json::json!({
+                "key": "k", "name": "n", "path": "p", "n_vocab": 1, "n_ctx": 1, "n_ctx_train": 1, "n_params": 1,
+                "size_bytes": 1, "bos": "", "eos": "", "add_bos": false, "template_source": "", "threads": 1,
+                "cache": true, "slots": 1
+            });
+            let _ = ready.send(Ok(serde_json::from_value(info).unwrap()));
+            while let Ok(Request::Job { id, reply, .. }) = rx.recv() {
+                let _ = reply.send(JobResult { id, output: Ok(JobOutput::Done) });
+            }
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn an_answer_of_the_wrong_kind_is_reported_as_a_bug() {
+        let e = answering_done();
+        let err = e.tokenize("x", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "internal error (a bug in hyst-tui): the engine answered a Tokenize job with Done instead of Tokens"
+        );
+        assert!(matches!(e.score(&[], &['A']), Err(EngineError::WrongAnswer { job: "Score", got: "Done", want: "Score" })));
+        assert!(e.clear_cache().is_ok());
+        e.shutdown();
+    }
 }

@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::session::{Session, Unit};
-use super::worker::{letter_variants, score_from_logits, Prompter};
+use super::model::{letter_variants, score_from_logits, Prompter};
 use super::{EngineError, EngineStats, Job, JobOutput, JobResult, Prepared, Request};
 use crate::protocol::{LetterTokens, SlotScore};
 

@@ -8,7 +8,7 @@
 
 use std::ffi::CStr;
 
-/// The exactness settings of this engine (see `worker.rs` and `cache.rs`).
+/// The exactness settings of this engine (see `model.rs` and `prefix_reuse.rs`).
 pub(crate) const EXACTNESS: &str = "flash attention off, one sequence per decode call, prefix in KV cells 0..n, decode calls of at least 32 tokens";
 
 fn c_str(p: *const std::os::raw::c_char) -> String {

@@ -8,7 +8,7 @@
 //!   written atomically (temp file + rename) at the end of a run. Tables are built from these.
 //! - `manifest.json` — configuration (and, only here, timestamps).
 
-pub(crate) mod cache;
+pub(crate) mod run_cache;
 pub(crate) mod float;
 pub mod fslock;
 pub(crate) mod lock;
@@ -16,7 +16,7 @@ pub mod rows;
 pub mod run_dir;
 pub mod shared;
 
-pub use cache::ScoreCache;
+pub use run_cache::ScoreCache;
 pub use rows::{ItemRow, ScoreRow, SCORING_SETTINGS};
 pub use run_dir::{read_item_rows, sort_rows, write_item_rows, Manifest, RunConfig, RunDirError};
 

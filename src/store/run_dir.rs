@@ -1,4 +1,4 @@
-//! The files of a run directory that are not the score cache: `manifest.json` (the run's
+//! The files of a run directory that are not the run cache: `manifest.json` (the run's
 //! configuration and progress) and the item rows (`item_rows.jsonl`, `item_rows.parquet`).
 
 use std::path::{Path, PathBuf};

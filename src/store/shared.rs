@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::cache::{line_of, parse_line, scan_and_repair, CacheError, OpenReport};
+use super::run_cache::{line_of, parse_line, scan_and_repair, CacheError, OpenReport};
 use super::rows::{ScoreRow, SCORING_SETTINGS};
 use crate::protocol::ChatMessage;
 

@@ -1,14 +1,14 @@
 //! The explorer's router. [`App`] owns the components — the item list, the step cursor, the
 //! what-if editor ([`WhatIf`]), the table browser ([`Browser`]) — and the engine-facing
-//! [`Lanes`] (one engine and scheduler per shown model, the score store, the link to the shared
+//! [`Engines`] (one engine and scheduler per shown model, the item scores, the link to the shared
 //! score store, the generations), plus what is shown (view, overlay, the status line). Keys
 //! become [`Action`]s in [`keymap`](super::keymap); [`App::apply`] hands each to the part it is
-//! for; [`App::update`] lets the lanes, the what-if editor and the browser take in what arrived.
+//! for; [`App::update`] lets the engines, the what-if editor and the browser take in what arrived.
 //! Every part answers with [`Event`]s that [`App::route`] carries out: only the app writes the
 //! status line, the overlay or another part's state. Views read the state through the
 //! accessors at the end; nothing here draws.
 //!
-//! Models: the first lane is the shown model (its scores fill every view); the others are the
+//! Models: the first engine is the shown model's (its scores fill every view); the others are the
 //! compared models (`c` in the model switcher), each scored in its own engine under the same
 //! scheduling rules, or — for a stored run's models — read from the run's rows without any
 //! engine.
@@ -28,8 +28,8 @@ use super::event::Event;
 use super::generations::GenState;
 use super::item_list::{ItemList, ItemSummary, SortKey};
 use super::keymap::{self, KeyContext};
-use super::lanes::{Focus, LaneSetup, Lanes};
-use super::model::Part;
+use super::engines::{Focus, EngineSetup, Engines};
+use super::parts::Part;
 use super::popups::Popups;
 use super::recovery_rows::{RecoveryRows, RowsKey};
 use super::screen::{Overlay, View};
@@ -52,7 +52,7 @@ macro_rules! cx {
     ($app:expr) => {
         Cx {
             items: &$app.items,
-            lanes: &$app.lanes,
+            engines: &$app.engines,
             prompts: &$app.cfg.prompts,
             steps: $app.cursor.steps(),
             part: $app.cursor.part(),
@@ -80,7 +80,7 @@ pub struct App {
     theme: Theme,
     source: Source,
     /// The engines, schedulers, scores and the shared store link.
-    lanes: Lanes,
+    engines: Engines,
     items: ItemList,
     cursor: StepCursor,
     what_if: WhatIf,
@@ -98,13 +98,13 @@ impl App {
     pub fn new(cfg: AppConfig) -> Result<App> {
         let opened = source::open(&cfg)?;
         let items = ItemList::new(opened.items);
-        let setup = LaneSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse };
-        let lanes = Lanes::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
+        let setup = EngineSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse };
+        let engines = Engines::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
         let mut app = App {
             cursor: StepCursor::new(opened.source.reg),
             theme: Theme { color: cfg.options.color },
             source: opened.source,
-            lanes,
+            engines,
             items,
             what_if: WhatIf::default(),
             browser: Browser::new(cfg.run.clone(), cfg.runs_dir.clone()),
@@ -115,7 +115,7 @@ impl App {
             rows: RecoveryRows::default(),
             cfg,
         };
-        let events = app.lanes.start(app.cfg.run.is_none());
+        let events = app.engines.start(app.cfg.run.is_none());
         app.route(events);
         for k in app.cfg.compare.clone() {
             if let Err(e) = app.add_compared(&k) {
@@ -163,7 +163,7 @@ impl App {
                 return Vec::new();
             }
             Target::Popups => {
-                self.popups.update(action, &self.lanes.model_choices(), self.lanes.model_key());
+                self.popups.update(action, &self.engines.model_choices(), self.engines.model_key());
                 return Vec::new();
             }
             Target::App => {}
@@ -174,20 +174,20 @@ impl App {
             A::NextView => self.set_view(self.view.next()),
             A::PreviousView => self.set_view(self.view.previous()),
             A::LoadSelectedModel => {
-                let Some(m) = self.popups.selected_model(self.lanes.model_choices()) else { return Vec::new() };
+                let Some(m) = self.popups.selected_model(self.engines.model_choices()) else { return Vec::new() };
                 self.popups.open(Overlay::None);
-                return self.lanes.show(&m);
+                return self.engines.show(&m);
             }
             A::ToggleCompareSelected => {
-                let Some(m) = self.popups.selected_model(self.lanes.model_choices()) else { return Vec::new() };
-                return self.lanes.toggle_compare(&m, self.items.current());
+                let Some(m) = self.popups.selected_model(self.engines.model_choices()) else { return Vec::new() };
+                return self.engines.toggle_compare(&m, self.items.current());
             }
             A::MoveItem(m) => {
                 self.items.move_cursor(m);
                 return self.sync_focus();
             }
             A::CycleSort => {
-                self.items.cycle_sort(self.lanes.shown_models().len() - 1);
+                self.items.cycle_sort(self.engines.shown_models().len() - 1);
                 self.refresh_items();
             }
             A::ReverseSort => {
@@ -242,7 +242,7 @@ impl App {
     }
 
     fn schedule(&mut self) -> Vec<Event> {
-        self.lanes.schedule(&focus!(self))
+        self.engines.schedule(&focus!(self))
     }
 
     fn edit_filter(&mut self, edit: impl FnOnce(&mut ItemList)) -> Vec<Event> {
@@ -251,10 +251,10 @@ impl App {
         self.sync_focus()
     }
 
-    /// After any move: a new current item starts a new generation in every lane, its parts
+    /// After any move: a new current item starts a new generation in every model's engine, its parts
     /// requested first, the conversation shown from its end and no message selected.
     fn sync_focus(&mut self) -> Vec<Event> {
-        if !self.lanes.refocus(self.items.current()) {
+        if !self.engines.refocus(self.items.current()) {
             return Vec::new();
         }
         self.cursor.scroll_to_end();
@@ -266,13 +266,13 @@ impl App {
     /// the shared store again.
     fn refresh_items(&mut self) {
         self.resort_items();
-        self.lanes.list_changed();
+        self.engines.list_changed();
     }
 
     /// Re-sorts the item list (score columns read the shown and compared models' scores).
     fn resort_items(&mut self) {
-        let models = self.lanes.shown_models();
-        let scores = self.lanes.scores();
+        let models = self.engines.shown_models();
+        let scores = self.engines.scores();
         self.items.refresh(|_, e, sort| {
             let model = match sort {
                 SortKey::CmpGap(k) => *models.get(k + 1)?,
@@ -286,12 +286,12 @@ impl App {
     fn refresh_rows(&mut self) {
         let key = self.rows_key();
         if self.rows.key != key {
-            self.rows = RecoveryRows::compute(key, self.lanes.scores(), self.current_entry().map(|(_, e)| e));
+            self.rows = RecoveryRows::compute(key, self.engines.scores(), self.current_entry().map(|(_, e)| e));
         }
     }
 
     fn rows_key(&self) -> RowsKey {
-        RowsKey { item: self.current(), models: self.lanes.shown_models().iter().map(|m| m.to_string()).collect(), scores: self.lanes.scores().revision() }
+        RowsKey { item: self.current(), models: self.engines.shown_models().iter().map(|m| m.to_string()).collect(), scores: self.engines.scores().revision() }
     }
 
     /// Processes arrived results, engine loads, the shared store, what-if scores and batch
@@ -299,7 +299,7 @@ impl App {
     pub fn update(&mut self) {
         let events = self.what_if.tick(&cx!(self));
         self.route(events);
-        let events = self.lanes.poll(&focus!(self));
+        let events = self.engines.poll(&focus!(self));
         self.route(events);
         let events = self.browser.tick(self.view == View::Tables);
         self.route(events);
@@ -315,7 +315,7 @@ impl App {
     /// Compares `key` with the shown model: a stored run's model from its rows, any other from
     /// its own engine, loaded in the background.
     pub(crate) fn add_compared(&mut self, key: &str) -> Result<(), String> {
-        let events = self.lanes.add_compared(key, self.items.current())?;
+        let events = self.engines.add_compared(key, self.items.current())?;
         self.route(events);
         Ok(())
     }
@@ -326,7 +326,7 @@ impl App {
     fn toggle_generation(&mut self) -> Vec<Event> {
         let Some(item) = self.current() else { return Vec::new() };
         match self.shown_messages(item, self.current_part()) {
-            Some(msgs) => self.lanes.toggle_generation(&msgs),
+            Some(msgs) => self.engines.toggle_generation(&msgs),
             None => vec![Event::Notice("this step's conversation waits for an earlier letter".into())],
         }
     }
@@ -353,7 +353,7 @@ impl App {
                 return;
             }
         };
-        self.lanes.shut_down();
+        self.engines.shut_down();
         self.browser.carry_into(&mut next.browser);
         next.theme = self.theme;
         let items = next.item_count();
@@ -369,7 +369,7 @@ impl App {
     /// Starts the hierarchy suite on the current dataset and model in a background thread.
     fn start_batch(&mut self) -> Vec<Event> {
         let model_key = self.model_key().to_string();
-        let (cfg, shared, source) = (&self.cfg, self.lanes.shared(), &self.source);
+        let (cfg, shared, source) = (&self.cfg, self.engines.shared(), &self.source);
         self.browser.start_batch(&cfg.models, || {
             let score_store = Some(shared.path().map_or_else(|| "off".to_string(), |p| p.display().to_string()));
             let req = BatchRequest {
@@ -402,12 +402,12 @@ impl App {
     /// waiting for it.
     pub(crate) fn shutdown(&mut self) {
         self.browser.shutdown();
-        self.lanes.shut_down();
+        self.engines.shut_down();
     }
 
     /// Something is in progress (the event loop polls more often).
     pub(crate) fn busy(&self) -> bool {
-        self.lanes.loading() || self.lanes.busy() || self.browser.running() || self.what_if.busy()
+        self.engines.loading() || self.engines.busy() || self.browser.running() || self.what_if.busy()
     }
 
     // -----------------------------------------------------------------------------------------
@@ -419,7 +419,7 @@ impl App {
         let t0 = Instant::now();
         loop {
             self.update();
-            if !self.lanes.engines_loading() {
+            if !self.engines.engines_loading() {
                 return true;
             }
             if t0.elapsed() > timeout {
@@ -436,19 +436,19 @@ impl App {
         let t0 = Instant::now();
         loop {
             self.update();
-            if self.lanes.loading() {
+            if self.engines.loading() {
                 std::thread::sleep(Duration::from_millis(30));
             } else {
                 let events = self.schedule();
                 self.route(events);
-                if self.lanes.idle() {
+                if self.engines.idle() {
                     // What the last results recorded goes to the shared store now.
-                    let events = self.lanes.flush();
+                    let events = self.engines.flush();
                     self.route(events);
                     self.refresh_rows();
                     return true;
                 }
-                let events = self.lanes.wait(Duration::from_millis(50), &focus!(self));
+                let events = self.engines.wait(Duration::from_millis(50), &focus!(self));
                 self.route(events);
             }
             if t0.elapsed() > timeout {
@@ -466,24 +466,24 @@ impl App {
     }
     /// The shown model's engine, once loaded.
     pub fn engine_ready(&self) -> Option<&Engine> {
-        self.lanes.engine_ready()
+        self.engines.engine_ready()
     }
     /// Scoring requests of the current generation waiting for the shown model's engine.
     pub fn jobs_pending(&self) -> usize {
-        self.lanes.jobs_pending()
+        self.engines.jobs_pending()
     }
     /// Jobs sent to any model's engine since the start (parts found in the shared store or in
     /// a stored run never are).
     pub fn jobs_submitted(&self) -> u64 {
-        self.lanes.jobs_submitted()
+        self.engines.jobs_submitted()
     }
     /// Scores taken from the shared score store since the start.
     pub fn store_hits(&self) -> usize {
-        self.lanes.shared().hits()
+        self.engines.shared().hits()
     }
     /// Scores computed here and appended to the shared score store since the start.
     pub fn store_appended(&self) -> usize {
-        self.lanes.shared().appended()
+        self.engines.shared().appended()
     }
     /// Compares `key` with the shown model (as `c` in the model switcher does).
     pub fn compare(&mut self, key: &str) -> Result<()> {
@@ -497,11 +497,11 @@ impl App {
     }
     /// A generation (`a`) is in flight.
     pub fn generating(&self) -> bool {
-        self.lanes.generating()
+        self.engines.generating()
     }
     /// Results that arrived for an item the user had already left, and were dropped.
     pub fn stale_results_dropped(&self) -> u64 {
-        self.lanes.stale_results_dropped()
+        self.engines.stale_results_dropped()
     }
     /// Colour on or off (as `NO_COLOR` would).
     pub fn set_color(&mut self, on: bool) {
@@ -546,15 +546,15 @@ impl App {
         &self.cfg.prompts
     }
     pub(crate) fn engine_state(&self) -> &EngineState {
-        self.lanes.engine_state()
+        self.engines.engine_state()
     }
     /// The model whose scores are shown.
     pub(crate) fn model_key(&self) -> &str {
-        self.lanes.model_key()
+        self.engines.model_key()
     }
     /// The compared models (not the shown one).
     pub(crate) fn compared(&self) -> Vec<&str> {
-        self.lanes.shown_models().split_off(1)
+        self.engines.shown_models().split_off(1)
     }
     pub(crate) fn dataset_label(&self) -> &str {
         &self.source.label
@@ -572,8 +572,8 @@ impl App {
     pub(crate) fn items(&self) -> &ItemList {
         &self.items
     }
-    pub(crate) fn lanes(&self) -> &Lanes {
-        &self.lanes
+    pub(crate) fn engines(&self) -> &Engines {
+        &self.engines
     }
     pub(crate) fn cursor(&self) -> &StepCursor {
         &self.cursor
@@ -619,21 +619,21 @@ impl App {
     }
     /// A model's score of a part (the shown model, a compared one, or any other scored before).
     pub fn score_of(&self, model: &str, item: usize, part: Part) -> Option<&SlotScore> {
-        self.lanes.score_of(model, self.entry(item)?, part)
+        self.engines.score_of(model, self.entry(item)?, part)
     }
     /// A model's letters at ramp steps 1..=4 (its own self-conditioned ramp), as far as known.
     pub(crate) fn ramp_letters_of(&self, model: &str, item: usize) -> [Option<char>; 4] {
         match self.entry(item) {
-            Some(e) => self.lanes.scores().ramp_letters(model, &e.item.id),
+            Some(e) => self.engines.scores().ramp_letters(model, &e.item.id),
             None => [None; 4],
         }
     }
     pub(crate) fn error(&self, item: usize, part: Part) -> Option<&str> {
-        self.lanes.scores().error(self.model_key(), &self.entry(item)?.item.id, part)
+        self.engines.scores().error(self.model_key(), &self.entry(item)?.item.id, part)
     }
     /// The messages of a part (None while an earlier letter is missing).
     pub(crate) fn messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        self.lanes.messages(&self.cfg.prompts, self.entry(item)?, part)
+        self.engines.messages(&self.cfg.prompts, self.entry(item)?, part)
     }
     /// The values of the item list's row of `item`.
     pub(crate) fn summary(&self, item: usize) -> ItemSummary {
@@ -641,7 +641,7 @@ impl App {
     }
     /// The values of the item list's row of `item` for `model`.
     pub(crate) fn summary_of_model(&self, model: &str, item: usize) -> ItemSummary {
-        self.entry(item).map(|e| ItemSummary::of(self.lanes.scores(), model, e)).unwrap_or_default()
+        self.entry(item).map(|e| ItemSummary::of(self.engines.scores(), model, e)).unwrap_or_default()
     }
     /// The current item's recovery rows: those computed when the scores, the item or the
     /// models last changed (computed here only if something changed since without a refresh).
@@ -650,12 +650,12 @@ impl App {
         if self.rows.key == key {
             Cow::Borrowed(&self.rows)
         } else {
-            Cow::Owned(RecoveryRows::compute(key, self.lanes.scores(), self.current_entry().map(|(_, e)| e)))
+            Cow::Owned(RecoveryRows::compute(key, self.engines.scores(), self.current_entry().map(|(_, e)| e)))
         }
     }
     /// The shown model's greedy continuation of a step, asked for or done.
     pub(crate) fn generation(&self, item: usize, part: Part) -> Option<&GenState> {
-        self.lanes.generation(&self.shown_messages(item, part)?)
+        self.engines.generation(&self.shown_messages(item, part)?)
     }
 
     // What-if (see [`WhatIf`]).
@@ -703,7 +703,7 @@ mod tests {
     use super::*;
     use crate::config::ModelsConfig;
     use crate::tui::action::Motion;
-    use crate::tui::model;
+    use crate::tui::parts;
 
     /// An app over a stored run of synthetic rows (three items, no model), with a summary and
     /// two tables to browse.
@@ -760,7 +760,7 @@ mod tests {
         let mut app = App::new(cfg).unwrap();
         assert_eq!(app.stored_run_problems(), &[]);
         let n = app.cfg.models.models.len();
-        let keys: Vec<String> = app.lanes().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        let keys: Vec<String> = app.engines().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys, ["toy_a", "toy_b", "toy_c"]);
         // c on toy_c in the switcher: compared from its rows, no engine.
         app.apply(Action::OpenModels);
@@ -769,8 +769,8 @@ mod tests {
         assert_eq!(app.compared(), ["toy_c"]);
         assert!(app.notice().unwrap().contains("stored rows"), "{:?}", app.notice());
         app.update();
-        assert!(app.lanes().model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
-        for part in model::steps(app.reg()) {
+        assert!(app.engines().model_state(1).is_some_and(|s| matches!(s, EngineState::Off)));
+        for part in parts::steps(app.reg()) {
             let (a, c) = (app.score_of("toy_a", 0, part), app.score_of("toy_c", 0, part));
             assert!(a.is_some() && c.is_some(), "{part:?}");
             let w = app.entry(0).unwrap().wrong;
@@ -844,14 +844,14 @@ mod tests {
         app.apply(Action::OpenModels);
         let n = app.cfg.models.models.len();
         assert_eq!(app.overlay(), Overlay::Models { sel: n });
-        let keys: Vec<String> = app.lanes().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
+        let keys: Vec<String> = app.engines().model_choices()[n..].iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys, ["toy_a", "toy_b"]);
         app.apply(Action::MoveModelCursor(-1000));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(-1));
         assert_eq!(app.overlay(), Overlay::Models { sel: 0 });
         app.apply(Action::MoveModelCursor(1000));
-        assert_eq!(app.overlay(), Overlay::Models { sel: app.lanes().model_choices().len() - 1 });
+        assert_eq!(app.overlay(), Overlay::Models { sel: app.engines().model_choices().len() - 1 });
         app.apply(Action::CloseOverlay);
         // Without the switcher open, its cursor and Enter do nothing.
         app.apply(Action::MoveModelCursor(1));

@@ -1,9 +1,9 @@
-//! What the explorer's parts tell the app: the lanes (engines, schedulers, the shared store),
+//! What the explorer's parts tell the app: the engines (with their schedulers and the shared store),
 //! the what-if editor and the table browser return [`Event`]s from their updates, and the app
 //! routes them — to the status line, the item list, the overlays, the other parts. No part
 //! writes another's state.
 
-use super::model::Part;
+use super::parts::Part;
 use super::screen::Overlay;
 
 #[derive(Clone, Debug, PartialEq)]

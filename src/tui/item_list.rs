@@ -8,8 +8,8 @@
 use std::cmp::Ordering;
 
 use super::action::Motion;
-use super::model::Part;
-use super::score_store::ScoreStore;
+use super::parts::Part;
+use super::item_scores::ItemScores;
 use crate::data::Selected;
 use crate::protocol::SlotScore;
 
@@ -82,14 +82,14 @@ impl ItemSummary {
     }
 
     /// The row of item `e` for `model`, from its clean and R0 scores.
-    pub(crate) fn of(scores: &ScoreStore, model: &str, e: &Selected) -> ItemSummary {
+    pub(crate) fn of(scores: &ItemScores, model: &str, e: &Selected) -> ItemSummary {
         let id = &e.item.id;
         ItemSummary::new(scores.get(model, id, Part::Curve(0)), scores.get(model, id, Part::curve(crate::dialogue::CurvePoint::StrongReset)), e.wrong)
     }
 
     /// The verdict the gap is coloured by.
     pub(crate) fn gap_verdict(&self) -> crate::metrics::criteria::GapVerdict {
-        super::model::gap_verdict(self.gap())
+        super::parts::gap_verdict(self.gap())
     }
 
     /// R0 p(w) − clean p(w).

@@ -1,12 +1,12 @@
 //! The terminal explorer.
 //!
-//! - `app`: the router — owns the components and the lanes, hands each action to the part it
+//! - `app`: the router — owns the components and the engines, hands each action to the part it
 //!   is for and routes the [`event`]s the parts answer with (only the app writes the status
 //!   line, the overlay or another part's state);
 //! - `action`, `keymap`: user intents, and the keys that ask for them in each context (labels,
 //!   hints and the key names of messages made from the bindings);
-//! - `lanes`: the engine-facing part — one engine slot and scheduler per shown or compared
-//!   model, the score store, the shared store link, the generations (`a`); returns events;
+//! - `engines`: the engine-facing part — one engine slot and scheduler per shown or compared
+//!   model, the item scores, the shared store link, the generations (`a`); returns events;
 //! - `engine_slot`: a model's engine, loaded in the background, with a tokens/s meter;
 //!   `scheduler` over `jobs`: what to score next, through the generational job queue;
 //!   `generations`: the model's greedy continuations at the answer slot, per context;
@@ -15,14 +15,16 @@
 //!   of a step's dialogue, the editor, their scores, saving them as an experiment operation or
 //!   a conversation file: all of it in that one module), `browser` (the table browser, the
 //!   Runs pane, a batch on its own thread);
-//! - `score_store`: scores and errors by (model, item, part), ramp letters, twins;
+//! - `item_scores`: the scores and errors the session holds, in memory, by (model, item, part),
+//!   ramp letters, twins;
 //!   `shared_scores`: the score store shared with every run: lookups before the engine, and
 //!   every computed score appended;
 //! - `recovery_rows`: the current item's recovery rows (gaps, verdicts per criterion family,
 //!   minimal recovery operation), computed from the metrics when the scores change;
 //! - `run_list`: the runs of the data directory; `table_browser`: a run's Markdown tables;
 //!   `batch_task`: a batch on its own thread;
-//! - `model`: the parts of an item and their messages; `stored_run`: a batch run's rows;
+//! - `parts`: the parts of an item (`Part`: ramp steps, operations, custom ramps' steps) and
+//!   their messages; `stored_run`: a batch run's rows;
 //! - `screen`: views, overlays and snapshot screens; `views`: drawing (views read the app and
 //!   compute nothing the metrics define);
 //! - `terminal`: raw mode / alternate screen, panic hook, stderr kept off the screen;
@@ -40,13 +42,13 @@ mod event;
 mod export;
 mod generations;
 mod item_list;
+mod item_scores;
 mod jobs;
 mod keymap;
-mod lanes;
+mod engines;
 mod markdown;
-pub mod model;
+pub mod parts;
 mod scheduler;
-mod score_store;
 mod screen;
 mod setup;
 mod shared_scores;

@@ -3,7 +3,7 @@
 //! component's events, which the app routes here.
 
 use super::action::Action;
-use super::lanes::ModelChoice;
+use super::engines::ModelChoice;
 use super::screen::Overlay;
 
 pub(crate) struct Popups {

@@ -13,8 +13,8 @@ use crate::metrics::criteria::{main_ops, minimal_recovery_operation, pass_flags,
 use crate::metrics::{aggregate, Obs};
 use crate::protocol::SlotScore;
 
-use super::model::Part;
-use super::score_store::ScoreStore;
+use super::parts::Part;
+use super::item_scores::ItemScores;
 
 /// Which option a prediction lands on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub(crate) struct RecoveryRows {
 
 impl RecoveryRows {
     /// The rows of `entry` (the item of `key`) for the models of `key`, from `scores`.
-    pub(crate) fn compute(key: RowsKey, scores: &ScoreStore, entry: Option<&Selected>) -> RecoveryRows {
+    pub(crate) fn compute(key: RowsKey, scores: &ItemScores, entry: Option<&Selected>) -> RecoveryRows {
         let models = match entry {
             Some(e) => key.models.iter().map(|m| model_rows(scores, m, e)).collect(),
             None => Vec::new(),
@@ -122,7 +122,7 @@ impl RecoveryRows {
     }
 }
 
-fn model_rows(scores: &ScoreStore, model: &str, e: &Selected) -> ModelRows {
+fn model_rows(scores: &ItemScores, model: &str, e: &Selected) -> ModelRows {
     let d = DialogueItem::from(e);
     let scored = |part: Part| scores.get(model, &e.item.id, part).map(|s| (s, obs(s, &d)));
     let clean = scored(Part::Curve(0));
@@ -210,7 +210,7 @@ mod tests {
         crate::store::write_item_rows(dir.path(), &crate::tables::testutil::synthetic_rows(2)).unwrap();
         let reg = crate::dialogue::conditions::Registry::bundled();
         let run = crate::tui::stored_run::load_run(dir.path(), None, reg).unwrap();
-        let mut scores = ScoreStore::new(reg);
+        let mut scores = ItemScores::new(reg);
         for (model, id, part, s) in run.scores {
             scores.insert(&model, &id, part, s);
         }

@@ -2,7 +2,7 @@
 //! or a `hyst-tui slurm` run's merged run), most recently written first, with where each stands
 //! (`batch::status::run_status`: models, datasets, suites, items done of total, complete or
 //! not). While the Tables view is shown the list is read again every two seconds; a run whose
-//! manifest did not change keeps its last status (its score cache is not counted again).
+//! manifest did not change keeps its last status (its run cache is not counted again).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::item_list::ItemList;
 use super::jobs::{JobQueue, Submit};
-use super::model::{ramp_parts, Part};
-use super::score_store::ScoreStore;
+use super::parts::{ramp_parts, Part};
+use super::item_scores::ItemScores;
 use super::shared_scores::Lookup;
 use crate::dialogue::{Builder, DialogueItem};
 use crate::engine::{EngineError, Job, JobOutput};
@@ -104,7 +104,7 @@ impl Scheduler {
     /// Submits every part that is ready, the current item first, then (when it has nothing in
     /// flight) the ramp of the next unfinished item of the list. With a `lookup`, a part the
     /// shared store holds takes the stored score instead.
-    pub(crate) fn schedule(&mut self, s: &Scope, scores: &mut ScoreStore, mut lookup: Option<&mut Lookup>) {
+    pub(crate) fn schedule(&mut self, s: &Scope, scores: &mut ItemScores, mut lookup: Option<&mut Lookup>) {
         if let Some(f) = self.focus {
             self.schedule_item(s, scores, lookup.as_deref_mut(), f, s.steps);
         }
@@ -122,7 +122,7 @@ impl Scheduler {
         }
     }
 
-    fn schedule_item(&mut self, s: &Scope, scores: &mut ScoreStore, mut lookup: Option<&mut Lookup>, item: usize, parts: &[Part]) {
+    fn schedule_item(&mut self, s: &Scope, scores: &mut ItemScores, mut lookup: Option<&mut Lookup>, item: usize, parts: &[Part]) {
         let Some(e) = s.items.entry(item) else { return };
         let d = DialogueItem::from(e);
         let id = &d.item.id;
@@ -151,7 +151,7 @@ impl Scheduler {
 
 /// Looks the ramps of the listed items up in the shared store (no engine), in list order, until
 /// `deadline`. Returns whether every item was reached.
-pub(crate) fn sweep_store(s: &Scope, scores: &mut ScoreStore, lookup: &mut Lookup, deadline: Instant) -> bool {
+pub(crate) fn sweep_store(s: &Scope, scores: &mut ItemScores, lookup: &mut Lookup, deadline: Instant) -> bool {
     let ramp = ramp_parts();
     for &idx in s.items.visible() {
         if Instant::now() >= deadline {

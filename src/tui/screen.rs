@@ -59,7 +59,7 @@ pub enum Overlay {
     Editor,
     /// The list of the item's what-if edits (`V`), its cursor on the row of step `at` (rows
     /// come and go while `w` scores, the cursor stays on its step).
-    Edits { at: crate::tui::model::Part },
+    Edits { at: crate::tui::parts::Part },
 }
 
 /// What `snapshot` can render: a view, or one of the overlays on top of one.

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use super::model::Part;
+use super::parts::Part;
 use crate::config::{models_dir, ModelsConfig};
 use crate::protocol::{ChatMessage, SlotScore};
 use crate::store::shared::{context_key, SharedScores};

@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 
 use super::action::Action;
 use super::keymap::key_for;
-use super::score_store::ScoreStore;
+use super::item_scores::ItemScores;
 use super::screen::View;
 use super::setup::AppConfig;
 use super::stored_run::{self, RowProblem};
@@ -30,7 +30,7 @@ pub(crate) struct Opened {
     pub(crate) source: Source,
     pub(crate) items: Vec<Selected>,
     /// A stored run's scores (every model's), else none.
-    pub(crate) scores: ScoreStore,
+    pub(crate) scores: ItemScores,
     /// The model shown first.
     pub(crate) model_key: String,
     /// The models of the stored run (empty without one).
@@ -53,7 +53,7 @@ pub(crate) fn open(cfg: &AppConfig) -> Result<Opened> {
         return Ok(Opened {
             source: Source { reg, label: DatasetSpec::parse(&spec)?.key(), spec, problems: Vec::new() },
             items,
-            scores: ScoreStore::new(reg),
+            scores: ItemScores::new(reg),
             model_key: cfg.models.get(cfg.model.as_deref().unwrap_or(&cfg.models.default_model))?.key.clone(),
             stored_models: Vec::new(),
             notice: None,
@@ -61,7 +61,7 @@ pub(crate) fn open(cfg: &AppConfig) -> Result<Opened> {
     };
     let reg = runs_registry(&[dir.clone()], &cfg.experiments)?;
     let run = stored_run::load_run(dir, cfg.model.as_deref(), reg)?;
-    let mut scores = ScoreStore::new(reg);
+    let mut scores = ItemScores::new(reg);
     for (model, id, part, s) in run.scores {
         scores.insert(&model, &id, part, s);
     }

@@ -1,11 +1,11 @@
 //! The step cursor of the detail views (Dialogue, Trace, Slot, Recovery): every step the
-//! cursor visits ([`model::steps`]), the one shown, how far the conversation is scrolled up and
+//! cursor visits ([`parts::steps`]), the one shown, how far the conversation is scrolled up and
 //! whether the repeated question blocks are expanded.
 
 use anyhow::{bail, Result};
 
 use super::action::{Action, Motion};
-use super::model::{self, Part};
+use super::parts::{self, Part};
 use crate::dialogue::conditions::Registry;
 
 pub(crate) struct StepCursor {
@@ -20,7 +20,7 @@ pub(crate) struct StepCursor {
 impl StepCursor {
     /// At the first step of a run of the conditions `reg`.
     pub(crate) fn new(reg: &'static Registry) -> StepCursor {
-        StepCursor { steps: model::steps(reg), step: 0, dialogue_scroll: 0, expand_blocks: false }
+        StepCursor { steps: parts::steps(reg), step: 0, dialogue_scroll: 0, expand_blocks: false }
     }
 
     /// Carries out a step action; true when the step changed (another step has another

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use super::model::Part;
+use super::parts::Part;
 use crate::data::{Item, Selected};
 use crate::dialogue::conditions::Registry;
 use crate::dialogue::{Control, CURVE};

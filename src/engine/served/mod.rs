@@ -122,7 +122,7 @@ pub(super) fn worker_main(
     };
     // The GGUF's vocabulary (no weights), when the entry names one for its prompts.
     let vocab = if entry.has_file() && ep.api.sends_tokens() {
-        match super::worker::load_vocab(&path) {
+        match super::model::load_vocab(&path) {
             Ok(m) => Some(m),
             Err(e) => {
                 let _ = ready.send(Err(e));
@@ -164,7 +164,7 @@ fn open_prompt_side<'m>(
         return Ok(PromptSide::Chat);
     }
     if let Some(m) = vocab {
-        return Ok(PromptSide::Gguf(super::worker::Prompter::new(m, entry)?));
+        return Ok(PromptSide::Gguf(super::model::Prompter::new(m, entry)?));
     }
     if let Some(dir) = &ep.tokenizer_dir {
         #[cfg(feature = "hf-tokenizer")]

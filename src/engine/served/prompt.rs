@@ -18,7 +18,7 @@ use super::http::Client;
 use super::letters::chat_letter_tokens;
 use crate::config::{Endpoint, ModelEntry, TemplateSpec};
 use crate::engine::template::{apply_system_policy, ChatTemplate};
-use crate::engine::worker::Prompter;
+use crate::engine::model::Prompter;
 use crate::engine::{EngineError, Prepared};
 use crate::protocol::{ChatMessage, LetterTokens};
 

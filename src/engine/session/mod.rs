@@ -1,7 +1,7 @@
 //! A llama.cpp context and what its KV cache holds.
 //!
 //! The context holds one or more llama.cpp *sequences*. With one (the default) every prompt is
-//! evaluated on sequence 0 as `cache.rs` describes: one live sequence plus host-memory
+//! evaluated on sequence 0 as `prefix_reuse.rs` describes: one live sequence plus host-memory
 //! snapshots, so that prefix reuse is bit-exact. With several (`--pack N`), each sequence has a
 //! KV *stream* of its own (`kv_unified = false`): its tokens sit in cells `0..n` of its own
 //! stream exactly as they would in a context of its own, so a decode call that carries tokens
@@ -33,7 +33,7 @@ use llama_cpp_2::token::LlamaToken;
 
 mod replay;
 
-use super::cache::{PrefixCache, MIN_TAIL};
+use super::prefix_reuse::{PrefixCache, MIN_TAIL};
 use crate::util::add_since;
 use super::{EngineError, EngineOptions};
 
@@ -285,7 +285,7 @@ impl<'m> Session<'m> {
         let plan = if self.use_cache {
             self.lanes[lane].cache.plan(tokens, MIN_TAIL)
         } else {
-            super::cache::Plan { save_live: false, restore: None, reuse: 0 }
+            super::prefix_reuse::Plan { save_live: false, restore: None, reuse: 0 }
         };
         // Snapshot indices shift when saving drops superseded ones: remember the tokens.
         let restore_tokens = plan.restore.map(|i| self.lanes[lane].cache.snapshots[i].tokens.clone());
@@ -318,7 +318,7 @@ impl<'m> Session<'m> {
         let plan = if self.use_cache {
             self.lanes[source].cache.plan(tokens, MIN_TAIL)
         } else {
-            super::cache::Plan { save_live: false, restore: None, reuse: 0 }
+            super::prefix_reuse::Plan { save_live: false, restore: None, reuse: 0 }
         };
         if let Some(i) = plan.restore {
             self.restore(source, i, seq)?;

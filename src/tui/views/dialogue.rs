@@ -17,13 +17,13 @@ use crate::protocol::letter;
 use crate::tui::app::App;
 use crate::tui::action::Action;
 use crate::tui::keymap::{action_hints, hints, key_for, Where};
-use crate::tui::model::gap_verdict;
+use crate::tui::parts::gap_verdict;
 use crate::tui::generations::GenState;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::whatif::{EditScore, WhatIfShown};
 use crate::dialogue::conditions::Registry;
 use crate::dialogue::CURVE;
-use crate::tui::model::{part_label, split_user_turn, Part};
+use crate::tui::parts::{part_label, split_user_turn, Part};
 
 /// Labels of the ramp's user turns (weak pressure … strong reset).
 fn ramp_turns(n: usize) -> Vec<String> {
@@ -277,7 +277,7 @@ fn distribution(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected)
 
     // Ramp strip: the model's letter at each step, the cursor's step reversed; a row per model
     // when models are compared.
-    let models = app.lanes().shown_models();
+    let models = app.engines().shown_models();
     let label_w = if models.len() > 1 { models.iter().map(|m| width(m)).max().unwrap_or(4).clamp(4, 10) + 1 } else { 5 };
     for (i, m) in models.iter().enumerate() {
         let (label, label_st) = if models.len() > 1 { (pad(&trunc(m, label_w - 1), label_w), th.model(i)) } else { ("ramp ".to_string(), th.dim()) };

@@ -11,7 +11,7 @@ use super::{block, fmt_gap, fmt_p, option_of, trunc, width};
 use crate::tui::app::App;
 use crate::tui::keymap::{hints, Where};
 use crate::tui::item_list::SortKey;
-use crate::tui::model::{ramp_parts, Part};
+use crate::tui::parts::{ramp_parts, Part};
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let th = app.theme();
@@ -60,7 +60,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         .map(|(i, e)| {
             let sum = app.summary(i);
             let (clean, r0, pred, wf, gap) = (sum.clean_pw, sum.r0_pw, sum.r0_pred, sum.wf, sum.gap());
-            let busy = ramp.iter().any(|&p| app.lanes().in_flight(i, p));
+            let busy = ramp.iter().any(|&p| app.engines().in_flight(i, p));
             let err = ramp.iter().any(|&p| app.error(i, p).is_some());
             let mark = if err {
                 Span::styled("!", th.error())

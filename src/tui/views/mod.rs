@@ -20,7 +20,7 @@ use super::engine_slot::EngineState;
 use super::action::Action;
 use super::keymap::{hint_keys, hints, key_for, Where};
 use super::screen::{Overlay, View};
-use super::model::Part;
+use super::parts::Part;
 
 /// Draws the whole screen.
 pub fn render(f: &mut Frame, app: &App) {
@@ -85,9 +85,9 @@ fn engine_text(app: &App) -> (String, Style) {
         EngineState::Failed { key, error } => (format!("{key} · failed: {error}"), th.error()),
         EngineState::Ready(e) => {
             let q = app.jobs_pending();
-            let busy = e.stats.busy.load(std::sync::atomic::Ordering::Relaxed) || app.lanes().model_pending(0) > 0;
+            let busy = e.stats.busy.load(std::sync::atomic::Ordering::Relaxed) || app.engines().model_pending(0) > 0;
             let mut s = format!("{} · ", app.model_key());
-            if app.lanes().shared().pending() {
+            if app.engines().shared().pending() {
                 // Nothing goes to the engine before the shared store has been asked.
                 s.push_str("reading the score store…");
             } else if busy && !app.frozen() {
@@ -98,7 +98,7 @@ fn engine_text(app: &App) -> (String, Style) {
                 s.push_str("idle");
             }
             if !app.frozen() {
-                if let Some(r) = app.lanes().tokens_per_s() {
+                if let Some(r) = app.engines().tokens_per_s() {
                     s.push_str(&format!(" · {r:.0} tok/s"));
                 }
             }
@@ -121,10 +121,10 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     if !compared.is_empty() {
         spans.push(Span::styled(" │ vs", base));
         for (i, k) in compared.iter().enumerate() {
-            let state = match app.lanes().model_state(i + 1) {
+            let state = match app.engines().model_state(i + 1) {
                 Some(EngineState::Loading { .. }) => " (loading)",
                 Some(EngineState::Failed { .. }) => " (failed)",
-                _ if app.lanes().model_pending(i + 1) > 0 && !app.frozen() => " (busy)",
+                _ if app.engines().model_pending(i + 1) > 0 && !app.frozen() => " (busy)",
                 _ => "",
             };
             spans.push(Span::styled(format!(" {k}{state}"), base.patch(th.model(i + 1))));
@@ -135,10 +135,10 @@ fn status_bar(f: &mut Frame, area: Rect, app: &App) {
     if app.store_hits() > 0 {
         spans.push(Span::styled(format!(" │ {} from store", app.store_hits()), base));
     }
-    if let Some(e) = app.lanes().shared().error() {
+    if let Some(e) = app.engines().shared().error() {
         spans.push(Span::styled(format!(" │ store: {e}"), th.warn().patch(base)));
     }
-    if let Some(n) = app.lanes().reuse_note() {
+    if let Some(n) = app.engines().reuse_note() {
         spans.push(Span::styled(format!(" │ {n}"), th.warn().patch(base)));
     }
     if let Some(b) = app.browser().batch() {
@@ -294,7 +294,7 @@ pub fn pending_text(app: &App, item: usize, part: Part) -> String {
         EngineState::Failed { error, .. } => format!("no model: {error}"),
         EngineState::Off => format!("not in the stored run ({}: load a model to score it)", key_for(Action::OpenModels)),
         EngineState::Ready(_) => {
-            if app.lanes().in_flight(item, part) {
+            if app.engines().in_flight(item, part) {
                 "scoring…".into()
             } else if app.messages(item, part).is_none() {
                 "waiting for the earlier steps…".into()

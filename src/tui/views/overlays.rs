@@ -47,14 +47,14 @@ pub fn help(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
     let th = app.theme();
-    let shown = app.lanes().shown_models();
+    let shown = app.engines().shown_models();
     let items: Vec<ListItem> = app
-        .lanes()
+        .engines()
         .model_choices()
         .into_iter()
         .map(|m| {
-            let lane = shown.iter().position(|k| *k == m.key);
-            let (mark, mark_st) = match lane {
+            let shown_at = shown.iter().position(|k| *k == m.key);
+            let (mark, mark_st) = match shown_at {
                 Some(0) => ("● ".to_string(), th.correct()),
                 Some(i) => (format!("{i} "), th.model(i)),
                 None => ("  ".to_string(), th.plain()),
@@ -69,11 +69,11 @@ pub fn models(f: &mut Frame, area: Rect, app: &App, sel: usize) {
             let st = if m.present { th.plain() } else { th.dim() };
             let mut spans = vec![
                 Span::styled(mark, mark_st),
-                Span::styled(pad(&m.key, 20), if lane == Some(0) { th.bold() } else { st }),
+                Span::styled(pad(&m.key, 20), if shown_at == Some(0) { th.bold() } else { st }),
                 Span::styled(format!(" {state} "), if m.present { th.correct() } else { th.dim() }),
                 Span::styled(m.name.clone(), st),
             ];
-            if matches!(lane, Some(i) if i > 0) {
+            if matches!(shown_at, Some(i) if i > 0) {
                 spans.push(Span::styled(" (compared)", th.dim()));
             }
             ListItem::new(Line::from(spans))
@@ -97,7 +97,7 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
     let w = (area.width * 4 / 5).max(30).min(area.width);
     let inner_w = w.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
-    let part = e.part.map(|p| crate::tui::model::part_label(app.reg(), p)).unwrap_or_default();
+    let part = e.part.map(|p| crate::tui::parts::part_label(app.reg(), p)).unwrap_or_default();
     lines.push(Line::from(Span::styled(app.editor_heading(&part), th.dim())));
     // The cursor is a marker character in the text while it is wrapped, then drawn as ▏.
     const MARK: char = '\u{E000}';
@@ -134,7 +134,7 @@ pub fn editor(f: &mut Frame, area: Rect, app: &App) {
 /// The list of the item's what-if edits (`V`): each edited step, its number of versions, the
 /// option its current version advocates, p(that option) original → edited, what the text
 /// edits changed and whether it was saved.
-pub fn edits(f: &mut Frame, area: Rect, app: &App, at: crate::tui::model::Part) {
+pub fn edits(f: &mut Frame, area: Rect, app: &App, at: crate::tui::parts::Part) {
     let th = app.theme();
     let Some((item, e)) = app.current_entry() else { return };
     let rows = app.edit_rows(item);
@@ -147,7 +147,7 @@ pub fn edits(f: &mut Frame, area: Rect, app: &App, at: crate::tui::model::Part) 
             let wrong = r.wrong.unwrap_or(e.wrong);
             let l = crate::protocol::letter(wrong);
             let mut spans = vec![
-                Span::styled(pad(&crate::tui::model::part_label(app.reg(), r.part), label_w), th.bold()),
+                Span::styled(pad(&crate::tui::parts::part_label(app.reg(), r.part), label_w), th.bold()),
                 Span::styled(format!(" v{:<2}", r.versions), th.dim()),
                 Span::raw(format!(" p({l}) {} → ", super::fmt_p(r.p_orig))),
                 Span::styled(super::fmt_p(r.p_edited), th.accent()),

@@ -15,7 +15,7 @@ use crate::metrics::criteria::Family;
 use crate::tui::action::{Action, Motion};
 use crate::tui::app::App;
 use crate::tui::keymap::{key_at, key_for, pairs_for, Where};
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 use crate::tui::recovery_rows::{Cell as RowCell, Mro, PredKind};
 use crate::tui::screen::View;
 use crate::tui::theme::Theme;

@@ -11,7 +11,7 @@ use super::{bar, block, message, option_of, pad, pending_text, trunc};
 use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::keymap::key_for;
-use crate::tui::model::part_label;
+use crate::tui::parts::part_label;
 
 /// A token's text with whitespace made visible.
 pub(crate) fn show_token(t: &str) -> String {

@@ -17,7 +17,7 @@ use crate::data::Selected;
 use crate::tui::app::App;
 use crate::dialogue::recipe::Group;
 use crate::dialogue::CURVE;
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 use crate::tui::theme::model_marker;
 use crate::tui::whatif::WhatIfCurve;
 
@@ -238,7 +238,7 @@ fn ops(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
 // ---------------------------------------------------------------------------------------------
 
 fn compare(f: &mut Frame, area: Rect, app: &App, item: usize, e: &Selected) {
-    let models: Vec<String> = app.lanes().shown_models().iter().map(|m| m.to_string()).collect();
+    let models: Vec<String> = app.engines().shown_models().iter().map(|m| m.to_string()).collect();
     let ops_w = (area.width / 3).clamp(28, 44);
     let [left, right] = Layout::horizontal([Constraint::Min(36), Constraint::Length(ops_w)]).areas(area);
     let table_h = (3 + 3 * models.len() as u16).min(left.height / 2);

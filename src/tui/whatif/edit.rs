@@ -5,7 +5,7 @@
 use crate::protocol::ChatMessage;
 use crate::tui::action::Action;
 use crate::tui::keymap::key_for;
-use crate::tui::model::{split_user_turn, Part};
+use crate::tui::parts::{split_user_turn, Part};
 
 /// The final user turn of a step split as the recipe builds it: message, question-block prefix
 /// and the question block.

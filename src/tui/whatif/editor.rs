@@ -1,6 +1,6 @@
 //! The what-if editor's text and cursor.
 
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 
 /// The text being typed in the editor, and its cursor (a byte offset on a character boundary).
 #[derive(Clone, Debug, Default)]

@@ -35,8 +35,8 @@ use super::action::{Action, CursorMove};
 use super::event::Event;
 use super::item_list::ItemList;
 use super::keymap::key_for;
-use super::lanes::Lanes;
-use super::model::{self, Part};
+use super::engines::Engines;
+use super::parts::{self, Part};
 use super::screen::Overlay;
 use crate::data::Selected;
 use crate::dialogue::conditions::Registry;
@@ -47,7 +47,7 @@ use super::engine_slot::EngineState;
 /// What the what-if component reads of the rest of the explorer.
 pub(crate) struct Cx<'a> {
     pub(crate) items: &'a ItemList,
-    pub(crate) lanes: &'a Lanes,
+    pub(crate) engines: &'a Engines,
     pub(crate) prompts: &'a PromptSet,
     /// Every step, in cursor order, and the one shown.
     pub(crate) steps: &'a [Part],
@@ -67,18 +67,18 @@ impl Cx<'_> {
     }
     /// The original messages of a step (None while an earlier letter is missing).
     fn messages(&self, item: usize, part: Part) -> Option<Vec<ChatMessage>> {
-        self.lanes.messages(self.prompts, self.entry(item)?, part)
+        self.engines.messages(self.prompts, self.entry(item)?, part)
     }
     /// The shown model's score of a step.
     fn score(&self, item: usize, part: Part) -> Option<&SlotScore> {
-        self.lanes.score_of(self.lanes.model_key(), self.entry(item)?, part)
+        self.engines.score_of(self.engines.model_key(), self.entry(item)?, part)
     }
     fn model_key(&self) -> &str {
-        self.lanes.model_key()
+        self.engines.model_key()
     }
     /// The conditions of the run shown.
     fn reg(&self) -> &'static Registry {
-        self.lanes.scores().reg()
+        self.engines.scores().reg()
     }
     fn header(&self) -> &str {
         &self.prompts.question_header
@@ -273,7 +273,7 @@ impl WhatIf {
             _ if self.saves_as_operation(item, part, cx) => "saves it as an operation",
             _ => "saves the conversations",
         };
-        let waiting = match cx.lanes.engine_state() {
+        let waiting = match cx.engines.engine_state() {
             EngineState::Ready(_) => "scoring…".to_string(),
             EngineState::Loading { .. } => "scored once the model has loaded…".to_string(),
             _ => format!("no model to score it: {} loads one", key_for(Action::OpenModels)),
@@ -323,7 +323,7 @@ impl WhatIf {
         let mut versions: Vec<(Part, Vec<ChatMessage>)> =
             self.store.edited_steps(item).into_iter().map(|(p, v)| (p, v.messages.clone())).collect();
         versions.sort_by_key(|(p, _)| *p != cx.part);
-        let Some(e) = cx.lanes.engine_ready() else { return };
+        let Some(e) = cx.engines.engine_ready() else { return };
         for (_, msgs) in versions {
             self.store.request(e, cx.model_key(), &msgs, letters.clone());
         }
@@ -443,8 +443,8 @@ impl WhatIf {
             None => Overlay::None,
         };
         let text = match self.store.versions(item, part) {
-            0 => format!("{}: back to the original", model::part_label(cx.reg(), part)),
-            v => format!("{}: back to what-if version {v}", model::part_label(cx.reg(), part)),
+            0 => format!("{}: back to the original", parts::part_label(cx.reg(), part)),
+            v => format!("{}: back to what-if version {v}", parts::part_label(cx.reg(), part)),
         };
         vec![Event::Overlay(overlay), Event::Notice(text)]
     }
@@ -567,7 +567,7 @@ impl WhatIf {
         let e = &self.editor;
         let Some(msgs) = e.part.and_then(|p| self.shown_messages(cx, e.item, p)) else { return String::new() };
         let name = edit::message_name(&msgs, e.index);
-        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && model::split_user_turn(&m.content, cx.header()).is_some());
+        let has_block = msgs.get(e.index).is_some_and(|m| m.role == "user" && parts::split_user_turn(&m.content, cx.header()).is_some());
         match msgs.get(e.index).map(|m| m.role.as_str()) {
             _ if Some(e.index) == edit::final_user(&msgs) && has_block => {
                 format!("The message of the final turn of {part_label} (the question block follows it):")

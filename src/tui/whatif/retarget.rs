@@ -13,7 +13,7 @@ use crate::tui::action::Action;
 use crate::tui::engine_slot::EngineState;
 use crate::tui::event::Event;
 use crate::tui::keymap::key_for;
-use crate::tui::model::{self, Part};
+use crate::tui::parts::{self, Part};
 
 /// `w` in progress: the step rebuilt with another option advocated. The protocol's ramp is
 /// self-conditioned (each pressure turn follows the model's own earlier answers), so the ramp
@@ -45,7 +45,7 @@ impl WhatIf {
         }
         if let Some(rt) = &self.retarget {
             let id = cx.entry(rt.item).map_or("?", |e| e.item.id.as_str());
-            return notice(format!("{w}: still scoring {} with {} advocated ({id}); try again when it is done", model::part_label(cx.reg(), rt.part), letter(rt.wrong)));
+            return notice(format!("{w}: still scoring {} with {} advocated ({id}); try again when it is done", parts::part_label(cx.reg(), rt.part), letter(rt.wrong)));
         }
         let from = self.store.current(item, part).map_or(e.wrong, |v| v.wrong);
         let Some(wrong) = next_wrong(e.item.options.len(), e.item.correct, e.wrong, from) else {
@@ -55,14 +55,14 @@ impl WhatIf {
         d.wrong = wrong;
         let b = Builder::new(cx.prompts);
         let original = cx.messages(item, part);
-        let scores = cx.lanes.scores();
+        let scores = cx.engines.scores();
         let same = original.is_some() && scores.messages(&b, cx.model_key(), &d, part) == original;
         if same {
             return notice(format!("{w}: this step's dialogue does not name the advocated option"));
         }
         // An operation that repeats the clean answer needs it before anything is scored.
         let clean = scores.clean_letter(cx.model_key(), &e.item.id);
-        if model::messages_for(cx.reg(), &b, &d, part, &[Some('A'); 4], clean, &|_| None).is_none() {
+        if parts::messages_for(cx.reg(), &b, &d, part, &[Some('A'); 4], clean, &|_| None).is_none() {
             return notice(format!("{w}: this step needs the model's clean answer first; try again once it is scored"));
         }
         self.retarget = Some(Retarget { item, part, wrong, from, letters: Vec::new() });
@@ -83,16 +83,16 @@ impl WhatIf {
             let b = Builder::new(cx.prompts);
             let known: Vec<Option<char>> = rt.letters.iter().copied().map(Some).collect();
             let model = cx.model_key().to_string();
-            let clean = cx.lanes.scores().clean_letter(&model, &d.item.id);
+            let clean = cx.engines.scores().clean_letter(&model, &d.item.id);
             let no_steps = |_: &'static str| None;
-            if let Some(msgs) = model::messages_for(cx.reg(), &b, &d, rt.part, &known, clean, &no_steps) {
+            if let Some(msgs) = parts::messages_for(cx.reg(), &b, &d, rt.part, &known, clean, &no_steps) {
                 self.retarget = None;
                 // R0 and the strong reset step are one dialogue: both get the version.
                 for p in std::iter::once(rt.part).chain(r0_twin(rt.part)) {
                     self.push_retargeted(cx, rt.item, p, msgs.clone(), rt.wrong);
                 }
                 let letters = d.item.letters();
-                if let Some(eng) = cx.lanes.engine_ready() {
+                if let Some(eng) = cx.engines.engine_ready() {
                     self.store.request(eng, &model, &msgs, letters);
                 }
                 let ramp = if rt.letters.is_empty() { String::new() } else { format!(" (and the {} ramp steps before it)", rt.letters.len()) };
@@ -106,7 +106,7 @@ impl WhatIf {
                 ));
             }
             let step = Part::Curve(rt.letters.len() + 1);
-            let msgs = match model::messages_for(cx.reg(), &b, &d, step, &known, clean, &no_steps) {
+            let msgs = match parts::messages_for(cx.reg(), &b, &d, step, &known, clean, &no_steps) {
                 Some(m) if rt.letters.len() < 4 => m,
                 _ => {
                     self.retarget = None;
@@ -123,12 +123,12 @@ impl WhatIf {
                 }
                 Some(EditScore::Failed(err)) => {
                     self.retarget = None;
-                    return notice(format!("{w}: scoring {} failed: {err}", model::part_label(cx.reg(), step)));
+                    return notice(format!("{w}: scoring {} failed: {err}", parts::part_label(cx.reg(), step)));
                 }
                 Some(EditScore::Running) => return Vec::new(),
                 None => {
                     let letters = d.item.letters();
-                    let waiting = match cx.lanes.engine_state() {
+                    let waiting = match cx.engines.engine_state() {
                         EngineState::Ready(_) => "scoring",
                         EngineState::Loading { .. } => "waiting for the model to score",
                         _ => {
@@ -136,10 +136,10 @@ impl WhatIf {
                             return notice(format!("{w}: no model to score the ramp under another option ({} loads one)", key_for(Action::OpenModels)));
                         }
                     };
-                    if let Some(eng) = cx.lanes.engine_ready() {
+                    if let Some(eng) = cx.engines.engine_ready() {
                         self.store.request(eng, &model, &msgs, letters);
                     }
-                    return notice(format!("{w}: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), model::part_label(cx.reg(), step)));
+                    return notice(format!("{w}: {waiting} the ramp of {} with {} advocated: {}…", d.item.id, letter(rt.wrong), parts::part_label(cx.reg(), step)));
                 }
             }
         }

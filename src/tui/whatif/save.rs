@@ -15,7 +15,7 @@ use crate::protocol::ChatMessage;
 use crate::tui::action::Action;
 use crate::tui::event::Event;
 use crate::tui::keymap::key_for;
-use crate::tui::model::{self, Part};
+use crate::tui::parts::{self, Part};
 
 impl WhatIf {
     /// `S` on the current step.
@@ -128,7 +128,7 @@ impl WhatIf {
             step,
             message: &message,
             prefix: &prefix,
-            description: format!("what-if: the paper's ramp with its {} step rewritten in the explorer on {}", model::part_label(cx.reg(), part), e.item.id),
+            description: format!("what-if: the paper's ramp with its {} step rewritten in the explorer on {}", parts::part_label(cx.reg(), part), e.item.id),
         };
         let (name, short) = saved.op_names();
         let path = crate::config::data_dir().join("experiments").join(format!("whatif_{id}.toml"));

@@ -8,7 +8,7 @@ use crate::engine::{Job, JobOutput, JobResult};
 use crate::protocol::{ChatMessage, SlotScore};
 use crate::tui::generations::key;
 use crate::tui::jobs::Submit;
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 
 /// One what-if version of a step's dialogue.
 #[derive(Clone, Debug, PartialEq, Eq)]

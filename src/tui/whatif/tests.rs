@@ -7,7 +7,7 @@ use super::editor::Editor;
 use super::save::*;
 use super::store::*;
 use crate::protocol::ChatMessage;
-use crate::tui::model::Part;
+use crate::tui::parts::Part;
 
 use crate::dialogue::recipe::ExperimentSource;
 
@@ -31,7 +31,7 @@ fn r0_and_the_strong_reset_step_are_twins() {
     use crate::dialogue::CurvePoint;
     let (r0, step) = (Part::Op("ordinary_strong_reset"), Part::curve(CurvePoint::StrongReset));
     assert_eq!((r0_twin(r0), r0_twin(step)), (Some(step), Some(r0)));
-    for p in crate::tui::model::steps(crate::dialogue::conditions::Registry::bundled()).into_iter().filter(|&p| p != r0 && p != step) {
+    for p in crate::tui::parts::steps(crate::dialogue::conditions::Registry::bundled()).into_iter().filter(|&p| p != r0 && p != step) {
         assert_eq!(r0_twin(p), None, "{p:?}");
     }
 }

@@ -1,6 +1,8 @@
-//! The llama.cpp side of the engine. Everything here runs on the engine's one worker thread,
-//! which owns the backend handle, the model and the context (a `LlamaContext` borrows the model
-//! and is not `Sync`).
+//! The model: the llama.cpp backend, checking and loading a GGUF, and the [`Prompter`] that
+//! renders a conversation with the model's chat template, tokenizes it and finds the letter
+//! tokens; then scores from the logits. It runs on the engine's worker thread, which owns the
+//! backend handle, the model and the context (a `LlamaContext` borrows the model and is not
+//! `Sync`); the loops of that thread are in `jobs.rs` (one prompt per call) and `packed.rs`.
 //!
 //! Exactness (docs/protocol.md §4.5): llama.cpp is built with `GGML_CPU_REPACK=OFF`, flash
 //! attention is disabled, and a decode call carries tokens of one sequence, or of several that

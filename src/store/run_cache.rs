@@ -1,4 +1,5 @@
-//! The append-only score cache (`cache/scores.jsonl`).
+//! The run cache: a run directory's append-only score cache (`cache/scores.jsonl`), not to be
+//! confused with prefix reuse (the engine's KV cache) or the shared score store (`shared.rs`).
 //!
 //! Each line is `<sha256 of the JSON>\t<JSON ScoreRow>\n`, appended one item at a time (one write,
 //! then fsync). Opening the cache never throws a valid record away:

@@ -1,4 +1,5 @@
-//! Prefix-reuse bookkeeping (pure logic, no llama.cpp).
+//! Prefix-reuse bookkeeping (pure logic, no llama.cpp): which cached KV prefix a prompt may
+//! reuse. ("Cache" here is the KV cache only; the run's score cache is `store/run_cache.rs`.)
 //!
 //! Exactness decides the design. llama.cpp's attention sums over KV *cells* in cell order, so a
 //! prompt only scores bit-identically to a fresh evaluation when its tokens sit in cells

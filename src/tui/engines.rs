@@ -1,6 +1,6 @@
-//! The engine-facing part of the explorer, the "lanes": one engine slot and scheduler per shown
-//! model (the shown one first, then the compared ones — a stored run's models without an
-//! engine), the score store they fill, the link to the shared score store, the generations of
+//! The engine-facing part of the explorer: one engine slot and scheduler per shown model (the
+//! shown one first, then the compared ones — a stored run's models without an engine), the
+//! item scores they fill, the link to the shared score store, the generations of
 //! `a`, and the stored run's models. It loads and compares models, looks up and submits what is
 //! to be scored, takes in the engines' and the store's answers, and returns [`Event`]s (a
 //! notice, scores changed, a model loaded, the models changed) for the app to route; nothing
@@ -16,9 +16,9 @@ use super::generations::{GenState, Generations};
 use super::item_list::ItemList;
 use super::jobs::Submit;
 use super::keymap::key_for;
-use super::model::Part;
+use super::parts::Part;
 use super::scheduler::{self, Answer, Scheduler, Scope};
-use super::score_store::ScoreStore;
+use super::item_scores::ItemScores;
 use super::shared_scores::{Access, SharedLink};
 use crate::config::{models_dir, ModelsConfig};
 use crate::data::Selected;
@@ -44,7 +44,7 @@ pub(crate) struct ModelChoice {
 }
 
 /// What the engines are loaded with.
-pub(crate) struct LaneSetup {
+pub(crate) struct EngineSetup {
     pub(crate) models: ModelsConfig,
     pub(crate) engine: EngineOptions,
     pub(crate) allow_inexact_reuse: bool,
@@ -76,16 +76,16 @@ impl Focus<'_> {
 }
 
 /// One model's engine and scheduler.
-struct Lane {
+struct ModelEngine {
     engine: EngineSlot,
     scheduler: Scheduler,
 }
 
-pub(crate) struct Lanes {
-    setup: LaneSetup,
+pub(crate) struct Engines {
+    setup: EngineSetup,
     /// The shown model first, then the compared ones.
-    lanes: Vec<Lane>,
-    scores: ScoreStore,
+    engines: Vec<ModelEngine>,
+    scores: ItemScores,
     shared: SharedLink,
     /// Every list item's ramp has been looked up in the shared store (since it last changed).
     sweep_done: bool,
@@ -95,13 +95,13 @@ pub(crate) struct Lanes {
     gens: Generations,
 }
 
-impl Lanes {
-    /// The lanes of the shown model `model_key` (nothing loaded yet), with the scores and models
+impl Engines {
+    /// The engines of the shown model `model_key` (nothing loaded yet), with the scores and models
     /// of a stored run, and the shared score store at `score_store`.
-    pub(crate) fn new(setup: LaneSetup, model_key: String, focus: Option<usize>, scores: ScoreStore, score_store: Option<PathBuf>, stored_models: Vec<String>) -> Lanes {
-        Lanes {
+    pub(crate) fn new(setup: EngineSetup, model_key: String, focus: Option<usize>, scores: ItemScores, score_store: Option<PathBuf>, stored_models: Vec<String>) -> Engines {
+        Engines {
             setup,
-            lanes: vec![Lane { engine: EngineSlot::new(model_key), scheduler: Scheduler::new(focus) }],
+            engines: vec![ModelEngine { engine: EngineSlot::new(model_key), scheduler: Scheduler::new(focus) }],
             scores,
             shared: SharedLink::new(score_store),
             sweep_done: false,
@@ -150,14 +150,14 @@ impl Lanes {
     /// model from its rows); a compared model stops being compared.
     pub(crate) fn show(&mut self, m: &ModelChoice) -> Vec<Event> {
         let mut events = Vec::new();
-        if let Some(i) = self.lane_of(&m.key).filter(|&i| i > 0) {
+        if let Some(i) = self.engine_of(&m.key).filter(|&i| i > 0) {
             events.extend(self.remove_compared(i));
         }
         if !m.configured {
             // A stored run's model that models.toml does not have: show its stored scores.
             if m.key != self.model_key() {
-                self.lanes[0].engine.show_stored(&m.key);
-                self.lanes[0].scheduler.reset();
+                self.engines[0].engine.show_stored(&m.key);
+                self.engines[0].scheduler.reset();
                 events.extend(self.models_changed());
                 events.push(Event::Notice(format!("showing the stored scores of {}", m.key)));
             }
@@ -168,7 +168,7 @@ impl Lanes {
             events.push(Event::Notice(format!("{} is not present (hyst-tui models fetch {})", m.key, m.key)));
             return events;
         }
-        if !self.lanes[0].engine.serves(&m.key) {
+        if !self.engines[0].engine.serves(&m.key) {
             events.extend(self.start_engine(0, &m.key));
             events.extend(self.models_changed());
             events.push(Event::Notice(format!("loading model {}…", m.key)));
@@ -178,7 +178,7 @@ impl Lanes {
 
     /// `c` in the switcher: compares model `m` with the shown one, or stops comparing it.
     pub(crate) fn toggle_compare(&mut self, m: &ModelChoice, focus: Option<usize>) -> Vec<Event> {
-        match self.lane_of(&m.key) {
+        match self.engine_of(&m.key) {
             Some(0) => vec![Event::Notice(format!("{} is the shown model ({} switches to another)", m.key, key_for(Action::LoadSelectedModel)))],
             Some(i) => {
                 let mut events = self.remove_compared(i);
@@ -196,35 +196,35 @@ impl Lanes {
         }
     }
 
-    /// The lane of a model (0 = the shown one).
-    pub(crate) fn lane_of(&self, key: &str) -> Option<usize> {
-        self.lanes.iter().position(|l| l.engine.model_key() == key)
+    /// The engine of a model (0 = the shown one).
+    pub(crate) fn engine_of(&self, key: &str) -> Option<usize> {
+        self.engines.iter().position(|l| l.engine.model_key() == key)
     }
 
     /// Compares `key` with the shown model: a stored run's model from its rows, any other from
     /// its own engine, loaded in the background.
     pub(crate) fn add_compared(&mut self, key: &str, focus: Option<usize>) -> Result<Vec<Event>, String> {
-        if self.lane_of(key) == Some(0) {
+        if self.engine_of(key) == Some(0) {
             return Err("it is the shown model".into());
         }
-        if self.lane_of(key).is_some() {
+        if self.engine_of(key).is_some() {
             return Err("it is compared already".into());
         }
-        if self.lanes.len() > MAX_COMPARED {
+        if self.engines.len() > MAX_COMPARED {
             return Err(format!("at most {MAX_COMPARED} models are compared ({} on one removes it)", key_for(Action::ToggleCompareSelected)));
         }
-        let lane = Lane { engine: EngineSlot::new(key.to_string()), scheduler: Scheduler::new(focus) };
+        let model_engine = ModelEngine { engine: EngineSlot::new(key.to_string()), scheduler: Scheduler::new(focus) };
         let mut events = Vec::new();
         if self.stored_models.iter().any(|m| m == key) {
-            self.lanes.push(lane);
+            self.engines.push(model_engine);
             self.shared.want(&self.setup.models, key, &self.setup.engine);
         } else {
             let entry = self.setup.models.get(key).map_err(|e| e.to_string())?;
             if !entry.path(&models_dir()).exists() {
                 return Err(format!("not present (hyst-tui models fetch {key})"));
             }
-            self.lanes.push(lane);
-            let i = self.lanes.len() - 1;
+            self.engines.push(model_engine);
+            let i = self.engines.len() - 1;
             events.extend(self.start_engine(i, key));
         }
         events.extend(self.models_changed());
@@ -232,12 +232,12 @@ impl Lanes {
     }
 
     fn remove_compared(&mut self, i: usize) -> Vec<Event> {
-        if i == 0 || i >= self.lanes.len() {
+        if i == 0 || i >= self.engines.len() {
             return Vec::new();
         }
-        let mut lane = self.lanes.remove(i);
-        lane.engine.shut_down();
-        let mut events = vec![Event::CompareRemoved(self.lanes.len() - 1)];
+        let mut model_engine = self.engines.remove(i);
+        model_engine.engine.shut_down();
+        let mut events = vec![Event::CompareRemoved(self.engines.len() - 1)];
         events.extend(self.models_changed());
         events
     }
@@ -247,12 +247,12 @@ impl Lanes {
         vec![Event::ModelsChanged]
     }
 
-    /// Loads a model in lane `i` on a background thread; the UI stays usable meanwhile.
+    /// Loads a model in engine `i` on a background thread; the UI stays usable meanwhile.
     fn start_engine(&mut self, i: usize, key: &str) -> Vec<Event> {
         let mut events = Vec::new();
-        let lane = &mut self.lanes[i];
-        if lane.engine.start(&self.setup.models, key, self.setup.engine.clone(), self.setup.allow_inexact_reuse) {
-            lane.scheduler.reset();
+        let model_engine = &mut self.engines[i];
+        if model_engine.engine.start(&self.setup.models, key, self.setup.engine.clone(), self.setup.allow_inexact_reuse) {
+            model_engine.scheduler.reset();
             if i == 0 {
                 self.gens.forget_running();
                 events.push(Event::ShownEngineRestarted);
@@ -267,13 +267,13 @@ impl Lanes {
     // Scheduling and the answers
     // -----------------------------------------------------------------------------------------
 
-    /// A new current item starts a new generation in every lane (pending requests for the old
+    /// A new current item starts a new generation in every model's engine (pending requests for the old
     /// one are cancelled, late results dropped); true when it did.
     pub(crate) fn refocus(&mut self, current: Option<usize>) -> bool {
         let mut changed = false;
-        for lane in &mut self.lanes {
-            let engine = lane.engine.ready().map(|e| e as &dyn Submit);
-            changed |= lane.scheduler.refocus(current, engine);
+        for model_engine in &mut self.engines {
+            let engine = model_engine.engine.ready().map(|e| e as &dyn Submit);
+            changed |= model_engine.scheduler.refocus(current, engine);
         }
         changed
     }
@@ -289,19 +289,19 @@ impl Lanes {
     /// the model's identity is still being worked out.
     pub(crate) fn schedule(&mut self, f: &Focus) -> Vec<Event> {
         let hits = self.shared.hits();
-        for lane in &mut self.lanes {
-            let model = lane.engine.model_key().to_string();
+        for model_engine in &mut self.engines {
+            let model = model_engine.engine.model_key().to_string();
             let mut access = self.shared.access(&model);
             let (engine, lookup) = match &mut access {
-                Access::Off => (lane.engine.ready(), None),
+                Access::Off => (model_engine.engine.ready(), None),
                 Access::Wait => (None, None),
-                Access::Ready(l) => (lane.engine.ready(), Some(l)),
+                Access::Ready(l) => (model_engine.engine.ready(), Some(l)),
             };
             if engine.is_none() && lookup.is_none() {
                 continue;
             }
             let scope = f.scope(engine.map(|e| e as &dyn Submit), &model, true);
-            lane.scheduler.schedule(&scope, &mut self.scores, lookup);
+            model_engine.scheduler.schedule(&scope, &mut self.scores, lookup);
         }
         self.found_in_store(hits)
     }
@@ -327,8 +327,8 @@ impl Lanes {
         let deadline = Instant::now() + Duration::from_millis(15);
         let hits = self.shared.hits();
         let mut done = true;
-        for lane in &self.lanes {
-            let model = lane.engine.model_key().to_string();
+        for model_engine in &self.engines {
+            let model = model_engine.engine.model_key().to_string();
             match self.shared.access(&model) {
                 Access::Ready(mut l) => {
                     let scope = f.scope(None, &model, false);
@@ -347,18 +347,18 @@ impl Lanes {
     /// frame (the app schedules after it).
     pub(crate) fn poll(&mut self, f: &Focus) -> Vec<Event> {
         let mut events = Vec::new();
-        if let Some(e) = self.lanes[0].engine.ready() {
-            self.gens.send_queued(e, self.lanes[0].engine.model_key());
+        if let Some(e) = self.engines[0].engine.ready() {
+            self.gens.send_queued(e, self.engines[0].engine.model_key());
         }
         self.gens.poll();
-        for i in 0..self.lanes.len() {
-            if let Some(key) = self.lanes[i].engine.poll() {
+        for i in 0..self.engines.len() {
+            if let Some(key) = self.engines[i].engine.poll() {
                 events.push(Event::ModelLoaded(key));
-                self.lanes[i].scheduler.reset();
+                self.engines[i].scheduler.reset();
             }
-            let results = self.lanes[i].scheduler.poll();
+            let results = self.engines[i].scheduler.poll();
             events.extend(self.absorb(i, results, f));
-            self.lanes[i].engine.sample_rate();
+            self.engines[i].engine.sample_rate();
         }
         if let Some(n) = self.shared.poll() {
             events.push(Event::Notice(n));
@@ -368,13 +368,13 @@ impl Lanes {
         events
     }
 
-    /// Waits up to `timeout` for the results of the lanes that still wait for some.
+    /// Waits up to `timeout` for the results of the engines that still wait for some.
     pub(crate) fn wait(&mut self, timeout: Duration, f: &Focus) -> Vec<Event> {
-        let waiting: Vec<usize> = (0..self.lanes.len()).filter(|&i| self.lanes[i].scheduler.pending() > 0).collect();
+        let waiting: Vec<usize> = (0..self.engines.len()).filter(|&i| self.engines[i].scheduler.pending() > 0).collect();
         let each = timeout / waiting.len().max(1) as u32;
         let mut events = Vec::new();
         for i in waiting {
-            let r = self.lanes[i].scheduler.wait(each);
+            let r = self.engines[i].scheduler.wait(each);
             events.extend(self.absorb(i, r, f));
         }
         events
@@ -385,12 +385,12 @@ impl Lanes {
         self.shared.flush().map(Event::Notice).into_iter().collect()
     }
 
-    /// Takes in lane `i`'s results; computed scores are also kept for the shared store.
+    /// Takes in engine `i`'s results; computed scores are also kept for the shared store.
     fn absorb(&mut self, i: usize, results: Vec<Answer>, f: &Focus) -> Vec<Event> {
         if results.is_empty() {
             return Vec::new();
         }
-        let model = self.lanes[i].engine.model_key().to_string();
+        let model = self.engines[i].engine.model_key().to_string();
         let builder = Builder::new(f.prompts);
         for (t, r) in results {
             let Some(e) = f.items.entry(t.item) else { continue };
@@ -430,12 +430,12 @@ impl Lanes {
                 "generation stopped".to_string()
             }
             Some(GenState::Done(_)) => "generated already (greedy: the same every time)".to_string(),
-            _ => match self.lanes[0].engine.ready() {
+            _ => match self.engines[0].engine.ready() {
                 Some(e) => {
                     self.gens.start(e, &model, msgs);
                     return Vec::new();
                 }
-                None if self.lanes[0].engine.loading() => {
+                None if self.engines[0].engine.loading() => {
                     self.gens.queue(&model, msgs);
                     "generating once the model has loaded…".to_string()
                 }
@@ -456,8 +456,8 @@ impl Lanes {
 
     /// Stops every engine without waiting for it.
     pub(crate) fn shut_down(&mut self) {
-        for lane in &mut self.lanes {
-            lane.engine.shut_down();
+        for model_engine in &mut self.engines {
+            model_engine.engine.shut_down();
         }
     }
 
@@ -467,63 +467,63 @@ impl Lanes {
         self.engines_loading() || self.shared.pending() || (self.shared.enabled() && !self.sweep_done)
     }
     pub(crate) fn engines_loading(&self) -> bool {
-        self.lanes.iter().any(|l| l.engine.loading())
+        self.engines.iter().any(|l| l.engine.loading())
     }
     /// Some model has requests waiting, or a generation runs.
     pub(crate) fn busy(&self) -> bool {
-        self.lanes.iter().any(|l| l.scheduler.pending_all() > 0) || self.gens.busy()
+        self.engines.iter().any(|l| l.scheduler.pending_all() > 0) || self.gens.busy()
     }
-    /// Every lane's current generation is scored.
+    /// Every engine's current generation is scored.
     pub(crate) fn idle(&self) -> bool {
-        self.lanes.iter().all(|l| l.scheduler.pending() == 0)
+        self.engines.iter().all(|l| l.scheduler.pending() == 0)
     }
     pub(crate) fn generating(&self) -> bool {
         self.gens.busy()
     }
 
-    pub(crate) fn scores(&self) -> &ScoreStore {
+    pub(crate) fn scores(&self) -> &ItemScores {
         &self.scores
     }
     /// The model whose scores are shown.
     pub(crate) fn model_key(&self) -> &str {
-        self.lanes[0].engine.model_key()
+        self.engines[0].engine.model_key()
     }
     /// The shown model, then the compared ones.
     pub(crate) fn shown_models(&self) -> Vec<&str> {
-        self.lanes.iter().map(|l| l.engine.model_key()).collect()
+        self.engines.iter().map(|l| l.engine.model_key()).collect()
     }
     pub(crate) fn engine_ready(&self) -> Option<&Engine> {
-        self.lanes[0].engine.ready()
+        self.engines[0].engine.ready()
     }
     pub(crate) fn engine_state(&self) -> &EngineState {
-        self.lanes[0].engine.state()
+        self.engines[0].engine.state()
     }
     /// The engine state of the `i`-th shown model (0 = the shown one).
     pub(crate) fn model_state(&self, i: usize) -> Option<&EngineState> {
-        self.lanes.get(i).map(|l| l.engine.state())
+        self.engines.get(i).map(|l| l.engine.state())
     }
     /// Requests of the `i`-th model still waiting (any generation).
     pub(crate) fn model_pending(&self, i: usize) -> usize {
-        self.lanes.get(i).map_or(0, |l| l.scheduler.pending_all())
+        self.engines.get(i).map_or(0, |l| l.scheduler.pending_all())
     }
     /// Requests of the shown model's current generation still waiting.
     pub(crate) fn jobs_pending(&self) -> usize {
-        self.lanes[0].scheduler.pending()
+        self.engines[0].scheduler.pending()
     }
     pub(crate) fn jobs_submitted(&self) -> u64 {
-        self.lanes.iter().map(|l| l.scheduler.submitted()).sum()
+        self.engines.iter().map(|l| l.scheduler.submitted()).sum()
     }
     pub(crate) fn stale_results_dropped(&self) -> u64 {
-        self.lanes.iter().map(|l| l.scheduler.stale_dropped()).sum()
+        self.engines.iter().map(|l| l.scheduler.stale_dropped()).sum()
     }
     pub(crate) fn in_flight(&self, item: usize, part: Part) -> bool {
-        self.lanes[0].scheduler.in_flight(item, part)
+        self.engines[0].scheduler.in_flight(item, part)
     }
     pub(crate) fn tokens_per_s(&self) -> Option<f64> {
-        self.lanes[0].engine.tokens_per_s()
+        self.engines[0].engine.tokens_per_s()
     }
     pub(crate) fn reuse_note(&self) -> Option<&str> {
-        self.lanes[0].engine.reuse_note()
+        self.engines[0].engine.reuse_note()
     }
     pub(crate) fn shared(&self) -> &SharedLink {
         &self.shared

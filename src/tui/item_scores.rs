@@ -1,4 +1,5 @@
-//! Every score the explorer knows — from the engine or from a stored run — keyed by
+//! Every score the explorer session holds in memory — from the engine, from a stored run or
+//! from the shared score store (`shared_scores.rs`, on disk) — keyed by
 //! (model, item id, part), the errors of parts that could not be scored, and what follows from
 //! the scores: the model's own ramp letters, the messages of a part, and twins (parts whose
 //! messages are identical to an earlier part's, scored once).
@@ -6,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::model::{messages_for, Part};
+use super::parts::{messages_for, Part};
 use crate::dialogue::conditions::Registry;
 use crate::dialogue::{Builder, DialogueItem};
 use crate::protocol::{ChatMessage, SlotScore};
@@ -17,7 +18,7 @@ fn key(model: &str, item_id: &str, part: Part) -> ScoreKey {
     (model.to_string(), item_id.to_string(), part)
 }
 
-pub(crate) struct ScoreStore {
+pub(crate) struct ItemScores {
     /// The conditions of the run shown: what a part's messages are.
     reg: &'static Registry,
     scores: HashMap<ScoreKey, Arc<SlotScore>>,
@@ -26,10 +27,10 @@ pub(crate) struct ScoreStore {
     revision: u64,
 }
 
-impl ScoreStore {
+impl ItemScores {
     /// No scores yet, for a run of the conditions `reg`.
-    pub(crate) fn new(reg: &'static Registry) -> ScoreStore {
-        ScoreStore { reg, scores: HashMap::new(), errors: HashMap::new(), revision: 0 }
+    pub(crate) fn new(reg: &'static Registry) -> ItemScores {
+        ItemScores { reg, scores: HashMap::new(), errors: HashMap::new(), revision: 0 }
     }
 
     /// The conditions of the run shown.

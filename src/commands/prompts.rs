@@ -1,32 +1,17 @@
-//! `hyst-tui prompts`, `conditions`, `items`: look at the protocol without running a batch.
+//! `hyst-tui prompts`: the message list of one condition for one item, and (with `--model`) the
+//! model's own ramp letters and the prompt rendered with its chat template.
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use super::items::selection;
 use super::{open_engine, Ctx};
-use crate::cli::{ItemsArgs, PromptsArgs, SelectionArgs};
-use hyst_tui::data::{load_selection, Selected};
+use crate::cli::PromptsArgs;
 use hyst_tui::dialogue::conditions::{self, build, Base};
 use hyst_tui::dialogue::{run_ramp, Builder, Control, DialogueItem};
 use hyst_tui::protocol::letter;
 
-fn selection(dataset: &str, s: &SelectionArgs) -> Result<Vec<Selected>> {
-    Ok(load_selection(dataset, &s.options())?)
-}
-
-pub fn conditions_cmd(ctx: &Ctx) -> Result<()> {
-    println!("{:<46} {:<16} {:<5} DESCRIPTION", "CONDITION", "SUITE", "LEVEL");
-    for c in ctx.registry.all() {
-        println!("{:<46} {:<16} {:<5} {}", c.key, c.suite.key(), c.level, c.description);
-    }
-    Ok(())
-}
-
-pub fn items_cmd(args: &ItemsArgs) -> Result<()> {
-    Ok(hyst_tui::data::selection::write_item_list(&selection(&args.dataset, &args.selection)?, std::io::stdout().lock())?)
-}
-
-pub fn prompts_cmd(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
+pub fn run(ctx: &Ctx, args: &PromptsArgs) -> Result<()> {
     let cond = ctx
         .registry
         .find(&args.condition)

@@ -1,0 +1,24 @@
+//! `hyst-tui tables --from DIR`: every table, figure, summary and reproduction file of a run,
+//! rebuilt from its stored rows.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::Ctx;
+use hyst_tui::batch;
+
+pub fn run(ctx: &Ctx, dir: &Path) -> Result<()> {
+    let r = batch::rebuild_tables(dir, &ctx.experiments)?;
+    if let Some(msg) = &r.skipped {
+        say!("warning: {msg}");
+    }
+    let tables = r.files.iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("tables"))).count();
+    println!(
+        "{tables} table files rebuilt from {} item rows in {}; {} files in all (with figures/, summary.md, reproduction.md and .csv)",
+        r.rows,
+        dir.join("tables").display(),
+        r.files.len()
+    );
+    Ok(())
+}
