@@ -486,5 +486,13 @@ fn the_binary_waits_passively_unless_a_policy_is_set() {
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(seen.as_deref(), Some(expected), "OMP_WAIT_POLICY given {given:?}");
+        // doctor says which policy it runs under.
+        let mut doctor = Command::new(BIN);
+        doctor.env("HYST_SCORE_STORE", "off").env_remove("OMP_WAIT_POLICY").args(["doctor", "--model", "none-such"]);
+        if let Some(p) = given {
+            doctor.env("OMP_WAIT_POLICY", p);
+        }
+        let text = String::from_utf8_lossy(&doctor.output().unwrap().stdout).into_owned();
+        assert!(text.contains(&format!("OMP_WAIT_POLICY={expected}")), "doctor, policy given {given:?}:\n{text}");
     }
 }

@@ -45,6 +45,12 @@ pub(super) fn check(ctx: &Ctx, r: &mut Report) {
     if let Some(note) = provenance::cuda_absent_note() {
         r.warn("build", note);
     }
+    // main starts the binary again with PASSIVE when the variable is unset (main.rs).
+    match std::env::var("OMP_WAIT_POLICY").map(|p| p.to_ascii_uppercase()) {
+        Ok(p) if p == "PASSIVE" => r.ok("build", "CPU threads wait passively at llama.cpp's barriers (OMP_WAIT_POLICY=PASSIVE)"),
+        Ok(p) => r.ok("build", format!("CPU threads wait with OMP_WAIT_POLICY={p}, as set (spinning is slow where other processes share the cores)")),
+        Err(_) => r.warn("build", "OMP_WAIT_POLICY is unset: CPU threads spin at llama.cpp's barriers, which is slow where other processes share the cores"),
+    }
     r.ok(
         "build",
         format!(
