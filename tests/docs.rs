@@ -554,6 +554,9 @@ fn arg_form(a: &clap::Arg) -> String {
     if let Some(l) = a.get_long() {
         names.push(format!("--{l}"));
     }
+    for alias in a.get_visible_aliases().unwrap_or_default() {
+        names.push(format!("--{alias}"));
+    }
     format!("{}{value}", names.join(", "))
 }
 
@@ -658,7 +661,7 @@ fn the_command_reference_is_generated_from_the_command_line() {
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         assert!(want.contains(&format!("`hyst-tui {}`", sub.get_name())), "{}", sub.get_name());
         for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            if let Some(l) = a.get_long() {
+            for l in a.get_long().into_iter().chain(a.get_visible_aliases().unwrap_or_default()) {
                 assert!(want.contains(&format!("--{l}")), "--{l} of {}", sub.get_name());
             }
         }
