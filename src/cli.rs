@@ -478,6 +478,32 @@ pub struct ScoreArgs {
     /// Also print the model's greedy continuation at the answer slot, up to N tokens (1-4096).
     #[arg(long, value_name = "N")]
     pub generate: Option<usize>,
+    /// Also read the letter lens: the option distribution after every layer (with --json, a
+    /// `lens` list per output line, layer 0 first).
+    #[arg(long)]
+    pub lens: bool,
+    /// Score under steering by this control vector (llama.cpp's format: GGUF tensors
+    /// `direction.N`), added to the residual stream after each steered layer.
+    #[arg(long, value_name = "FILE")]
+    pub steer: Option<PathBuf>,
+    /// Steering strength: the vector is multiplied by it (needs --steer).
+    #[arg(long, value_name = "ALPHA", default_value_t = 1.0, requires = "steer", allow_negative_numbers = true)]
+    pub alpha: f32,
+    /// Layers to steer, as FIRST-LAST or one layer (needs --steer; default: every layer the
+    /// vector has a direction for).
+    #[arg(long, value_name = "FIRST-LAST", requires = "steer", value_parser = parse_layer_range)]
+    pub steer_layers: Option<(usize, usize)>,
+}
+
+/// `FIRST-LAST` or `N` (a range of layers, inclusive).
+fn parse_layer_range(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?}: give a layer (5) or a range of layers (5-12)");
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let (a, b) = (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?);
+    if a > b {
+        return Err(format!("{s:?}: the first layer comes after the last"));
+    }
+    Ok((a, b))
 }
 
 #[derive(Debug, Args)]

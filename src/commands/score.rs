@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 
 use super::{interrupted, open_engine, Ctx};
 use crate::cli::ScoreArgs;
+use hyst_tui::engine::inside::{ControlVector, InspectOptions, Steering};
 use hyst_tui::protocol::{ChatMessage, SlotScore};
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -156,6 +158,28 @@ pub fn score_json(s: &SlotScore) -> Value {
     out
 }
 
+fn by_letter(letters: &[char], values: &[f64]) -> BTreeMap<String, f64> {
+    letters.iter().zip(values).map(|(l, p)| (l.to_string(), *p)).collect()
+}
+
+/// The lens as a table: a row per layer, a column per option, the layer's leading letter.
+fn print_lens(out: &mut dyn Write, letters: &[char], layers: &[Vec<f64>], anchor: f64) -> std::io::Result<()> {
+    write!(out, "letter lens (option probabilities after each layer)\nlayer")?;
+    for l in letters {
+        write!(out, "  {l:>6}")?;
+    }
+    writeln!(out, "  lead")?;
+    for (i, p) in layers.iter().enumerate() {
+        write!(out, "{i:>5}")?;
+        for v in p {
+            write!(out, "  {v:>6.4}")?;
+        }
+        let lead = p.iter().enumerate().fold(0, |b, (j, v)| if *v > p[b] { j } else { b });
+        writeln!(out, "  {}", letters[lead])?;
+    }
+    writeln!(out, "last layer vs the score: max |difference| {anchor:.2e}")
+}
+
 pub fn print_human(out: &mut dyn Write, s: &SlotScore) -> std::io::Result<()> {
     writeln!(out, "option  p        log-score")?;
     for (i, l) in s.letters.iter().enumerate() {
@@ -194,7 +218,16 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
             bail!("--generate {n}: give 1 to {MAX_GENERATE} tokens");
         }
     }
+    let steering = match &args.steer {
+        Some(path) => {
+            let vector = ControlVector::read(path).map_err(|e| anyhow::anyhow!(e))?;
+            let layers = args.steer_layers.unwrap_or_else(|| vector.span());
+            Some(Steering { vector: Arc::new(vector), alpha: args.alpha, layers })
+        }
+        None => None,
+    };
     let engine = open_engine(ctx, args.model.as_deref())?;
+    let inspect = args.lens || steering.is_some();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for (i, input) in inputs.iter().enumerate() {
@@ -202,9 +235,13 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
             bail!("{} after {i} of {} conversations (the ones printed are complete)", super::stop_reason(), inputs.len());
         }
         let letters = input.letters.as_ref().unwrap_or(&default_letters);
-        let s = engine
-            .score(&input.messages, letters)
-            .with_context(|| format!("conversation {}", i + 1))?;
+        let (s, lens) = if inspect {
+            let options = InspectOptions { lens: args.lens, residuals: false, steering: steering.clone() };
+            let r = engine.inspect(&input.messages, letters, options).with_context(|| format!("conversation {}", i + 1))?;
+            (r.score, r.lens.zip(r.lens_anchor))
+        } else {
+            (engine.score(&input.messages, letters).with_context(|| format!("conversation {}", i + 1))?, None)
+        };
         let generated = match args.generate {
             Some(n) => Some(engine.generate(&input.messages, n).with_context(|| format!("conversation {}: generating", i + 1))?),
             None => None,
@@ -214,12 +251,25 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
             if let Some(g) = &generated {
                 v["generation"] = json!({"text": g.text, "tokens": g.tokens, "finished": g.finished});
             }
+            if let Some((layers, anchor)) = &lens {
+                v["lens"] = json!(layers.iter().map(|p| by_letter(&s.letters, p)).collect::<Vec<_>>());
+                v["lens_anchor"] = json!(anchor);
+            }
+            if let (Some(st), Some(path)) = (&steering, &args.steer) {
+                v["steering"] = json!({"vector": path.display().to_string(), "hash": st.vector.hash(), "alpha": st.alpha, "layers": [st.layers.0, st.layers.1]});
+            }
             writeln!(out, "{v}")?;
         } else {
             if inputs.len() > 1 {
                 writeln!(out, "# conversation {}", i + 1)?;
             }
+            if let Some(st) = &steering {
+                writeln!(out, "steered: alpha {} at layers {}-{} (vector {})", st.alpha, st.layers.0, st.layers.1, &st.vector.hash()[..12])?;
+            }
             print_human(&mut out, &s)?;
+            if let Some((layers, anchor)) = &lens {
+                print_lens(&mut out, &s.letters, layers, *anchor)?;
+            }
             if let Some(g) = &generated {
                 let end = if g.finished { ", then end of turn" } else { "" };
                 writeln!(out, "greedy continuation ({} tokens{end}): {:?}", g.tokens.len(), g.text)?;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::session::{KvOp, Session};
 use super::model::{letter_variants, score_from_logits, Prompter};
+use super::inside::{Inspection, InspectOptions, Insides};
 use super::{EngineError, Prepared};
 use crate::util::add_since;
 use crate::protocol::{ChatMessage, LetterTokens, SlotScore};
@@ -56,6 +57,11 @@ pub enum Job {
     /// Replay recorded operations with nothing but llama.cpp calls, timed ([`JobOutput::Timed`]);
     /// the cache is empty before and after.
     Replay(Arc<Vec<KvOp>>),
+    /// Score a conversation through the read-out probe (`inside/`): from scratch, optionally
+    /// steered, with the letter lens and the residual stream if asked ([`JobOutput::Inspected`]).
+    Inspect { messages: Vec<ChatMessage>, letters: Vec<char>, options: InspectOptions },
+    /// The output row of a token as floats, a direction toward it ([`JobOutput::Floats`]).
+    TokenRow { token: i32 },
 }
 
 #[derive(Clone, Debug)]
@@ -71,6 +77,8 @@ pub enum JobOutput {
     Done,
     /// Seconds spent decoding.
     Timed(f64),
+    Inspected(Box<Inspection>),
+    Floats(Vec<f32>),
 }
 
 impl Job {
@@ -89,6 +97,8 @@ impl Job {
             Job::RawDecode { .. } => "RawDecode",
             Job::Record(_) => "Record",
             Job::Replay(_) => "Replay",
+            Job::Inspect { .. } => "Inspect",
+            Job::TokenRow { .. } => "TokenRow",
         }
     }
 }
@@ -107,6 +117,8 @@ impl JobOutput {
             JobOutput::Generated(_) => "Generated",
             JobOutput::Done => "Done",
             JobOutput::Timed(_) => "Timed",
+            JobOutput::Inspected(_) => "Inspected",
+            JobOutput::Floats(_) => "Floats",
         }
     }
 }
@@ -144,6 +156,8 @@ answers!(
     Letter => LetterTokens,
     Generated => Generation,
     Timed => f64,
+    Inspected => Box<Inspection>,
+    Floats => Vec<f32>,
 );
 
 impl Answer for () {
@@ -260,6 +274,7 @@ impl EngineStats {
 pub(super) fn run_job(
     session: &mut Session,
     prompter: &mut Prompter,
+    insides: &mut Insides,
     job: Job,
     top_k: usize,
     cancelled: &dyn Fn() -> bool,
@@ -321,6 +336,10 @@ pub(super) fn run_job(
             Ok(JobOutput::Trace(trace.unwrap_or_default()))
         }
         Job::Replay(ops) => session.replay(&ops).map(JobOutput::Timed),
+        Job::Inspect { messages, letters, options } => insides
+            .inspect(prompter, &messages, &letters, &options, top_k)
+            .map(|i| JobOutput::Inspected(Box::new(i))),
+        Job::TokenRow { token } => insides.token_row(token).map(JobOutput::Floats),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod exactness;
 pub mod provenance;
 pub mod served;
 pub(crate) mod packed;
+pub mod inside;
 mod prepared;
 pub(crate) mod scoring;
 pub(crate) mod session;
@@ -81,6 +82,9 @@ pub enum EngineError {
     /// it never holds the API key).
     #[error("{0}")]
     Served(String),
+    /// The read-out or steering (`inside/`) failed or was refused.
+    #[error("{0}")]
+    Inside(String),
     #[error("job cancelled")]
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
@@ -459,6 +463,17 @@ impl Engine {
         self.ask(Job::Generate { messages: messages.to_vec(), max_tokens, stop: Arc::default() })
     }
 
+    /// Scores a conversation through the read-out probe ([`inside`]): from scratch, steered if
+    /// asked, with the letter lens and the residual stream if asked. A served model refuses.
+    pub fn inspect(&self, messages: &[ChatMessage], letters: &[char], options: inside::InspectOptions) -> Result<inside::Inspection, EngineError> {
+        self.ask::<Box<inside::Inspection>>(Job::Inspect { messages: messages.to_vec(), letters: letters.to_vec(), options }).map(|b| *b)
+    }
+
+    /// The output row of `token` as floats: a direction that raises that token's logit.
+    pub fn token_row(&self, token: i32) -> Result<Vec<f32>, EngineError> {
+        self.ask(Job::TokenRow { token })
+    }
+
     pub fn clear_cache(&self) -> Result<(), EngineError> {
         self.ask(Job::ClearCache)
     }
@@ -563,12 +578,13 @@ fn worker_main(
         stats.decode_tokens.store(c.decode_tokens.get(), Ordering::Relaxed);
         stats.pad_tokens.store(c.pad_tokens.get(), Ordering::Relaxed);
     };
+    let mut insides = inside::Insides::new(&path, &opts, n_ctx);
     if session.seqs() > 1 {
-        packed::packed_loop(rx, &cancel_below, &stats, &mut session, &mut prompter, top_k, &publish);
+        packed::packed_loop(rx, &cancel_below, &stats, &mut session, &mut prompter, &mut insides, top_k, &publish);
         return;
     }
     job_loop(rx, &cancel_below, &stats, |_id, job, cancelled| {
-        let output = run_job(&mut session, &mut prompter, job, top_k, cancelled);
+        let output = run_job(&mut session, &mut prompter, &mut insides, job, top_k, cancelled);
         publish(&session, &prompter);
         output
     });

@@ -7,6 +7,7 @@
 //! every lane has one waiting or none arrived for [`GATHER`]; other jobs (rendering,
 //! tokenizing) run at once meanwhile, so a lane preparing its next prompt is not held up.
 
+use super::inside::Insides;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
@@ -50,6 +51,7 @@ pub(super) fn packed_loop(
     stats: &EngineStats,
     session: &mut Session,
     prompter: &mut Prompter,
+    insides: &mut Insides,
     top_k: usize,
     publish: &dyn Fn(&Session, &Prompter),
 ) {
@@ -92,7 +94,7 @@ pub(super) fn packed_loop(
                     stats.busy.store(true, Ordering::SeqCst);
                     let t0 = Instant::now();
                     let cancelled = || id < cancel_below.load(Ordering::SeqCst);
-                    let output = super::run_job(session, prompter, other, top_k, &cancelled);
+                    let output = super::run_job(session, prompter, insides, other, top_k, &cancelled);
                     publish(session, prompter);
                     stats.count(&output, t0);
                     let _ = reply.send(JobResult { id, output });

@@ -33,7 +33,8 @@ use llama_cpp_2::token::LlamaToken;
 
 mod replay;
 
-use super::prefix_reuse::{PrefixCache, MIN_TAIL};
+pub(crate) use super::prefix_reuse::MIN_TAIL;
+use super::prefix_reuse::PrefixCache;
 use crate::util::add_since;
 use super::{EngineError, EngineOptions};
 
@@ -146,12 +147,15 @@ fn backend_err(what: &str, e: impl std::fmt::Display) -> EngineError {
     EngineError::Backend(format!("{what}: {e}"))
 }
 
+/// Tokens per decode call of a one-sequence context (the read-out's probe uses it too).
+pub(crate) const SINGLE_N_BATCH: u32 = 512;
+
 impl<'m> Session<'m> {
     pub(crate) fn new(model: &'m LlamaModel, backend: &LlamaBackend, opts: &EngineOptions, n_ctx: u32) -> Result<Self, EngineError> {
         let seqs = opts.pack.max(1);
         // One sequence: the settings every earlier version used. Several: a KV stream each,
         // and calls large enough for every sequence to bring at least MIN_TAIL tokens.
-        let n_batch: u32 = if seqs == 1 { 512 } else { (seqs * 64).clamp(512, 8192) };
+        let n_batch: u32 = if seqs == 1 { SINGLE_N_BATCH } else { (seqs * 64).clamp(SINGLE_N_BATCH, 8192) };
         let mut params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx.saturating_mul(seqs)))
             .with_n_batch(n_batch)
