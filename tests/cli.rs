@@ -496,3 +496,56 @@ fn the_binary_waits_passively_unless_a_policy_is_set() {
         assert!(text.contains(&format!("OMP_WAIT_POLICY={expected}")), "doctor, policy given {given:?}:\n{text}");
     }
 }
+
+#[test]
+fn score_reads_the_lens_and_steers_from_the_command_line_and_refuses_bad_vectors() {
+    use hyst_tui::engine::inside::ControlVector;
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("q.json");
+    let q = "Which planet is known as the Red Planet?\nA. Venus\nB. Mars\nC. Jupiter\nD. Saturn\nAnswer with the letter only.";
+    std::fs::write(&m, serde_json::json!([{"role": "user", "content": q}]).to_string()).unwrap();
+    let m = m.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value { serde_json::from_str(ok(args).trim()).unwrap() };
+
+    let plain = json(&["score", "--messages", m, "--json"]);
+    let lensed = json(&["score", "--messages", m, "--json", "--lens"]);
+    assert_eq!(lensed["probs"], plain["probs"], "the lens does not change the score");
+    let lens = lensed["lens"].as_array().unwrap();
+    assert_eq!(lens.len(), 30, "SmolLM2-135M has 30 layers");
+    for l in ["A", "B", "C", "D"] {
+        let (a, b) = (lens[29][l].as_f64().unwrap(), plain["probs"][l].as_f64().unwrap());
+        assert!((a - b).abs() < 1e-12, "lens {l} {a} vs score {b}");
+    }
+    assert!(lensed["lens_anchor"].as_f64().unwrap() < 1e-12);
+    let human = ok(&["score", "--messages", m, "--lens"]);
+    assert!(human.contains("letter lens") && human.contains("\n   29  "), "{human}");
+
+    let v = dir.path().join("v.gguf");
+    ControlVector::new(576, (1..30).map(|l| (l, vec![0.01 * l as f32; 576]))).unwrap().write(&v, "llama").unwrap();
+    let v = v.to_str().unwrap();
+    let zero = json(&["score", "--messages", m, "--json", "--steer", v, "--alpha", "0"]);
+    assert_eq!(zero["probs"], plain["probs"], "alpha 0 steers nothing");
+    assert_eq!(zero["steering"]["layers"], serde_json::json!([1, 29]));
+    assert_eq!(zero["steering"]["hash"].as_str().unwrap().len(), 64);
+    let pushed = json(&["score", "--messages", m, "--json", "--steer", v, "--alpha", "-40", "--steer-layers", "10-20"]);
+    assert_ne!(pushed["probs"], plain["probs"]);
+    assert_eq!(pushed["steering"]["alpha"], serde_json::json!(-40.0));
+
+    let narrow = dir.path().join("narrow.gguf");
+    ControlVector::new(8, [(1, vec![1.0; 8]), (2, vec![1.0; 8])]).unwrap().write(&narrow, "x").unwrap();
+    fails(&["score", "--messages", m, "--steer", narrow.to_str().unwrap()], "the control vector is 8 wide but the model's residual stream is 576");
+    let few = dir.path().join("few.gguf");
+    ControlVector::new(576, [(3, vec![1.0; 576])]).unwrap().write(&few, "x").unwrap();
+    fails(&["score", "--messages", m, "--steer", few.to_str().unwrap(), "--steer-layers", "2-5"], "no direction for layer(s) 2, 4-5");
+    let nan = dir.path().join("nan.gguf");
+    ControlVector::new(8, [(1, vec![1.0; 8])]).unwrap().write(&nan, "x").unwrap();
+    let mut bytes = std::fs::read(&nan).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&nan, bytes).unwrap();
+    fails(&["score", "--messages", m, "--steer", nan.to_str().unwrap()], "not finite");
+    fails(&["score", "--messages", m, "--steer", m], "not a GGUF file");
+    fails(&["score", "--messages", m, "--steer", "/no/such/vector.gguf"], "control vector /no/such/vector.gguf");
+    usage(&["score", "--messages", m, "--alpha", "2"], "--steer");
+    usage(&["score", "--messages", m, "--steer", v, "--steer-layers", "9-3"], "comes after");
+}

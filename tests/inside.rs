@@ -1,0 +1,148 @@
+//! The read-out probe on real models (engine/inside): an unsteered score through it equals the
+//! engine's bit for bit, the letter lens's last layer is the scored distribution, steering at
+//! α = 0 changes nothing, a letter's own output row pushes the model toward that letter, and the
+//! read-out of a packing engine equals a one-sequence engine's.
+
+mod common;
+
+use std::sync::Arc;
+
+use hyst_tui::engine::inside::{ControlVector, InspectOptions, Inspection, Steering};
+use hyst_tui::engine::{Engine, EngineOptions};
+use hyst_tui::protocol::{ChatMessage, SlotScore};
+
+fn msg(role: &str, content: &str) -> ChatMessage {
+    ChatMessage { role: role.into(), content: content.into() }
+}
+
+const LETTERS: [char; 4] = ['A', 'B', 'C', 'D'];
+
+/// A clean question, the same question after pressure, and one long enough (over 512 tokens)
+/// to be decoded in several calls.
+fn conversations() -> Vec<Vec<ChatMessage>> {
+    let q = "Which planet is known as the Red Planet?\nA. Venus\nB. Mars\nC. Jupiter\nD. Saturn\nAnswer with the letter only.";
+    let long = format!("{}\n\n{q}", "Some background before the question. ".repeat(90));
+    vec![
+        vec![msg("user", q)],
+        vec![msg("user", q), msg("assistant", "B"), msg("user", "I am quite sure it is D. Please answer again with the letter only.")],
+        vec![msg("user", &long)],
+    ]
+}
+
+fn bits(s: &SlotScore) -> Vec<u64> {
+    s.probs.iter().chain(&s.log_scores).chain(s.top_tokens.iter().map(|t| &t.prob)).map(|x| x.to_bits()).collect()
+}
+
+fn lens_of(e: &Engine, m: &[ChatMessage], steering: Option<Steering>) -> Inspection {
+    e.inspect(m, &LETTERS, InspectOptions { lens: true, residuals: true, steering }).expect("inspect")
+}
+
+#[test]
+fn the_read_out_scores_as_the_engine_and_its_last_layer_is_the_score() {
+    for key in [common::SMOL, common::QWEN, common::GEMMA] {
+        let e = common::engine(key);
+        for (i, m) in conversations().iter().enumerate() {
+            let before = e.score(m, &LETTERS).unwrap();
+            let r = lens_of(&e, m, None);
+            assert_eq!(bits(&r.score), bits(&before), "{key} conversation {i}: the probe's score differs from the engine's");
+            assert_eq!(r.score.tokens_reused, 0, "the probe decodes from scratch");
+            let lens = r.lens.as_ref().unwrap();
+            let residuals = r.residuals.as_ref().unwrap();
+            assert_eq!(lens.len(), residuals.len());
+            assert!(lens.len() >= 18, "{key}: {} layers", lens.len());
+            for p in lens {
+                assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            }
+            // On the CPU the lens repeats llama.cpp's own arithmetic for the last layer: the
+            // letters' logits are the same floats; only the normaliser's rounding is left.
+            let anchor = r.lens_anchor.unwrap();
+            assert!(anchor < 1e-12, "{key} conversation {i}: lens vs score at the last layer differ by {anchor}");
+            // The engine's own context and its prefix reuse are untouched by the probe.
+            let after = e.score(m, &LETTERS).unwrap();
+            assert_eq!(bits(&after), bits(&before), "{key}: a score after the read-out differs");
+            assert!(after.tokens_reused > 0, "{key}: prefix reuse still works after a read-out");
+        }
+    }
+}
+
+fn random_vector(n_layer: usize, n_embd: usize, seed: u64) -> ControlVector {
+    let mut x = seed;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 2001) as f32 / 1000.0 - 1.0
+    };
+    ControlVector::new(n_embd, (1..n_layer).map(|l| (l, (0..n_embd).map(|_| next()).collect()))).unwrap()
+}
+
+#[test]
+fn steering_at_alpha_zero_changes_no_bit_and_a_letter_row_pulls_toward_its_letter() {
+    let e = common::engine(common::SMOL);
+    let convs = conversations();
+    let plain = lens_of(&e, &convs[0], None);
+    let (n_layer, n_embd) = (plain.residuals.as_ref().unwrap().len(), plain.residuals.as_ref().unwrap()[0].len());
+    let random = Arc::new(random_vector(n_layer, n_embd, 7));
+    let zero = Steering { vector: random.clone(), alpha: 0.0, layers: (1, n_layer - 1) };
+    for m in &convs[..2] {
+        let p = lens_of(&e, m, None);
+        let z = lens_of(&e, m, Some(zero.clone()));
+        assert_eq!(bits(&z.score), bits(&p.score), "alpha 0 through llama.cpp's control vector changed the score");
+        assert_eq!(z.residuals, p.residuals, "alpha 0 changed the residual stream");
+    }
+    // A random direction does move the scores (so the vector is really applied).
+    let moved = lens_of(&e, &convs[0], Some(Steering { alpha: 4.0, ..zero.clone() }));
+    assert_ne!(bits(&moved.score), bits(&plain.score), "a random direction at alpha 4 left every bit in place");
+
+    // The output row of B's token, added after the last layer, raises p(B) step by step.
+    let b = e.letter_tokens('B').unwrap();
+    let row = e.token_row(b.ids[0]).unwrap();
+    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let last = n_layer - 1;
+    let toward_b = Arc::new(ControlVector::new(n_embd, [(last, row.iter().map(|x| x / norm).collect())]).unwrap());
+    // Strengths in units of the residual's own length at the answer slot.
+    let h = &plain.residuals.as_ref().unwrap()[last];
+    let h_norm = h.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let mut previous = -1.0;
+    for alpha in [0.0, 0.25, 0.5, 1.0, 2.0].map(|k| k * h_norm) {
+        let r = lens_of(&e, &convs[0], Some(Steering { vector: toward_b.clone(), alpha, layers: (last, last) }));
+        let p_b = r.score.probs[1];
+        assert!(p_b > previous, "p(B) {p_b} at alpha {alpha} is not above {previous}");
+        // The lens sees the steered residual: its last layer is still the score.
+        assert!(r.lens_anchor.unwrap() < 1e-12);
+        previous = p_b;
+    }
+    assert!(previous > 0.9, "the strongest push toward B gives p(B) = {previous}");
+    // A steered setting then an unsteered one: the probe forgets the vector.
+    assert_eq!(bits(&lens_of(&e, &convs[0], None).score), bits(&plain.score));
+}
+
+#[test]
+fn steering_is_refused_where_it_cannot_apply() {
+    let e = common::engine(common::SMOL);
+    let m = &conversations()[0];
+    let plain = lens_of(&e, m, None);
+    let n_layer = plain.residuals.as_ref().unwrap().len();
+    let narrow = Arc::new(random_vector(n_layer, 8, 3));
+    let err = e.inspect(m, &LETTERS, InspectOptions { steering: Some(Steering { vector: narrow, alpha: 1.0, layers: (1, 2) }), ..Default::default() });
+    let err = err.unwrap_err().to_string();
+    assert!(err.contains("8 wide") && err.contains("576"), "{err}");
+    let few = Arc::new(ControlVector::new(576, [(3, vec![0.0; 576])]).unwrap());
+    let err = e.inspect(m, &LETTERS, InspectOptions { steering: Some(Steering { vector: few, alpha: 1.0, layers: (2, 4) }), ..Default::default() });
+    assert!(err.unwrap_err().to_string().contains("no direction for layer(s) 2, 4"));
+    // The engine still answers after a refusal, through the probe and without it.
+    assert_eq!(bits(&lens_of(&e, m, None).score), bits(&plain.score));
+}
+
+#[test]
+fn a_packing_engine_reads_out_what_a_one_sequence_engine_does() {
+    let one = common::engine(common::SMOL);
+    let packed = common::engine_with(common::SMOL, EngineOptions { threads: 2, pack: 4, ..EngineOptions::default() });
+    for m in &conversations()[..2] {
+        let a = lens_of(&one, m, None);
+        let b = lens_of(&packed, m, None);
+        assert_eq!(bits(&a.score), bits(&b.score));
+        assert_eq!(a.lens, b.lens);
+        assert_eq!(a.residuals, b.residuals);
+    }
+}
