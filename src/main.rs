@@ -7,7 +7,7 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cli::{BenchCmd, Cli, Command};
+use cli::{BenchCmd, Cli, Command, SteerCmd};
 use std::io::Write as _;
 use commands::Ctx;
 
@@ -146,7 +146,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::bench::batch(&ctx, &a)
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
+        Some(Command::Bench(BenchCmd::Inside { model, limit, dataset })) => commands::bench::inside(&ctx, model, *limit, dataset),
         Some(Command::Prompts(a)) => commands::prompts::run(&ctx, a),
+        Some(Command::Steer(SteerCmd::Direction(a))) => commands::steer::direction(&ctx, a),
+        Some(Command::Steer(SteerCmd::Sweep(a))) => commands::steer::sweep(&ctx, a),
         Some(Command::Conditions) => commands::conditions::run(&ctx),
         Some(Command::Items(a)) => commands::items::run(a),
         Some(Command::Batch(a)) => commands::batch::run(&ctx, a),

@@ -219,3 +219,22 @@ fn the_parser_finds_every_import_form() {
     assert!(super_targets("use super::index::RunIndex;", &m).is_empty());
     assert_eq!(code("use crate::a; // crate::b"), "use crate::a; ");
 }
+
+/// The read-out's own calls into llama.cpp's C API (engine/inside) are all in one file, whose
+/// header states their invariants.
+#[test]
+fn the_read_out_keeps_its_unsafe_code_in_ffi_rs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine/inside");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(files.len() >= 4, "engine/inside has its files");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let uses = text.lines().filter(|l| code(l).contains("unsafe")).count();
+        if f.ends_with("ffi.rs") {
+            assert!(uses > 0 && text.contains("Invariants"), "ffi.rs holds the unsafe code and its invariants");
+        } else {
+            assert_eq!(uses, 0, "{} uses unsafe: move it to engine/inside/ffi.rs", f.display());
+        }
+    }
+}

@@ -146,3 +146,54 @@ fn a_packing_engine_reads_out_what_a_one_sequence_engine_does() {
         assert_eq!(a.residuals, b.residuals);
     }
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
+
+fn hyst(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN).env("HYST_SCORE_STORE", "off").args(["--threads", "2"]).args(args).output().unwrap()
+}
+
+#[test]
+fn the_steering_experiment_estimates_on_one_split_and_sweeps_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r0");
+    let o = out.to_str().unwrap();
+    let r = hyst(&["steer", "direction", "--model", common::SMOL, "--n", "6", "--out", o]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let split: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("split.json")).unwrap()).unwrap();
+    let side = |k: &str| -> Vec<String> { split["split"][k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect() };
+    let (train, held) = (side("train"), side("held_out"));
+    assert_eq!((train.len(), held.len()), (3, 3));
+    assert!(train.iter().all(|t| !held.contains(t)), "an item on both sides of the split");
+    let v = ControlVector::read(&out.join("direction.gguf")).unwrap();
+    assert_eq!(v.span(), (1, 29));
+    assert_eq!(split["vector_hash"].as_str().unwrap(), v.hash());
+
+    let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::SMOL, "--n", "6", "--alphas=-1,0", "--layers", "15"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let sweep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let held_sweep: Vec<String> = sweep["held_out"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert_eq!(held_sweep, held, "the sweep scores the held-out items, and only them");
+    let rows = sweep["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "direction and random × α -1, 0");
+    let base = &sweep["unsteered"];
+    for row in rows.iter().filter(|r| r["alpha"] == 0.0) {
+        // α = 0 is the unsteered model, bit for bit: the same gap and the same clean accuracy.
+        assert_eq!(row["gap"], base["condition_gap"], "{row}");
+        assert_eq!(row["clean_accuracy"], base["clean_accuracy"], "{row}");
+    }
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+    assert!(csv.lines().nth(1).unwrap().starts_with("direction,15-15,-1,3,"), "{csv}");
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    roxmltree::Document::parse(&svg).expect("the figure is well-formed SVG");
+    assert!(std::fs::read_to_string(out.join("sweep.md")).unwrap().contains("| random | 15-15 | 0 |"));
+
+    // A selection without the held-out items, or another model, is refused in one line.
+    let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::SMOL, "--n", "2"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains("is not in this selection"), "{err}");
+    let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::QWEN, "--n", "6"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains("was estimated on smollm2-135m"), "{err}");
+}

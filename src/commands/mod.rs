@@ -25,6 +25,7 @@ pub mod score;
 pub mod slurm;
 pub mod snapshot;
 pub mod status;
+pub mod steer;
 pub mod tables;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};

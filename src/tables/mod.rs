@@ -70,6 +70,7 @@ use hierarchy::Hierarchy;
 use index::RunIndex;
 pub(crate) use output::Output;
 pub use paper::ReproductionCounts;
+pub use figures::steering::{render_steering_sweep, SweepPoint, SweepSeries};
 use registry::TABLES;
 
 /// Table id (`Table 2`, `Aux`) → the (model key, dataset key) pairs it pools.

@@ -19,9 +19,11 @@ use hyst_tui::store::ScoreCache;
 
 mod batch;
 mod engine;
+mod inside;
 mod served;
 pub use batch::{run as batch, BatchBench};
 pub use engine::run as engine;
+pub use inside::run as inside;
 pub use served::run as served;
 
 /// `--curve`: numbers of sequences, comma separated (1 to 256 each), or `none`.

@@ -17,6 +17,7 @@
 mod cctp;
 mod hierarchy;
 mod ramp;
+pub(crate) mod steering;
 mod style;
 mod truncation;
 

@@ -1,0 +1,204 @@
+//! `hyst-tui steer direction` and `hyst-tui steer sweep`: the steering experiment of
+//! `batch::steering` from the command line (docs/guide/inside.md).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::items::selection;
+use super::{command_line, interrupted, open_engine, stop_reason, Ctx};
+use crate::cli::{SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
+use hyst_tui::batch::steering::{
+    estimate_direction, random_like, split_items, steer_items, sweep as run_sweep, sweep_csv, sweep_markdown, DirectionKind, SteerError,
+    SteerItem, Split,
+};
+use hyst_tui::data::selection::Selected;
+use hyst_tui::engine::inside::ControlVector;
+use hyst_tui::engine::Engine;
+use hyst_tui::tables::{render_steering_sweep, SweepPoint, SweepSeries};
+
+/// split.json: where a direction came from and which items it never saw.
+#[derive(Serialize, Deserialize)]
+struct SplitRecord {
+    model: String,
+    dataset: String,
+    n: Option<usize>,
+    selection_seed: u64,
+    condition: String,
+    split: Split,
+    vector_hash: String,
+    layers: (usize, usize),
+    /// Euclidean length of the direction per layer (layer 1 first).
+    norms: Vec<f64>,
+    command: String,
+    version: String,
+}
+
+const DIRECTION_FILE: &str = "direction.gguf";
+const SPLIT_FILE: &str = "split.json";
+
+/// A progress line on stderr (overwritten in place on a terminal); false once interrupted.
+fn progress(stage: &str, done: usize, total: usize) -> bool {
+    use std::io::IsTerminal as _;
+    if std::io::stderr().is_terminal() {
+        say!("\x1b[1A\x1b[2K{stage}: {done}/{total}");
+    } else if done == total || done % 10 == 0 {
+        say!("{stage}: {done}/{total}");
+    }
+    !interrupted()
+}
+
+fn steer_err(e: SteerError) -> anyhow::Error {
+    match e {
+        SteerError::Stopped => anyhow::anyhow!("{} (nothing was written)", stop_reason()),
+        SteerError::Failed(s) => anyhow::anyhow!(s),
+    }
+}
+
+/// The engine (refused when served) and the selection.
+fn open(ctx: &Ctx, a: &SteerItemsArgs) -> Result<(Engine, Vec<Selected>, String)> {
+    let sel = selection(&a.dataset, &a.selection)?;
+    if ctx.registry.find(&a.condition).is_none() {
+        bail!("unknown condition {:?} (see `hyst-tui conditions`)", a.condition);
+    }
+    let engine = open_engine(ctx, a.model.as_deref())?;
+    let key = engine.info().key.clone();
+    if engine.info().served.is_some() {
+        bail!("{key} is served: steering needs the model's layers, which a server does not expose (use the GGUF in-process)");
+    }
+    Ok((engine, sel, key))
+}
+
+fn items_of(ctx: &Ctx, engine: &Engine, sel: &[Selected], ids: &[String], condition: &str) -> Result<Vec<SteerItem>> {
+    let chosen: Vec<Selected> = sel.iter().filter(|s| ids.contains(&s.item.id)).cloned().collect();
+    if let Some(missing) = ids.iter().find(|id| !sel.iter().any(|s| &s.item.id == *id)) {
+        bail!("item {missing:?} of the split is not in this selection: give the --dataset, --n and --seed the direction was estimated with");
+    }
+    say!("");
+    steer_items(engine, &ctx.registry, &ctx.prompts()?, &chosen, condition, &mut progress).map_err(steer_err)
+}
+
+pub fn direction(ctx: &Ctx, a: &SteerDirectionArgs) -> Result<()> {
+    let (engine, sel, key) = open(ctx, &a.items)?;
+    let ids: Vec<String> = sel.iter().map(|s| s.item.id.clone()).collect();
+    let split = split_items(&ids, a.train_fraction, a.split_seed).map_err(|e| anyhow::anyhow!(e))?;
+    say!("{} items: {} to estimate the direction, {} held out (split seed {})", ids.len(), split.train.len(), split.held_out.len(), a.split_seed);
+    let items = items_of(ctx, &engine, &sel, &split.train, &a.items.condition)?;
+    say!("");
+    let vector = estimate_direction(&engine, &items, &mut progress).map_err(steer_err)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    let file = a.out.join(DIRECTION_FILE);
+    vector.write(&file, &key).with_context(|| format!("cannot write {}", file.display()))?;
+    let norms: Vec<f64> = vector.layers.values().map(|d| d.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()).collect();
+    let record = SplitRecord {
+        model: key,
+        dataset: a.items.dataset.clone(),
+        n: a.items.selection.n,
+        selection_seed: a.items.selection.seed,
+        condition: a.items.condition.clone(),
+        split,
+        vector_hash: vector.hash(),
+        layers: vector.span(),
+        norms: norms.clone(),
+        command: command_line(),
+        version: env!("CARGO_PKG_VERSION").into(),
+    };
+    let rec = a.out.join(SPLIT_FILE);
+    std::fs::write(&rec, serde_json::to_string_pretty(&record)? + "\n").with_context(|| format!("cannot write {}", rec.display()))?;
+    let (peak, at) = norms.iter().enumerate().fold((0.0, 0), |(m, i), (j, &v)| if v > m { (v, j) } else { (m, i) });
+    println!("direction: {} (layers {}-{}, longest at layer {} with length {peak:.3})", file.display(), record.layers.0, record.layers.1, at + record.layers.0);
+    println!("split: {} ({} training items, {} held out)", rec.display(), record.split.train.len(), record.split.held_out.len());
+    println!("next: hyst-tui steer sweep --direction {} --model {}", a.out.display(), record.model);
+    Ok(())
+}
+
+fn read_record(dir: &Path) -> Result<SplitRecord> {
+    let p = dir.join(SPLIT_FILE);
+    let text = std::fs::read_to_string(&p).with_context(|| format!("cannot read {} (made by `hyst-tui steer direction --out {}`)", p.display(), dir.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a split record", p.display()))
+}
+
+pub fn sweep(ctx: &Ctx, a: &SteerSweepArgs) -> Result<()> {
+    let (vector, held_out_ids, record, out) = match (&a.direction, &a.vector) {
+        (Some(dir), _) => {
+            let record = read_record(dir)?;
+            let v = ControlVector::read(&dir.join(DIRECTION_FILE)).map_err(|e| anyhow::anyhow!(e))?;
+            if v.hash() != record.vector_hash {
+                bail!("{}: the direction is not the one {SPLIT_FILE} was written with", dir.display());
+            }
+            (v, Some(record.split.held_out.clone()), Some(record), a.out.clone().unwrap_or_else(|| dir.clone()))
+        }
+        (None, Some(file)) => {
+            let out = a.out.clone().context("--out DIR is needed with --vector")?;
+            (ControlVector::read(file).map_err(|e| anyhow::anyhow!(e))?, None, None, out)
+        }
+        (None, None) => bail!("give --direction DIR or --vector FILE"),
+    };
+    let (engine, sel, key) = open(ctx, &a.items)?;
+    if let Some(r) = &record {
+        if r.model != key {
+            bail!("the direction was estimated on {} but this sweep runs {key}: pass --model {}", r.model, r.model);
+        }
+    }
+    let ids = held_out_ids.unwrap_or_else(|| sel.iter().map(|s| s.item.id.clone()).collect());
+    let layer_ranges = if a.layers.is_empty() {
+        let (lo, hi) = vector.span();
+        vec![((lo + hi) / 2, (lo + hi) / 2)]
+    } else {
+        a.layers.clone()
+    };
+    if a.alphas.iter().any(|x| !x.is_finite()) {
+        bail!("--alphas: every strength must be a finite number");
+    }
+    say!("{} held-out items × {} layer range(s) × {} α, direction and random control", ids.len(), layer_ranges.len(), a.alphas.len());
+    let items = items_of(ctx, &engine, &sel, &ids, &a.items.condition)?;
+    let vector = Arc::new(vector);
+    let random = Arc::new(random_like(&vector, a.random_seed));
+    say!("");
+    let (base, rows) = run_sweep(&engine, &items, &vector, &random, &layer_ranges, &a.alphas, &mut progress).map_err(steer_err)?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let write = |name: &str, text: &str| -> Result<()> {
+        let p = out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("sweep.csv", &sweep_csv(&rows))?;
+    let title = format!("Steering {} on {}: {} held-out items", a.items.condition, key, base.n);
+    write("sweep.md", &format!("# {title}\n\n{}", sweep_markdown(&base, &rows)))?;
+    write(
+        "sweep.json",
+        &(serde_json::to_string_pretty(&json!({
+            "model": key,
+            "dataset": a.items.dataset,
+            "condition": a.items.condition,
+            "vector": a.vector.as_ref().map(|p| p.display().to_string()),
+            "direction": a.direction.as_ref().map(|p| p.display().to_string()),
+            "vector_hash": vector.hash(),
+            "random_seed": a.random_seed,
+            "held_out": ids,
+            "estimated_on": record.as_ref().map(|r| json!({"condition": r.condition, "train": r.split.train, "split_seed": r.split.seed})),
+            "unsteered": base,
+            "rows": rows,
+            "command": command_line(),
+        }))? + "\n"),
+    )?;
+    let mut series = Vec::new();
+    for kind in [DirectionKind::Direction, DirectionKind::Random] {
+        for &layers in &layer_ranges {
+            let points = rows
+                .iter()
+                .filter(|r| r.direction == kind && r.layers == layers)
+                .map(|r| SweepPoint { alpha: f64::from(r.alpha), gap: r.gap, lo: r.gap_lo, hi: r.gap_hi, clean_accuracy: r.clean_accuracy })
+                .collect();
+            let what = if kind == DirectionKind::Direction { "direction" } else { "random, same length" };
+            series.push(SweepSeries { label: format!("{what}, layers {}-{}", layers.0, layers.1), control: kind == DirectionKind::Random, points });
+        }
+    }
+    let svg = render_steering_sweep(&title, &series, base.condition_gap, base.clean_accuracy).map_err(|e| anyhow::anyhow!("the sweep figure: {e}"))?;
+    write("sweep.svg", &svg)?;
+    print!("{}", sweep_markdown(&base, &rows));
+    println!("\nwritten: {}/sweep.{{csv,md,json,svg}}", out.display());
+    Ok(())
+}
