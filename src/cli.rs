@@ -95,6 +95,17 @@ pub struct TuiArgs {
     /// Browse a stored batch run without recomputing.
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
+    /// A control vector for the steering what-if (`T` in the Slot view): llama.cpp's format,
+    /// GGUF tensors `direction.N`.
+    #[arg(long, value_name = "FILE")]
+    pub steer: Option<PathBuf>,
+    /// Steering strength of the what-if (needs --steer).
+    #[arg(long, value_name = "ALPHA", default_value_t = 1.0, requires = "steer", allow_negative_numbers = true)]
+    pub alpha: f32,
+    /// Layers the what-if steers, FIRST-LAST or one layer (needs --steer; default: every layer
+    /// the vector has a direction for).
+    #[arg(long, value_name = "FIRST-LAST", requires = "steer", value_parser = parse_layer_range)]
+    pub steer_layers: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -158,6 +158,14 @@ pub fn score_json(s: &SlotScore) -> Value {
     out
 }
 
+/// The steering setting of `--steer FILE --alpha A --steer-layers L` (none without a file).
+pub fn steering_option(file: Option<&Path>, alpha: f32, layers: Option<(usize, usize)>) -> Result<Option<Steering>> {
+    let Some(path) = file else { return Ok(None) };
+    let vector = ControlVector::read(path).map_err(|e| anyhow::anyhow!(e))?;
+    let layers = layers.unwrap_or_else(|| vector.span());
+    Ok(Some(Steering { vector: Arc::new(vector), alpha, layers }))
+}
+
 fn by_letter(letters: &[char], values: &[f64]) -> BTreeMap<String, f64> {
     letters.iter().zip(values).map(|(l, p)| (l.to_string(), *p)).collect()
 }
@@ -218,14 +226,7 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
             bail!("--generate {n}: give 1 to {MAX_GENERATE} tokens");
         }
     }
-    let steering = match &args.steer {
-        Some(path) => {
-            let vector = ControlVector::read(path).map_err(|e| anyhow::anyhow!(e))?;
-            let layers = args.steer_layers.unwrap_or_else(|| vector.span());
-            Some(Steering { vector: Arc::new(vector), alpha: args.alpha, layers })
-        }
-        None => None,
-    };
+    let steering = steering_option(args.steer.as_deref(), args.alpha, args.steer_layers)?;
     let engine = open_engine(ctx, args.model.as_deref())?;
     let inspect = args.lens || steering.is_some();
     let stdout = std::io::stdout();

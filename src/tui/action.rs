@@ -110,6 +110,10 @@ pub(crate) enum Action {
     /// The model's greedy continuation of the step at the answer slot (Dialogue); stops one
     /// that runs.
     Generate,
+    /// Shows or hides the letter lens of the step and its clean counterpart (Slot).
+    ToggleLens,
+    /// Turns the steering what-if (`--steer`) on or off for the lens (Slot).
+    ToggleSteering,
 
     // The table browser and the batch.
     /// The previous (negative) or next (positive) table file.

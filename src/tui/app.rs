@@ -42,7 +42,9 @@ use super::whatif::{Cx, EditRow, Editor, WhatIf, WhatIfCurve, WhatIfShown};
 use crate::batch::BatchRequest;
 use crate::data::Selected;
 use crate::dialogue::Suite;
+use crate::engine::inside::Steering;
 use crate::engine::Engine;
+use crate::dialogue::CurvePoint;
 use crate::prompts::PromptSet;
 use crate::protocol::{ChatMessage, SlotScore};
 
@@ -92,6 +94,9 @@ pub struct App {
     /// The current item's recovery rows, computed when the scores, the item or the models
     /// change.
     rows: RecoveryRows,
+    /// The Slot view shows the letter lens (`L`), with the steering what-if (`T`).
+    lens_on: bool,
+    steer_on: bool,
 }
 
 impl App {
@@ -113,6 +118,8 @@ impl App {
             notice: opened.notice,
             quit: false,
             rows: RecoveryRows::default(),
+            lens_on: false,
+            steer_on: false,
             cfg,
         };
         let events = app.engines.start(app.cfg.run.is_none());
@@ -200,6 +207,18 @@ impl App {
             A::KeepFilter => return self.edit_filter(ItemList::keep_filter),
             A::ClearFilter => return self.edit_filter(ItemList::clear_filter),
             A::Generate => return self.toggle_generation(),
+            A::ToggleLens => {
+                self.lens_on = !self.lens_on;
+                return if self.lens_on { self.request_lenses() } else { Vec::new() };
+            }
+            A::ToggleSteering => {
+                if self.cfg.steering.is_none() {
+                    return vec![Event::Notice("no steering setting: start the explorer with --steer FILE (and --alpha, --steer-layers)".into())];
+                }
+                self.steer_on = !self.steer_on;
+                self.lens_on |= self.steer_on;
+                return self.request_lenses();
+            }
             A::OpenSelectedRun => self.open_selected_run(),
             A::StartBatch => return self.start_batch(),
             _ => {}
@@ -305,7 +324,41 @@ impl App {
         self.route(events);
         let events = self.schedule();
         self.route(events);
+        if self.lens_on && self.view == View::Slot && self.engines.idle() {
+            let _ = self.request_lenses();
+        }
         self.refresh_rows();
+    }
+
+    /// The contexts the lens panel shows for the current step: the step as shown, its clean
+    /// counterpart, and with the steering what-if on, the step steered.
+    pub(crate) fn lens_contexts(&self) -> Option<Vec<(Vec<ChatMessage>, Option<Steering>)>> {
+        let item = self.current()?;
+        let step = self.shown_messages(item, self.current_part())?;
+        let clean = self.shown_messages(item, Part::curve(CurvePoint::CleanContext))?;
+        let mut v = vec![(step.clone(), None), (clean, None)];
+        if let (true, Some(s)) = (self.steer_on, &self.cfg.steering) {
+            v.push((step, Some(s.clone())));
+        }
+        Some(v)
+    }
+
+    /// Asks the shown model for the lens of [`lens_contexts`](Self::lens_contexts).
+    fn request_lenses(&mut self) -> Vec<Event> {
+        let (Some(contexts), Some((_, e))) = (self.lens_contexts(), self.current_entry()) else { return Vec::new() };
+        let letters = e.item.letters();
+        self.engines.request_lenses(&contexts, &letters)
+    }
+
+    /// The lens state of one context of the shown model.
+    pub(crate) fn lens(&self, msgs: &[ChatMessage], steering: Option<&Steering>) -> Option<&crate::tui::lenses::LensState> {
+        self.engines.lens(msgs, steering)
+    }
+    pub(crate) fn lens_on(&self) -> bool {
+        self.lens_on
+    }
+    pub(crate) fn steering(&self) -> Option<&Steering> {
+        self.cfg.steering.as_ref().filter(|_| self.steer_on)
     }
 
     // -----------------------------------------------------------------------------------------

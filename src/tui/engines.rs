@@ -13,6 +13,8 @@ use super::action::Action;
 use super::engine_slot::{EngineSlot, EngineState};
 use super::event::Event;
 use super::generations::{GenState, Generations};
+use super::lenses::{LensState, Lenses};
+use crate::engine::inside::Steering;
 use super::item_list::ItemList;
 use super::jobs::Submit;
 use super::keymap::key_for;
@@ -93,6 +95,7 @@ pub(crate) struct Engines {
     stored_models: Vec<String>,
     /// Greedy continuations asked for with `a` (per model and context).
     gens: Generations,
+    lenses: Lenses,
 }
 
 impl Engines {
@@ -107,6 +110,7 @@ impl Engines {
             sweep_done: false,
             stored_models,
             gens: Generations::default(),
+            lenses: Lenses::default(),
         }
     }
 
@@ -255,6 +259,7 @@ impl Engines {
             model_engine.scheduler.reset();
             if i == 0 {
                 self.gens.forget_running();
+                self.lenses.forget_running();
                 events.push(Event::ShownEngineRestarted);
             }
         }
@@ -351,6 +356,7 @@ impl Engines {
             self.gens.send_queued(e, self.engines[0].engine.model_key());
         }
         self.gens.poll();
+        self.lenses.poll();
         for i in 0..self.engines.len() {
             if let Some(key) = self.engines[i].engine.poll() {
                 events.push(Event::ModelLoaded(key));
@@ -445,6 +451,27 @@ impl Engines {
         vec![Event::Notice(notice)]
     }
 
+    /// Asks the shown model's engine for the letter lens of each context (`(messages,
+    /// steering)`) not asked yet; a notice when no engine is ready.
+    pub(crate) fn request_lenses(&mut self, contexts: &[(Vec<ChatMessage>, Option<Steering>)], letters: &[char]) -> Vec<Event> {
+        let model = self.model_key().to_string();
+        match self.engines[0].engine.ready() {
+            Some(e) => {
+                for (msgs, steering) in contexts {
+                    self.lenses.request(e, &model, msgs, letters, steering.as_ref());
+                }
+                Vec::new()
+            }
+            None if self.engines[0].engine.loading() => vec![Event::Notice("the lens needs the model: it is still loading (press again once it has)".into())],
+            None => vec![Event::Notice(format!("the lens needs the model in-process ({} loads one)", key_for(Action::OpenModels)))],
+        }
+    }
+
+    /// The shown model's lens of a context, asked for or done.
+    pub(crate) fn lens(&self, msgs: &[ChatMessage], steering: Option<&Steering>) -> Option<&LensState> {
+        self.lenses.get(self.model_key(), msgs, steering)
+    }
+
     /// The shown model's continuation of `msgs`, asked for or done.
     pub(crate) fn generation(&self, msgs: &[ChatMessage]) -> Option<&GenState> {
         self.gens.get(self.model_key(), msgs)
@@ -471,7 +498,7 @@ impl Engines {
     }
     /// Some model has requests waiting, or a generation runs.
     pub(crate) fn busy(&self) -> bool {
-        self.engines.iter().any(|l| l.scheduler.pending_all() > 0) || self.gens.busy()
+        self.engines.iter().any(|l| l.scheduler.pending_all() > 0) || self.gens.busy() || self.lenses.busy()
     }
     /// Every engine's current generation is scored.
     pub(crate) fn idle(&self) -> bool {

@@ -44,6 +44,8 @@ pub(crate) enum Where {
     Dialogue,
     /// The Recovery view only.
     Recovery,
+    /// The Slot view only.
+    Slot,
     Tables,
     /// The Tables view's Runs pane.
     Runs,
@@ -63,6 +65,7 @@ impl Where {
             Where::Steps => "Dialogue, Trace, Slot, Recovery",
             Where::Dialogue => "Dialogue",
             Where::Recovery => "Recovery",
+            Where::Slot => "Slot",
             Where::Tables => "Tables",
             Where::Runs => "Tables: Runs pane",
         }
@@ -84,7 +87,8 @@ impl Where {
                     View::Tables => v.extend([Where::Tables, Where::Runs]),
                     View::Dialogue => v.extend([Where::Steps, Where::Dialogue]),
                     View::Recovery => v.extend([Where::Steps, Where::Recovery]),
-                    View::Trace | View::Slot => v.push(Where::Steps),
+                    View::Slot => v.extend([Where::Steps, Where::Slot]),
+                    View::Trace => v.push(Where::Steps),
                 }
             }
         }
@@ -423,6 +427,10 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, of only a pressure step's message as a custom ramp with R0 after it, each with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
     entry(W::Dialogue, &[one(&[c('w', A::AdvocateNextWrong)]).hint("wrong")], "what-if: the user advocates the next wrong option")
         .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew, so earlier text edits of the step stay in the versions before it; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
+    entry(W::Slot, &[one(&[c('L', A::ToggleLens)]).hint("lens")], "the letter lens: option p after every layer, step beside its clean counterpart")
+        .readme("the letter lens: the option distribution after every layer for this step (its what-if version when it has one) beside the clean context, read out on the engine thread; the line under each says from which layer on the advocated letter stays ahead of the correct one"),
+    entry(W::Slot, &[one(&[c('T', A::ToggleSteering)]).hint("steer")], "what-if: steer the step (--steer) and show its lens too")
+        .readme("what-if: score the step under the explorer's steering setting (`--steer FILE`, `--alpha`, `--steer-layers`) and show its distribution and lens beside the unsteered ones; `T` again hides it"),
     entry(W::Editor, &[one(&[k(Enter, A::EditApply)]).hint("score")], "score the edited dialogue"),
     entry(W::Editor, &[one(&[(Key::Alt(Enter), Does::Act(A::EditNewline))]).hint("new line")], "a new line"),
     entry(W::Editor, &[
@@ -607,7 +615,7 @@ mod tests {
     #[test]
     fn the_keys_messages_name_exist() {
         for a in [
-            A::StopBatch, A::StartBatch, A::UndoEdit, A::SaveEdit, A::StartEdit, A::OpenModels, A::Generate,
+            A::StopBatch, A::StartBatch, A::UndoEdit, A::SaveEdit, A::StartEdit, A::OpenModels, A::Generate, A::ToggleLens,
             A::AdvocateNextWrong, A::EditApply, A::ClearFilter, A::MoveRun(-1), A::MoveRun(1), A::OpenSelectedRun,
             A::ShowView(View::Tables),
         ] {

@@ -41,6 +41,7 @@ mod engine_slot;
 mod event;
 mod export;
 mod generations;
+mod lenses;
 mod item_list;
 mod item_scores;
 mod jobs;

@@ -68,6 +68,8 @@ pub struct AppConfig {
     /// opened (each run adds the files its manifest records).
     pub experiments: Vec<ExperimentSource>,
     pub options: AppOptions,
+    /// The steering setting `T` toggles on a step as a what-if (`--steer`), if any.
+    pub steering: Option<crate::engine::inside::Steering>,
 }
 
 impl AppConfig {
@@ -89,6 +91,7 @@ impl AppConfig {
             command_line: "hyst-tui (explorer)".into(),
             experiments: Vec::new(),
             options: AppOptions::default(),
+            steering: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod dialogue;
 mod items;
+mod lens;
 mod overlays;
 mod recovery;
 mod slot;

@@ -50,6 +50,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let top_h = (s.top_tokens.len().max(s.letters.len()) as u16 + 4).min(area.height.saturating_sub(6)).max(6);
+    // With the lens on, it takes the place of the rendered prompt and most of the height.
+    let top_h = if app.lens_on() { top_h.min(area.height / 3).max(6) } else { top_h };
     let [top, bottom] = Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
     let [tl, tr] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
 
@@ -160,6 +162,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
     f.render_widget(Paragraph::new(lines), inner);
 
+    if app.lens_on() {
+        super::lens::render(f, bottom, app, e);
+        return;
+    }
     // Rendered prompt tail.
     let title = format!(
         "Rendered prompt (tail) · {} tokens · {} evaluated, {} reused",

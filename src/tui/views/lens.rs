@@ -1,0 +1,142 @@
+//! The Slot view's letter-lens panel (`L`): the option distribution after every layer for the
+//! step, its clean counterpart, and with the steering what-if (`T`) the steered step; under each,
+//! from which layer on the advocated letter stays ahead of the correct one.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::block;
+use crate::data::selection::Selected;
+use crate::engine::inside::Inspection;
+use crate::tui::app::App;
+use crate::tui::lenses::LensState;
+
+/// The first layer from which p(wrong) > p(correct) at every deeper layer (`None`: not at the last).
+pub(crate) fn overtaken_from(layers: &[Vec<f64>], wrong: usize, correct: usize) -> Option<usize> {
+    let ahead = |p: &Vec<f64>| p.get(wrong).zip(p.get(correct)).is_some_and(|(w, c)| w > c);
+    if !layers.last().is_some_and(ahead) {
+        return None;
+    }
+    let mut from = layers.len() - 1;
+    while from > 0 && ahead(&layers[from - 1]) {
+        from -= 1;
+    }
+    Some(from)
+}
+
+pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
+    let th = app.theme();
+    let contexts = app.lens_contexts().unwrap_or_default();
+    let steering = app.steering();
+    let mut title = "Letter lens · option p after each layer · step | clean".to_string();
+    if let Some(s) = steering {
+        title.push_str(&format!(" | step steered (α {} at layers {}-{})", s.alpha, s.layers.0, s.layers.1));
+    }
+    let b = block(app, title);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let states: Vec<Option<&LensState>> = contexts.iter().map(|(m, s)| app.lens(m, s.as_ref())).collect();
+    let done: Vec<Option<&Inspection>> = states
+        .iter()
+        .map(|s| match s {
+            Some(LensState::Done(i)) => Some(&**i),
+            _ => None,
+        })
+        .collect();
+    if let Some(msg) = states.iter().find_map(|s| match s {
+        Some(LensState::Failed(m)) => Some(m.clone()),
+        _ => None,
+    }) {
+        f.render_widget(Paragraph::new(format!(" the lens failed: {msg}")).style(th.wrong()), inner);
+        return;
+    }
+    if done.iter().any(Option::is_none) {
+        f.render_widget(Paragraph::new(" reading the residual stream out, layer by layer…").style(th.dim()), inner);
+        return;
+    }
+    let done: Vec<&Inspection> = done.into_iter().flatten().collect();
+    let letters = &done[0].score.letters;
+    let lens: Vec<&Vec<Vec<f64>>> = done.iter().filter_map(|i| i.lens.as_ref()).collect();
+    let n_layer = lens.iter().map(|l| l.len()).min().unwrap_or(0);
+    let wrong = e.wrong;
+    let correct = e.item.correct;
+    let style_of = |k: usize| -> Style {
+        if k == wrong {
+            th.wrong()
+        } else if k == correct {
+            th.correct()
+        } else {
+            th.plain()
+        }
+    };
+    // Header: the letters of each block.
+    let mut head = vec![Span::styled("layer", th.header())];
+    for _ in &lens {
+        head.push(Span::raw(" │"));
+        for (k, l) in letters.iter().enumerate() {
+            head.push(Span::styled(format!(" {l:>4}"), style_of(k).patch(th.header())));
+        }
+    }
+    let mut lines = vec![Line::from(head)];
+    // Rows: every layer when they fit, else evenly spread ones and always the last.
+    let room = (inner.height as usize).saturating_sub(2 + usize::from(done.len() > 2)).max(2);
+    let shown: Vec<usize> = if n_layer <= room {
+        (0..n_layer).collect()
+    } else {
+        let mut v: Vec<usize> = (0..room - 1).map(|i| i * (n_layer - 1) / (room - 1)).collect();
+        v.push(n_layer - 1);
+        v.dedup();
+        v
+    };
+    for &layer in &shown {
+        let mut spans = vec![Span::styled(format!("{layer:>5}"), th.dim())];
+        for l in &lens {
+            spans.push(Span::raw(" │"));
+            let p = &l[layer];
+            let lead = p.iter().enumerate().fold(0, |b, (j, v)| if *v > p[b] { j } else { b });
+            for (k, v) in p.iter().enumerate() {
+                let st = if k == lead { style_of(k).patch(th.bold()) } else { th.dim() };
+                spans.push(Span::styled(format!(" {:>4}", format!("{v:.2}").trim_start_matches('0')), st));
+            }
+        }
+        lines.push(Line::from(spans));
+    }
+    // Under each block: where the advocated letter takes the lead for good; the steered score.
+    let what = ["step", "clean", "steered"];
+    let mut summary = Vec::new();
+    for (i, l) in lens.iter().enumerate() {
+        let s = match overtaken_from(l, wrong, correct) {
+            Some(d) => format!("{}: wrong ahead from layer {d}", what[i.min(2)]),
+            None => format!("{}: wrong not ahead at the last layer", what[i.min(2)]),
+        };
+        summary.push(Span::styled(s, th.dim()));
+        summary.push(Span::raw("   "));
+    }
+    lines.push(Line::from(summary));
+    if let Some(st) = done.get(2) {
+        let mut spans = vec![Span::styled("steered score: ", th.bold())];
+        for (k, (l, p)) in st.score.letters.iter().zip(&st.score.probs).enumerate() {
+            spans.push(Span::styled(format!("{l} {p:.3}  "), style_of(k)));
+        }
+        spans.push(Span::styled(format!("(unsteered: {})", done[0].score.letters.iter().zip(&done[0].score.probs).map(|(l, p)| format!("{l} {p:.3}")).collect::<Vec<_>>().join("  ")), th.dim()));
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overtaken_from;
+
+    #[test]
+    fn the_advocated_letter_leads_from_the_first_layer_of_its_last_run() {
+        let l = |w: f64, c: f64| vec![c, w];
+        let layers = vec![l(0.6, 0.4), l(0.3, 0.7), l(0.6, 0.4), l(0.8, 0.2)];
+        assert_eq!(overtaken_from(&layers, 1, 0), Some(2));
+        assert_eq!(overtaken_from(&layers[..2], 1, 0), None);
+        assert_eq!(overtaken_from(&[l(0.9, 0.1)], 1, 0), Some(0));
+    }
+}
