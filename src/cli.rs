@@ -322,6 +322,11 @@ pub enum Command {
     Bench(BenchCmd),
     /// Print the message list of one condition for one item.
     Prompts(PromptsArgs),
+    /// The letter lens across items: for each item, the option distribution after every layer
+    /// in the clean context, under pressure and after each recovery operation; per condition,
+    /// from which layer the advocated letter leads. Writes DIR/lens.jsonl, lens_depth.csv and
+    /// lens.svg.
+    Lens(LensArgs),
     /// Steering experiments: estimate a contamination direction from the model's own contexts,
     /// then sweep steering strength and layers on held-out items.
     #[command(subcommand)]
@@ -438,6 +443,24 @@ pub struct PromptsArgs {
     pub json: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LensArgs {
+    /// Model key (default: the default model). A served model is refused.
+    #[arg(long, value_name = "KEY")]
+    pub model: Option<String>,
+    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
+    pub dataset: String,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Conditions to read out, comma separated (default: clean_context, strong_pressure and the
+    /// main recovery operations R0-R6).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub conditions: Vec<String>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

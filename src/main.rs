@@ -148,6 +148,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Bench(BenchCmd::Inside { model, limit, dataset })) => commands::bench::inside(&ctx, model, *limit, dataset),
         Some(Command::Prompts(a)) => commands::prompts::run(&ctx, a),
+        Some(Command::Lens(a)) => commands::steer::lens(&ctx, a),
         Some(Command::Steer(SteerCmd::Direction(a))) => commands::steer::direction(&ctx, a),
         Some(Command::Steer(SteerCmd::Sweep(a))) => commands::steer::sweep(&ctx, a),
         Some(Command::Conditions) => commands::conditions::run(&ctx),

@@ -197,3 +197,33 @@ fn the_steering_experiment_estimates_on_one_split_and_sweeps_the_other() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success() && err.contains("was estimated on smollm2-135m"), "{err}");
 }
+
+#[test]
+fn the_lens_across_items_writes_rows_a_depth_table_and_a_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().to_str().unwrap();
+    let r = hyst(&["lens", "--model", common::SMOL, "--n", "2", "--conditions", "clean_context,ordinary_strong_reset", "--out", o]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(dir.path().join("lens.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4, "2 items × 2 conditions");
+    let mut ahead = std::collections::BTreeMap::<String, usize>::new();
+    for v in &rows {
+        let r = &v["row"];
+        assert_eq!(r["layers"].as_array().unwrap().len(), 30);
+        assert!(r["anchor"].as_f64().unwrap() < 1e-12, "{}", r["anchor"]);
+        let p = |i: &serde_json::Value| r["probs"][i.as_u64().unwrap() as usize].as_f64().unwrap();
+        if p(&r["wrong"]) > p(&r["correct"]) {
+            *ahead.entry(r["condition"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+    }
+    let csv = std::fs::read_to_string(dir.path().join("lens_depth.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    for l in &lines[1..] {
+        let f: Vec<&str> = l.split(',').collect();
+        // The lens's last layer is the score, so "ahead at the last layer" counts the scores.
+        assert_eq!(f[2].parse::<usize>().unwrap(), ahead.get(f[0]).copied().unwrap_or(0), "{l}");
+    }
+    roxmltree::Document::parse(&std::fs::read_to_string(dir.path().join("lens.svg")).unwrap()).expect("well-formed SVG");
+}

@@ -17,6 +17,7 @@ pub mod shard;
 mod merge;
 pub mod slurm;
 pub mod status;
+pub mod lens;
 pub mod steering;
 mod engines;
 mod pair;

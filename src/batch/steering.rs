@@ -260,7 +260,8 @@ pub fn sweep(
         condition_gap: crate::metrics::hysteresis_gap(&base_cond, &clean),
         condition_accuracy: aggregate(&base_cond).accuracy,
     };
-    let total = 2 * layer_ranges.len() * alphas.len() * n;
+    // Two directions × layer ranges × α × items × two contexts.
+    let total = 2 * layer_ranges.len() * alphas.len() * n * 2;
     let mut done = 0;
     let mut rows = Vec::new();
     // Grouped by steering setting: each change of the control vector costs llama.cpp a graph

@@ -1,5 +1,6 @@
-//! `hyst-tui steer direction` and `hyst-tui steer sweep`: the steering experiment of
-//! `batch::steering` from the command line (docs/guide/inside.md).
+//! `hyst-tui steer direction`, `hyst-tui steer sweep` and `hyst-tui lens`: the steering
+//! experiment of `batch::steering` and the lens across items of `batch::lens`, from the command
+//! line (docs/guide/inside.md).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +11,8 @@ use serde_json::json;
 
 use super::items::selection;
 use super::{command_line, interrupted, open_engine, stop_reason, Ctx};
-use crate::cli::{SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
+use crate::cli::{LensArgs, SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
+use hyst_tui::batch::lens::{default_conditions, depth_csv, depth_table, lead_shares, lens_rows};
 use hyst_tui::batch::steering::{
     estimate_direction, random_like, split_items, steer_items, sweep as run_sweep, sweep_csv, sweep_markdown, DirectionKind, SteerError,
     SteerItem, Split,
@@ -18,7 +20,7 @@ use hyst_tui::batch::steering::{
 use hyst_tui::data::selection::Selected;
 use hyst_tui::engine::inside::ControlVector;
 use hyst_tui::engine::Engine;
-use hyst_tui::tables::{render_steering_sweep, SweepPoint, SweepSeries};
+use hyst_tui::tables::{render_lens_lead, render_steering_sweep, SweepPoint, SweepSeries};
 
 /// split.json: where a direction came from and which items it never saw.
 #[derive(Serialize, Deserialize)]
@@ -60,11 +62,15 @@ fn steer_err(e: SteerError) -> anyhow::Error {
 
 /// The engine (refused when served) and the selection.
 fn open(ctx: &Ctx, a: &SteerItemsArgs) -> Result<(Engine, Vec<Selected>, String)> {
-    let sel = selection(&a.dataset, &a.selection)?;
     if ctx.registry.find(&a.condition).is_none() {
         bail!("unknown condition {:?} (see `hyst-tui conditions`)", a.condition);
     }
-    let engine = open_engine(ctx, a.model.as_deref())?;
+    open_model(ctx, a.model.as_deref(), &a.dataset, &a.selection)
+}
+
+fn open_model(ctx: &Ctx, model: Option<&str>, dataset: &str, selection_args: &crate::cli::SelectionArgs) -> Result<(Engine, Vec<Selected>, String)> {
+    let sel = selection(dataset, selection_args)?;
+    let engine = open_engine(ctx, model)?;
     let key = engine.info().key.clone();
     if engine.info().served.is_some() {
         bail!("{key} is served: steering needs the model's layers, which a server does not expose (use the GGUF in-process)");
@@ -202,3 +208,46 @@ pub fn sweep(ctx: &Ctx, a: &SteerSweepArgs) -> Result<()> {
     println!("\nwritten: {}/sweep.{{csv,md,json,svg}}", out.display());
     Ok(())
 }
+
+pub fn lens(ctx: &Ctx, a: &LensArgs) -> Result<()> {
+    let conditions = if a.conditions.is_empty() { default_conditions(ctx.registry) } else { a.conditions.clone() };
+    if let Some(bad) = conditions.iter().find(|c| ctx.registry.find(c).is_none()) {
+        bail!("unknown condition {bad:?} (see `hyst-tui conditions`)");
+    }
+    let (engine, sel, key) = open_model(ctx, a.model.as_deref(), &a.dataset, &a.selection)?;
+    say!("{} items × {} conditions", sel.len(), conditions.len());
+    say!("");
+    let rows = lens_rows(&engine, ctx.registry, &ctx.prompts()?, &sel, &conditions, &mut progress).map_err(steer_err)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    let write = |name: &str, text: &str| -> Result<()> {
+        let p = a.out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    let mut jsonl = String::new();
+    for r in &rows {
+        jsonl.push_str(&serde_json::to_string(&json!({"model": key, "dataset": a.dataset, "row": r}))?);
+        jsonl.push('\n');
+    }
+    write("lens.jsonl", &jsonl)?;
+    let depth = depth_table(&rows, &conditions);
+    write("lens_depth.csv", &depth_csv(&depth))?;
+    let label = |c: &str| match ctx.registry.recovery_op(c) {
+        Some(o) => format!("{} ({})", o.short, c),
+        None => c.to_string(),
+    };
+    let series: Vec<(String, Vec<f64>)> = lead_shares(&rows, &conditions).into_iter().map(|(c, s)| (label(&c), s)).collect();
+    let svg = render_lens_lead(&format!("Letter lens on {key}: where the advocated letter leads"), &series, sel.len())
+        .map_err(|e| anyhow::anyhow!("the lens figure: {e}"))?;
+    write("lens.svg", &svg)?;
+    println!("{:<44} {:>3} {:>12} {:>11} {:>7}", "condition", "n", "wrong ahead", "mean depth", "range");
+    for d in &depth {
+        let range = match (d.min_depth, d.max_depth) {
+            (Some(a), Some(b)) => format!("{a}-{b}"),
+            _ => "-".into(),
+        };
+        println!("{:<44} {:>3} {:>12} {:>11.1} {:>7}", label(&d.condition), d.n, d.wrong_ahead, d.mean_depth, range);
+    }
+    println!("\nwritten: {}/lens.jsonl, lens_depth.csv, lens.svg", a.out.display());
+    Ok(())
+}
+

@@ -70,6 +70,7 @@ use hierarchy::Hierarchy;
 use index::RunIndex;
 pub(crate) use output::Output;
 pub use paper::ReproductionCounts;
+pub use figures::lens::render_lens_lead;
 pub use figures::steering::{render_steering_sweep, SweepPoint, SweepSeries};
 use registry::TABLES;
 

@@ -16,6 +16,7 @@
 
 mod cctp;
 mod hierarchy;
+pub(crate) mod lens;
 mod ramp;
 pub(crate) mod steering;
 mod style;

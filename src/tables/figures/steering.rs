@@ -97,9 +97,11 @@ pub fn render_steering_sweep(title: &str, series: &[SweepSeries], unsteered_gap:
         for (i, s) in series.iter().enumerate() {
             let c = colour(i, s);
             gap.draw_series(LineSeries::new(s.points.iter().map(|p| (p.alpha, p.gap)), c.stroke_width(CURVE_WIDTH))).map_err(err)?;
+            // The control's whiskers a little to the right, so that both stay visible.
+            let dx = if s.control { pad * 0.3 } else { 0.0 };
             for p in &s.points {
                 if p.lo.is_finite() && p.hi.is_finite() {
-                    gap.draw_series(std::iter::once(PathElement::new([(p.alpha, p.lo), (p.alpha, p.hi)], c.stroke_width(1)))).map_err(err)?;
+                    gap.draw_series(std::iter::once(PathElement::new([(p.alpha + dx, p.lo), (p.alpha + dx, p.hi)], c.stroke_width(1)))).map_err(err)?;
                 }
             }
             acc.draw_series(LineSeries::new(s.points.iter().map(|p| (p.alpha, p.clean_accuracy)), c.stroke_width(CURVE_WIDTH))).map_err(err)?;

@@ -9,23 +9,11 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::block;
+use crate::batch::lens::overtaken_from;
 use crate::data::selection::Selected;
 use crate::engine::inside::Inspection;
 use crate::tui::app::App;
 use crate::tui::lenses::LensState;
-
-/// The first layer from which p(wrong) > p(correct) at every deeper layer (`None`: not at the last).
-pub(crate) fn overtaken_from(layers: &[Vec<f64>], wrong: usize, correct: usize) -> Option<usize> {
-    let ahead = |p: &Vec<f64>| p.get(wrong).zip(p.get(correct)).is_some_and(|(w, c)| w > c);
-    if !layers.last().is_some_and(ahead) {
-        return None;
-    }
-    let mut from = layers.len() - 1;
-    while from > 0 && ahead(&layers[from - 1]) {
-        from -= 1;
-    }
-    Some(from)
-}
 
 pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
     let th = app.theme();
@@ -125,18 +113,4 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), inner);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::overtaken_from;
-
-    #[test]
-    fn the_advocated_letter_leads_from_the_first_layer_of_its_last_run() {
-        let l = |w: f64, c: f64| vec![c, w];
-        let layers = vec![l(0.6, 0.4), l(0.3, 0.7), l(0.6, 0.4), l(0.8, 0.2)];
-        assert_eq!(overtaken_from(&layers, 1, 0), Some(2));
-        assert_eq!(overtaken_from(&layers[..2], 1, 0), None);
-        assert_eq!(overtaken_from(&[l(0.9, 0.1)], 1, 0), Some(0));
-    }
 }
