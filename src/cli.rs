@@ -95,15 +95,23 @@ pub struct TuiArgs {
     /// Browse a stored batch run without recomputing.
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
-    /// A control vector for the steering what-if (`T` in the Slot view): llama.cpp's format,
-    /// GGUF tensors `direction.N`.
+    /// The steering what-if of the Slot view (`T`).
+    #[command(flatten)]
+    pub steering: SteeringArgs,
+}
+
+/// A steering setting: `score` scores under it, the explorer offers it as a what-if.
+#[derive(Debug, Args, Clone)]
+pub struct SteeringArgs {
+    /// Steer with this control vector (llama.cpp's format: GGUF tensors `direction.N`), added
+    /// to the residual stream after each steered layer.
     #[arg(long, value_name = "FILE")]
     pub steer: Option<PathBuf>,
-    /// Steering strength of the what-if (needs --steer).
+    /// Steering strength: the vector is multiplied by it (needs --steer).
     #[arg(long, value_name = "ALPHA", default_value_t = 1.0, requires = "steer", allow_negative_numbers = true)]
     pub alpha: f32,
-    /// Layers the what-if steers, FIRST-LAST or one layer (needs --steer; default: every layer
-    /// the vector has a direction for).
+    /// Layers to steer, as FIRST-LAST or one layer (needs --steer; default: every layer the
+    /// vector has a direction for).
     #[arg(long, value_name = "FIRST-LAST", requires = "steer", value_parser = parse_layer_range)]
     pub steer_layers: Option<(usize, usize)>,
 }
@@ -589,17 +597,8 @@ pub struct ScoreArgs {
     /// `lens` list per output line, layer 0 first).
     #[arg(long)]
     pub lens: bool,
-    /// Score under steering by this control vector (llama.cpp's format: GGUF tensors
-    /// `direction.N`), added to the residual stream after each steered layer.
-    #[arg(long, value_name = "FILE")]
-    pub steer: Option<PathBuf>,
-    /// Steering strength: the vector is multiplied by it (needs --steer).
-    #[arg(long, value_name = "ALPHA", default_value_t = 1.0, requires = "steer", allow_negative_numbers = true)]
-    pub alpha: f32,
-    /// Layers to steer, as FIRST-LAST or one layer (needs --steer; default: every layer the
-    /// vector has a direction for).
-    #[arg(long, value_name = "FIRST-LAST", requires = "steer", value_parser = parse_layer_range)]
-    pub steer_layers: Option<(usize, usize)>,
+    #[command(flatten)]
+    pub steering: SteeringArgs,
 }
 
 /// `FIRST-LAST` or `N` (a range of layers, inclusive).

@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
         _ => a.run.clone(),
     };
     let newest_run = a.run.is_none() && run.is_some();
-    let steering = super::score::steering_option(a.steer.as_deref(), a.alpha, a.steer_layers)?;
+    let steering = super::score::steering_option(&a.steering)?;
     let cfg = AppConfig { newest_run, steering, ..app_config(ctx, a.model.clone(), a.dataset.clone(), run, b)? };
     let log = ctx.global.log_file.clone().unwrap_or_else(default_log_file);
     super::default_sighup();

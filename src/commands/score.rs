@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{interrupted, open_engine, Ctx};
-use crate::cli::ScoreArgs;
+use crate::cli::{ScoreArgs, SteeringArgs};
 use hyst_tui::engine::inside::{ControlVector, InspectOptions, Steering};
 use hyst_tui::protocol::{ChatMessage, SlotScore};
 use std::sync::Arc;
@@ -159,11 +159,11 @@ pub fn score_json(s: &SlotScore) -> Value {
 }
 
 /// The steering setting of `--steer FILE --alpha A --steer-layers L` (none without a file).
-pub fn steering_option(file: Option<&Path>, alpha: f32, layers: Option<(usize, usize)>) -> Result<Option<Steering>> {
-    let Some(path) = file else { return Ok(None) };
+pub fn steering_option(a: &SteeringArgs) -> Result<Option<Steering>> {
+    let Some(path) = &a.steer else { return Ok(None) };
     let vector = ControlVector::read(path).map_err(|e| anyhow::anyhow!(e))?;
-    let layers = layers.unwrap_or_else(|| vector.span());
-    Ok(Some(Steering { vector: Arc::new(vector), alpha, layers }))
+    let layers = a.steer_layers.unwrap_or_else(|| vector.span());
+    Ok(Some(Steering { vector: Arc::new(vector), alpha: a.alpha, layers }))
 }
 
 fn by_letter(letters: &[char], values: &[f64]) -> BTreeMap<String, f64> {
@@ -226,7 +226,7 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
             bail!("--generate {n}: give 1 to {MAX_GENERATE} tokens");
         }
     }
-    let steering = steering_option(args.steer.as_deref(), args.alpha, args.steer_layers)?;
+    let steering = steering_option(&args.steering)?;
     let engine = open_engine(ctx, args.model.as_deref())?;
     let inspect = args.lens || steering.is_some();
     let stdout = std::io::stdout();
@@ -256,7 +256,7 @@ pub fn run(ctx: &Ctx, args: &ScoreArgs) -> Result<()> {
                 v["lens"] = json!(layers.iter().map(|p| by_letter(&s.letters, p)).collect::<Vec<_>>());
                 v["lens_anchor"] = json!(anchor);
             }
-            if let (Some(st), Some(path)) = (&steering, &args.steer) {
+            if let (Some(st), Some(path)) = (&steering, &args.steering.steer) {
                 v["steering"] = json!({"vector": path.display().to_string(), "hash": st.vector.hash(), "alpha": st.alpha, "layers": [st.layers.0, st.layers.1]});
             }
             writeln!(out, "{v}")?;

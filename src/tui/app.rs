@@ -494,7 +494,10 @@ impl App {
             } else {
                 let events = self.schedule();
                 self.route(events);
-                if self.engines.idle() {
+                if self.engines.idle() && self.engines.reading_out() {
+                    // Read-outs (the lens) answer on their own channel.
+                    std::thread::sleep(Duration::from_millis(30));
+                } else if self.engines.idle() {
                     // What the last results recorded goes to the shared store now.
                     let events = self.engines.flush();
                     self.route(events);

@@ -507,6 +507,10 @@ impl Engines {
     pub(crate) fn generating(&self) -> bool {
         self.gens.busy()
     }
+    /// A lens read-out is in flight.
+    pub(crate) fn reading_out(&self) -> bool {
+        self.lenses.busy()
+    }
 
     pub(crate) fn scores(&self) -> &ItemScores {
         &self.scores
