@@ -493,9 +493,10 @@ pub struct SteerItemsArgs {
     pub dataset: String,
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// The condition whose contamination is studied (see `hyst-tui conditions`).
-    #[arg(long, default_value = ids::ORDINARY_RESET, value_name = "NAME")]
-    pub condition: String,
+    /// The condition whose contamination is studied (see `hyst-tui conditions`; default: R0,
+    /// `ordinary_strong_reset`, or for `sweep --direction` the condition it was estimated on).
+    #[arg(long, value_name = "NAME")]
+    pub condition: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -590,8 +591,9 @@ pub struct ScoreArgs {
     /// Print one JSON object per conversation.
     #[arg(long)]
     pub json: bool,
-    /// Also print the model's greedy continuation at the answer slot, up to N tokens (1-4096).
-    #[arg(long, value_name = "N")]
+    /// Also print the model's greedy continuation at the answer slot, up to N tokens (1-4096;
+    /// not with --steer: a continuation is never steered).
+    #[arg(long, value_name = "N", conflicts_with = "steer")]
     pub generate: Option<usize>,
     /// Also read the letter lens: the option distribution after every layer (with --json, a
     /// `lens` list per output line, layer 0 first).

@@ -547,5 +547,12 @@ fn score_reads_the_lens_and_steers_from_the_command_line_and_refuses_bad_vectors
     fails(&["score", "--messages", m, "--steer", m], "not a GGUF file");
     fails(&["score", "--messages", m, "--steer", "/no/such/vector.gguf"], "control vector /no/such/vector.gguf");
     usage(&["score", "--messages", m, "--alpha", "2"], "--steer");
+    usage(&["score", "--messages", m, "--steer", v, "--generate", "5"], "--generate");
+    let renamed = dir.path().join("renamed.gguf");
+    let mut bytes = std::fs::read(&few).unwrap();
+    let at = bytes.windows(11).position(|w| w == b"direction.3").unwrap();
+    bytes[at + 10] = b'x';
+    std::fs::write(&renamed, bytes).unwrap();
+    fails(&["score", "--messages", m, "--steer", renamed.to_str().unwrap()], "is not a layer number");
     usage(&["score", "--messages", m, "--steer", v, "--steer-layers", "9-3"], "comes after");
 }

@@ -123,6 +123,9 @@ fn steering_is_refused_where_it_cannot_apply() {
     let m = &conversations()[0];
     let plain = lens_of(&e, m, None);
     let n_layer = plain.residuals.as_ref().unwrap().len();
+    // A valid setting first, so that a refused one has something to leave behind.
+    let pushed = lens_of(&e, m, Some(Steering { vector: Arc::new(random_vector(n_layer, 576, 5)), alpha: 4.0, layers: (1, n_layer - 1) }));
+    assert_ne!(bits(&pushed.score), bits(&plain.score));
     let narrow = Arc::new(random_vector(n_layer, 8, 3));
     let err = e.inspect(m, &LETTERS, InspectOptions { steering: Some(Steering { vector: narrow, alpha: 1.0, layers: (1, 2) }), ..Default::default() });
     let err = err.unwrap_err().to_string();
@@ -196,6 +199,13 @@ fn the_steering_experiment_estimates_on_one_split_and_sweeps_the_other() {
     let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::QWEN, "--n", "6"]);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success() && err.contains("was estimated on smollm2-135m"), "{err}");
+    let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::SMOL, "--n", "6", "--condition", "explicit_user_retraction"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains("estimated on ordinary_strong_reset"), "{err}");
+    // A layer outside the model is refused before any ramp runs.
+    let r = hyst(&["steer", "sweep", "--direction", o, "--model", common::SMOL, "--n", "6", "--layers", "31"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains("within 1-29") && !err.contains("ramps:"), "{err}");
 }
 
 #[test]

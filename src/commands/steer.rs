@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::items::selection;
+use hyst_tui::dialogue::conditions::ids;
 use super::{command_line, interrupted, open_engine, stop_reason, Ctx};
 use crate::cli::{LensArgs, SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
 use hyst_tui::batch::lens::{default_conditions, depth_csv, depth_table, lead_shares, lens_rows};
@@ -60,16 +61,29 @@ fn steer_err(e: SteerError) -> anyhow::Error {
     }
 }
 
-/// The engine (refused when served) and the selection.
-fn open(ctx: &Ctx, a: &SteerItemsArgs) -> Result<(Engine, Vec<Selected>, String)> {
-    if ctx.registry.find(&a.condition).is_none() {
-        bail!("unknown condition {:?} (see `hyst-tui conditions`)", a.condition);
+/// The engine (refused when served), the selection and the condition studied (`recorded`: the
+/// one a direction was estimated on, the default then; another one named is refused).
+fn open(ctx: &Ctx, a: &SteerItemsArgs, recorded: Option<&str>) -> Result<(Engine, Vec<Selected>, String, String)> {
+    let condition = match (&a.condition, recorded) {
+        (Some(c), Some(r)) if c != r => {
+            bail!("the direction was estimated on {r}; sweeping it on {c} needs a direction of its own (or drop --condition)")
+        }
+        (Some(c), _) => c.clone(),
+        (None, Some(r)) => r.to_string(),
+        (None, None) => ids::ORDINARY_RESET.to_string(),
+    };
+    if ctx.registry.find(&condition).is_none() {
+        bail!("unknown condition {condition:?} (see `hyst-tui conditions`)");
     }
-    open_model(ctx, a.model.as_deref(), &a.dataset, &a.selection)
+    let (engine, sel, key) = open_model(ctx, a.model.as_deref(), &a.dataset, &a.selection)?;
+    Ok((engine, sel, key, condition))
 }
 
 fn open_model(ctx: &Ctx, model: Option<&str>, dataset: &str, selection_args: &crate::cli::SelectionArgs) -> Result<(Engine, Vec<Selected>, String)> {
     let sel = selection(dataset, selection_args)?;
+    if sel.is_empty() {
+        bail!("the selection of {dataset} is empty");
+    }
     let engine = open_engine(ctx, model)?;
     let key = engine.info().key.clone();
     if engine.info().served.is_some() {
@@ -88,11 +102,11 @@ fn items_of(ctx: &Ctx, engine: &Engine, sel: &[Selected], ids: &[String], condit
 }
 
 pub fn direction(ctx: &Ctx, a: &SteerDirectionArgs) -> Result<()> {
-    let (engine, sel, key) = open(ctx, &a.items)?;
+    let (engine, sel, key, condition) = open(ctx, &a.items, None)?;
     let ids: Vec<String> = sel.iter().map(|s| s.item.id.clone()).collect();
     let split = split_items(&ids, a.train_fraction, a.split_seed).map_err(|e| anyhow::anyhow!(e))?;
     say!("{} items: {} to estimate the direction, {} held out (split seed {})", ids.len(), split.train.len(), split.held_out.len(), a.split_seed);
-    let items = items_of(ctx, &engine, &sel, &split.train, &a.items.condition)?;
+    let items = items_of(ctx, &engine, &sel, &split.train, &condition)?;
     say!("");
     let vector = estimate_direction(&engine, &items, &mut progress).map_err(steer_err)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
@@ -104,7 +118,7 @@ pub fn direction(ctx: &Ctx, a: &SteerDirectionArgs) -> Result<()> {
         dataset: a.items.dataset.clone(),
         n: a.items.selection.n,
         selection_seed: a.items.selection.seed,
-        condition: a.items.condition.clone(),
+        condition,
         split,
         vector_hash: vector.hash(),
         layers: vector.span(),
@@ -143,24 +157,37 @@ pub fn sweep(ctx: &Ctx, a: &SteerSweepArgs) -> Result<()> {
         }
         (None, None) => bail!("give --direction DIR or --vector FILE"),
     };
-    let (engine, sel, key) = open(ctx, &a.items)?;
+    let (engine, sel, key, condition) = open(ctx, &a.items, record.as_ref().map(|r| r.condition.as_str()))?;
     if let Some(r) = &record {
         if r.model != key {
             bail!("the direction was estimated on {} but this sweep runs {key}: pass --model {}", r.model, r.model);
+        }
+        if r.dataset != a.items.dataset || r.selection_seed != a.items.selection.seed {
+            bail!(
+                "the direction was estimated on --dataset {} --seed {}: sweep the same selection (its held-out items)",
+                r.dataset,
+                r.selection_seed
+            );
         }
     }
     let ids = held_out_ids.unwrap_or_else(|| sel.iter().map(|s| s.item.id.clone()).collect());
     let layer_ranges = if a.layers.is_empty() {
         let (lo, hi) = vector.span();
-        vec![((lo + hi) / 2, (lo + hi) / 2)]
+        let mid = lo + (hi - lo) / 2;
+        vec![(mid, mid)]
     } else {
         a.layers.clone()
     };
-    if a.alphas.iter().any(|x| !x.is_finite()) {
-        bail!("--alphas: every strength must be a finite number");
+    if a.alphas.is_empty() || a.alphas.iter().any(|x| !x.is_finite()) {
+        bail!("--alphas: give one or more finite strengths");
+    }
+    // Every setting is checked before minutes of ramps and unsteered scores.
+    let (n_layer, n_embd) = engine.shape()?;
+    for &layers in &layer_ranges {
+        vector.fits(n_layer, n_embd, layers).map_err(anyhow::Error::msg)?;
     }
     say!("{} held-out items × {} layer range(s) × {} α, direction and random control", ids.len(), layer_ranges.len(), a.alphas.len());
-    let items = items_of(ctx, &engine, &sel, &ids, &a.items.condition)?;
+    let items = items_of(ctx, &engine, &sel, &ids, &condition)?;
     let vector = Arc::new(vector);
     let random = Arc::new(random_like(&vector, a.random_seed));
     say!("");
@@ -171,14 +198,14 @@ pub fn sweep(ctx: &Ctx, a: &SteerSweepArgs) -> Result<()> {
         std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
     };
     write("sweep.csv", &sweep_csv(&rows))?;
-    let title = format!("Steering {} on {}: {} held-out items", a.items.condition, key, base.n);
+    let title = format!("Steering {condition} on {key}: {} held-out items", base.n);
     write("sweep.md", &format!("# {title}\n\n{}", sweep_markdown(&base, &rows)))?;
     write(
         "sweep.json",
         &(serde_json::to_string_pretty(&json!({
             "model": key,
             "dataset": a.items.dataset,
-            "condition": a.items.condition,
+            "condition": condition,
             "vector": a.vector.as_ref().map(|p| p.display().to_string()),
             "direction": a.direction.as_ref().map(|p| p.display().to_string()),
             "vector_hash": vector.hash(),
@@ -218,6 +245,10 @@ pub fn lens(ctx: &Ctx, a: &LensArgs) -> Result<()> {
     say!("{} items × {} conditions", sel.len(), conditions.len());
     say!("");
     let rows = lens_rows(&engine, ctx.registry, &ctx.prompts()?, &sel, &conditions, &mut progress).map_err(steer_err)?;
+    let anchor = rows.iter().map(|r| r.anchor).fold(0.0, f64::max);
+    if anchor > 1e-6 {
+        say!("warning: the lens's last layer differs from the score by up to {anchor:.1e}: this head is not computed as llama.cpp computes it here (see lens_depth.csv's max_anchor)");
+    }
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
     let write = |name: &str, text: &str| -> Result<()> {
         let p = a.out.join(name);

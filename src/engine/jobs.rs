@@ -62,6 +62,8 @@ pub enum Job {
     Inspect { messages: Vec<ChatMessage>, letters: Vec<char>, options: InspectOptions },
     /// The output row of a token as floats, a direction toward it ([`JobOutput::Floats`]).
     TokenRow { token: i32 },
+    /// The model's layers and residual width, as the read-out sees them ([`JobOutput::Shape`]).
+    Shape,
 }
 
 #[derive(Clone, Debug)]
@@ -79,6 +81,7 @@ pub enum JobOutput {
     Timed(f64),
     Inspected(Box<Inspection>),
     Floats(Vec<f32>),
+    Shape((usize, usize)),
 }
 
 impl Job {
@@ -99,6 +102,7 @@ impl Job {
             Job::Replay(_) => "Replay",
             Job::Inspect { .. } => "Inspect",
             Job::TokenRow { .. } => "TokenRow",
+            Job::Shape => "Shape",
         }
     }
 }
@@ -119,6 +123,7 @@ impl JobOutput {
             JobOutput::Timed(_) => "Timed",
             JobOutput::Inspected(_) => "Inspected",
             JobOutput::Floats(_) => "Floats",
+            JobOutput::Shape(_) => "Shape",
         }
     }
 }
@@ -158,6 +163,7 @@ answers!(
     Timed => f64,
     Inspected => Box<Inspection>,
     Floats => Vec<f32>,
+    Shape => (usize, usize),
 );
 
 impl Answer for () {
@@ -340,6 +346,7 @@ pub(super) fn run_job(
             .inspect(prompter, &messages, &letters, &options, top_k)
             .map(|i| JobOutput::Inspected(Box::new(i))),
         Job::TokenRow { token } => insides.token_row(token).map(JobOutput::Floats),
+        Job::Shape => insides.shape().map(JobOutput::Shape),
     }
 }
 

@@ -469,6 +469,11 @@ impl Engine {
         self.ask::<Box<inside::Inspection>>(Job::Inspect { messages: messages.to_vec(), letters: letters.to_vec(), options }).map(|b| *b)
     }
 
+    /// The model's number of layers and residual width (the read-out's; a served model refuses).
+    pub fn shape(&self) -> Result<(usize, usize), EngineError> {
+        self.ask(Job::Shape)
+    }
+
     /// The output row of `token` as floats: a direction that raises that token's logit.
     pub fn token_row(&self, token: i32) -> Result<Vec<f32>, EngineError> {
         self.ask(Job::TokenRow { token })

@@ -252,7 +252,11 @@ unsafe extern "C" fn on_tensor(t: *mut sys::ggml_tensor, ask: bool, user: *mut c
         if ask {
             return true;
         }
-        let (width, cols) = (t.ne[0] as usize, t.ne[1].max(1) as usize);
+        let (width, cols) = (t.ne[0].max(0) as usize, t.ne[1].max(0) as usize);
+        if cols == 0 {
+            c.problem = Some(format!("the residual l_out-{layer} holds no token of this call"));
+            return true;
+        }
         if t.type_ != sys::GGML_TYPE_F32 || t.nb[0] != 4 || width != c.n_embd {
             c.problem = Some(format!("the residual l_out-{layer} is not {} floats a token", c.n_embd));
             return true;
@@ -357,6 +361,9 @@ pub(crate) struct RowKernel {
 impl RowKernel {
     /// The kernel for rows of `n` elements of ggml type `weight_type`.
     pub(crate) fn new(weight_type: u32, n: usize) -> Result<Self, String> {
+        if weight_type as sys::ggml_type >= sys::GGML_TYPE_COUNT || n == 0 {
+            return Err(format!("ggml type {weight_type} with rows of {n} is not a weight type this build knows"));
+        }
         let ty = weight_type as sys::ggml_type;
         // SAFETY: type traits are static tables; ggml_cpu_init is idempotent and fills the
         // conversion tables the CPU functions use.

@@ -40,8 +40,11 @@ pub(crate) struct Head {
     bias: Option<Vec<f32>>,
     transforms: Vec<LogitTransform>,
     matrix: GgufTensor,
+    /// `output.bias` (F32, one value per token), added after the output matrix.
+    bias_of_output: Option<GgufTensor>,
     kernel: RowKernel,
     rows: HashMap<i32, Vec<u8>>,
+    biases: HashMap<i32, f32>,
     file: std::fs::File,
 }
 
@@ -77,6 +80,11 @@ impl Head {
             (None, Some(e)) => (NormKind::Layer, e),
             (None, None) => return Err(format!("the lens does not know the final norm of architecture {arch:?} (no norm epsilon in its metadata)")),
         };
+        // Architectures whose graph scales logits with no key in the GGUF: a lens without that
+        // scale would be wrong at every layer.
+        if arch.starts_with("minicpm") || arch.starts_with("grok") {
+            return Err(format!("the lens does not know the logit scale architecture {arch:?} applies"));
+        }
         let mut transforms = Vec::new();
         if let Some(cap) = float("final_logit_softcapping").filter(|&c| c > 0.0) {
             transforms.push(LogitTransform::SoftCap(cap));
@@ -105,7 +113,25 @@ impl Head {
         if kernel.row_bytes() * matrix.shape[1] != matrix.bytes {
             return Err(format!("{} holds {} bytes, not {} rows of {}", matrix.name, matrix.bytes, matrix.shape[1], kernel.row_bytes()));
         }
-        Ok(Self { kind, eps, weight, bias, transforms, matrix, kernel, rows: HashMap::new(), file })
+        let output_bias = find(index, "output.bias").cloned();
+        if let Some(b) = &output_bias {
+            if b.ggml_type != 0 || b.shape != [matrix.shape[1]] {
+                return Err(format!("output.bias is not {} F32 values", matrix.shape[1]));
+            }
+        }
+        Ok(Self {
+            kind,
+            eps,
+            weight,
+            bias,
+            transforms,
+            matrix,
+            bias_of_output: output_bias,
+            kernel,
+            rows: HashMap::new(),
+            biases: HashMap::new(),
+            file,
+        })
     }
 
     fn row(&mut self, token: i32) -> Result<&[u8], String> {
@@ -156,6 +182,13 @@ impl Head {
         for &t in tokens {
             self.row(t)?;
             let mut v = self.kernel.dot(&self.rows[&t], &act);
+            if let Some(b) = &self.bias_of_output {
+                if !self.biases.contains_key(&t) {
+                    let raw = read_at(&mut self.file, b.offset + 4 * t as u64, 4)?;
+                    self.biases.insert(t, f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]));
+                }
+                v += self.biases[&t];
+            }
             for tr in &self.transforms {
                 v = match *tr {
                     LogitTransform::SoftCap(c) => ((v * (1.0 / c)).tanh()) * c,

@@ -113,6 +113,12 @@ impl Insides {
         Ok(self.probe.as_mut().expect("made above"))
     }
 
+    /// The model's layers and residual width.
+    pub(crate) fn shape(&mut self) -> Result<(usize, usize), EngineError> {
+        let p = self.probe()?;
+        Ok((p.n_layer, p.n_embd))
+    }
+
     fn head(&mut self) -> Result<&mut Head, EngineError> {
         let path = self.path.clone();
         let p = self.probe()?;
@@ -196,18 +202,29 @@ fn set_steering(p: &mut Probe, steering: Option<&Steering>) -> Result<(), Engine
     if key == p.steering {
         return Ok(());
     }
-    p.steering = None;
-    match steering {
-        None => p.ctx.set_control_vector(None).map_err(inside_err)?,
-        Some(s) => {
-            s.vector.fits(p.n_layer, p.n_embd, s.layers).map_err(inside_err)?;
-            if !s.alpha.is_finite() {
-                return Err(inside_err(format!("steering strength {} is not a finite number", s.alpha)));
-            }
-            let data = s.vector.scaled_data(p.n_layer, s.alpha);
-            p.ctx.set_control_vector(Some((&data, s.layers.0, s.layers.1))).map_err(inside_err)?;
+    // A setting is checked before anything changes; one llama.cpp refuses leaves the probe
+    // unsteered (or, if even clearing fails, marked unknown so that the next call sets it anew).
+    if let Some(s) = steering {
+        s.vector.fits(p.n_layer, p.n_embd, s.layers).map_err(inside_err)?;
+        if !s.alpha.is_finite() {
+            return Err(inside_err(format!("steering strength {} is not a finite number", s.alpha)));
         }
     }
-    p.steering = key;
-    Ok(())
+    let set = match steering {
+        None => p.ctx.set_control_vector(None),
+        Some(s) => p.ctx.set_control_vector(Some((&s.vector.scaled_data(p.n_layer, s.alpha), s.layers.0, s.layers.1))),
+    };
+    match set {
+        Ok(()) => {
+            p.steering = key;
+            Ok(())
+        }
+        Err(e) => {
+            p.steering = match p.ctx.set_control_vector(None) {
+                Ok(()) => None,
+                Err(_) => Some(String::from("unknown")),
+            };
+            Err(inside_err(e))
+        }
+    }
 }

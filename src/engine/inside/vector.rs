@@ -50,6 +50,8 @@ impl ControlVector {
     /// Reads a control-vector file; every problem is one line naming the file.
     pub fn read(path: &Path) -> Result<Self, String> {
         let bad = |why: String| format!("control vector {}: {why}", path.display());
+        // ggml's GGUF reader logs through llama.cpp's logger: route it to the log file first.
+        let _ = super::super::model::backend();
         let mut magic = [0u8; 4];
         let opened = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
         if std::io::Read::read_exact(&mut &opened, &mut magic).is_err() || &magic != b"GGUF" {
@@ -60,9 +62,10 @@ impl ControlVector {
         let mut layers = BTreeMap::new();
         let mut width = None;
         for t in &index.tensors {
-            let Some(layer) = t.name.strip_prefix("direction.").and_then(|n| n.parse::<usize>().ok()) else {
-                continue;
-            };
+            let Some(suffix) = t.name.strip_prefix("direction.") else { continue };
+            let layer = suffix
+                .parse::<u32>()
+                .map_err(|_| bad(format!("tensor {:?}: the part after `direction.` is not a layer number", t.name)))? as usize;
             if t.ggml_type != GGML_TYPE_F32 || t.shape.len() != 1 {
                 return Err(bad(format!("{} is not a 1-D F32 tensor", t.name)));
             }

@@ -283,7 +283,7 @@ impl Worker<'_> {
                 Err(EngineError::BadInput("raw llama.cpp decoding is measured in-process only (this model is served)".into()))
             }
             Job::Record(_) => Ok(JobOutput::Trace(Vec::new())),
-            Job::Inspect { .. } | Job::TokenRow { .. } => Err(EngineError::Inside(format!(
+            Job::Inspect { .. } | Job::TokenRow { .. } | Job::Shape => Err(EngineError::Inside(format!(
                 "{} is served: the letter lens and steering need the model's layers, which a server does not expose (use the GGUF in-process)",
                 entry.key
             ))),

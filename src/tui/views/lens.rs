@@ -46,10 +46,17 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
         return;
     }
     let done: Vec<&Inspection> = done.into_iter().flatten().collect();
-    let letters = &done[0].score.letters;
+    let Some(first) = done.first() else {
+        f.render_widget(Paragraph::new(" this step's conversation waits for an earlier letter").style(th.dim()), inner);
+        return;
+    };
+    let letters = &first.score.letters;
     let lens: Vec<&Vec<Vec<f64>>> = done.iter().filter_map(|i| i.lens.as_ref()).collect();
     let n_layer = lens.iter().map(|l| l.len()).min().unwrap_or(0);
-    let wrong = e.wrong;
+    // The step's advocated option is its what-if's when `w` changed it; the clean context's is
+    // the item's.
+    let step_wrong = app.current().and_then(|i| app.whatif_advocated(i, app.current_part())).unwrap_or(e.wrong);
+    let wrong = step_wrong;
     let correct = e.item.correct;
     let style_of = |k: usize| -> Style {
         if k == wrong {
@@ -96,12 +103,17 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
     let what = ["step", "clean", "steered"];
     let mut summary = Vec::new();
     for (i, l) in lens.iter().enumerate() {
-        let s = match overtaken_from(l, wrong, correct) {
+        let w = if i == 1 { e.wrong } else { step_wrong };
+        let s = match overtaken_from(l, w, correct) {
             Some(d) => format!("{}: wrong ahead from layer {d}", what[i.min(2)]),
             None => format!("{}: wrong not ahead at the last layer", what[i.min(2)]),
         };
         summary.push(Span::styled(s, th.dim()));
         summary.push(Span::raw("   "));
+    }
+    let anchor = done.iter().filter_map(|i| i.lens_anchor).fold(0.0, f64::max);
+    if anchor > 1e-6 {
+        summary.push(Span::styled(format!("lens vs score at the last layer: {anchor:.1e} (not llama.cpp's head arithmetic)"), th.wrong()));
     }
     lines.push(Line::from(summary));
     if let Some(st) = done.get(2) {
@@ -109,7 +121,7 @@ pub(crate) fn render(f: &mut Frame, area: Rect, app: &App, e: &Selected) {
         for (k, (l, p)) in st.score.letters.iter().zip(&st.score.probs).enumerate() {
             spans.push(Span::styled(format!("{l} {p:.3}  "), style_of(k)));
         }
-        spans.push(Span::styled(format!("(unsteered: {})", done[0].score.letters.iter().zip(&done[0].score.probs).map(|(l, p)| format!("{l} {p:.3}")).collect::<Vec<_>>().join("  ")), th.dim()));
+        spans.push(Span::styled(format!("(unsteered: {})", first.score.letters.iter().zip(&done[0].score.probs).map(|(l, p)| format!("{l} {p:.3}")).collect::<Vec<_>>().join("  ")), th.dim()));
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), inner);
