@@ -427,9 +427,9 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .readme("what-if: back one version of this step's edit (to the original after the first) / save it: an edit of only an operation's final message as a recovery operation in an experiment file, of only a pressure step's message as a custom ramp with R0 after it, each with the batch command that runs it; any other edit as a conversation file, with the `score` command that scores it"),
     entry(W::Dialogue, &[one(&[c('w', A::AdvocateNextWrong)]).hint("wrong")], "what-if: the user advocates the next wrong option")
         .readme("what-if: a version in which the user advocates the next wrong option instead (the protocol builds the step anew, so earlier text edits of the step stay in the versions before it; its ramp is self-conditioned, so the pressure steps before it are scored first under the new pressure and get the version too, and the Trace draws the what-if curve); `w` again for the next one"),
-    entry(W::Slot, &[one(&[c('L', A::ToggleLens)]).hint("lens")], "the letter lens: option p after every layer, step beside its clean counterpart")
+    entry(W::Slot, &[one(&[c('L', A::ToggleLens)]).hint("lens")], "letter lens: option p per layer, step and clean")
         .readme("the letter lens: the option distribution after every layer for this step (its what-if version when it has one) beside the clean context, read out on the engine thread; the line under each says from which layer on the advocated letter stays ahead of the correct one"),
-    entry(W::Slot, &[one(&[c('T', A::ToggleSteering)]).hint("steer")], "what-if: steer the step (--steer) and show its lens too")
+    entry(W::Slot, &[one(&[c('T', A::ToggleSteering)]).hint("steer")], "what-if: the step steered (--steer), with its lens")
         .readme("what-if: score the step under the explorer's steering setting (`--steer FILE`, `--alpha`, `--steer-layers`) and show its distribution and lens beside the unsteered ones; `T` again hides it"),
     entry(W::Editor, &[one(&[k(Enter, A::EditApply)]).hint("score")], "score the edited dialogue"),
     entry(W::Editor, &[one(&[(Key::Alt(Enter), Does::Act(A::EditNewline))]).hint("new line")], "a new line"),
