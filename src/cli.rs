@@ -605,13 +605,7 @@ pub struct ScoreArgs {
 
 /// `FIRST-LAST` or `N` (a range of layers, inclusive).
 fn parse_layer_range(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("{s:?}: give a layer (5) or a range of layers (5-12)");
-    let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let (a, b) = (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?);
-    if a > b {
-        return Err(format!("{s:?}: the first layer comes after the last"));
-    }
-    Ok((a, b))
+    hyst_tui::dialogue::recipe::parse_layer_range(s)
 }
 
 #[derive(Debug, Args)]

@@ -237,3 +237,88 @@ fn the_lens_across_items_writes_rows_a_depth_table_and_a_figure() {
     }
     roxmltree::Document::parse(&std::fs::read_to_string(dir.path().join("lens.svg")).unwrap()).expect("well-formed SVG");
 }
+
+/// The item rows of a run, as JSON values.
+fn item_rows(run: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(run.join("item_rows.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_steering_operation_of_an_experiment_file_runs_in_a_batch_on_held_out_items_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::engine(common::SMOL);
+    let (n_layer, n_embd) = engine.shape().unwrap();
+    let v = random_vector(n_layer, n_embd, 11);
+    engine.shutdown();
+    let vector = dir.path().join("vec").join("direction.gguf");
+    std::fs::create_dir_all(vector.parent().unwrap()).unwrap();
+    v.write(&vector, "smollm2").unwrap();
+    let op = |name: &str, short: &str, alpha: &str| {
+        format!("[[operation]]\nname = \"{name}\"\nshort = \"{short}\"\ncontext = \"ordinary_strong_reset\"\n[operation.steering]\nvector = \"vec/direction.gguf\"\nalpha = {alpha}\nlayers = \"5-20\"\n\n")
+    };
+    let exp = dir.path().join("steer.toml");
+    std::fs::write(&exp, op("steered_zero", "S0", "0") + &op("steered_four", "S4", "4.0")).unwrap();
+    let run = dir.path().join("run");
+    let args = ["--batch", "--experiment", exp.to_str().unwrap(), "--limit", "3", "--out", run.to_str().unwrap()];
+    let r = hyst(&args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = item_rows(&run);
+    let ids: Vec<String> = rows.iter().map(|r| r["item_id"].as_str().unwrap().to_string()).fold(Vec::new(), |mut v, id| {
+        if !v.contains(&id) {
+            v.push(id);
+        }
+        v
+    });
+    assert_eq!(ids.len(), 3);
+    let row = |id: &str, c: &str| rows.iter().find(|r| r["item_id"] == id && r["condition"] == c).cloned();
+    for id in &ids {
+        let (r0, zero, four) = (row(id, "ordinary_strong_reset").unwrap(), row(id, "steered_zero").unwrap(), row(id, "steered_four").unwrap());
+        // α = 0 through llama.cpp's control vector: R0's distribution to the bit (the JSON holds
+        // every digit), under a key of its own.
+        assert_eq!(zero["option_probs_json"], r0["option_probs_json"], "{id}");
+        assert_eq!(zero["user_prompt"], r0["user_prompt"], "{id}: the context is R0's");
+        assert_ne!(four["option_probs_json"], r0["option_probs_json"], "{id}: α = 4 moved nothing");
+        let keys = [&r0["score_key"], &zero["score_key"], &four["score_key"]];
+        assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2], "{id}: {keys:?}");
+    }
+    assert!(std::fs::read_dir(run.join("vectors")).unwrap().count() == 1, "the run keeps a copy of the vector");
+    let table = std::fs::read_to_string(run.join("tables").join("experiment_operations.csv")).unwrap();
+    assert!(table.contains("steered_four") && table.contains("steered_zero"), "{table}");
+
+    // Resumed: every steered score comes from the run's cache.
+    let r = hyst(&args);
+    let err = String::from_utf8_lossy(&r.stderr).to_string() + &String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success() && err.contains("0 contexts scored"), "{err}");
+
+    // A split record beside the vector naming it: its training items get no steered row.
+    let split = serde_json::json!({
+        "model": common::SMOL, "dataset": "sample", "n": null, "selection_seed": 42, "condition": "ordinary_strong_reset",
+        "split": {"seed": 1, "train_fraction": 0.5, "train": [ids[0]], "held_out": [ids[1], ids[2]]},
+        "vector_hash": v.hash(), "layers": [1, n_layer - 1], "norms": [], "command": "test", "version": "test"
+    });
+    std::fs::write(vector.parent().unwrap().join("split.json"), split.to_string()).unwrap();
+    let run2 = dir.path().join("run2");
+    let r = hyst(&["--batch", "--experiment", exp.to_str().unwrap(), "--limit", "3", "--out", run2.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&r.stderr).to_string() + &String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{said}");
+    assert!(said.contains("operation `steered_four`: 1 of the run's items are in its direction's training split"), "{said}");
+    let rows2 = item_rows(&run2);
+    let steered: Vec<&str> = rows2.iter().filter(|r| r["condition"] == "steered_four").map(|r| r["item_id"].as_str().unwrap()).collect();
+    assert_eq!(steered, [ids[1].as_str(), ids[2].as_str()], "steered rows of held-out items only");
+    assert!(rows2.iter().any(|r| r["item_id"] == ids[0] && r["condition"] == "ordinary_strong_reset"));
+
+    // Refused before anything runs: a served model, a vector of another width, a missing file.
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(&cfg, "default_model = \"served\"\n[models.served]\nname = \"served\"\nfamily = \"smollm2\"\nsystem = \"native\"\ncontext = 8192\nfile = \"SmolLM2-135M-Instruct.Q4_1.gguf\"\nendpoint = { api = \"llama-server\", url = \"http://127.0.0.1:9\" }\n").unwrap();
+    let r = hyst(&["--models-config", cfg.to_str().unwrap(), "--batch", "--experiment", exp.to_str().unwrap(), "--limit", "1", "--out", dir.path().join("r3").to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && e.contains("model `served` is served") && e.trim().lines().count() == 1, "{e}");
+    random_vector(n_layer, n_embd + 1, 3).write(&vector, "smollm2").unwrap();
+    let r = hyst(&["--batch", "--experiment", exp.to_str().unwrap(), "--limit", "1", "--out", dir.path().join("r4").to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && e.contains(&format!("is {} wide but the model's residual stream is {n_embd}", n_embd + 1)), "{e}");
+    std::fs::remove_file(&vector).unwrap();
+    let r = hyst(&["--batch", "--experiment", exp.to_str().unwrap(), "--limit", "1", "--out", dir.path().join("r5").to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && e.contains("field `steering.vector`: cannot read the control vector"), "{e}");
+}

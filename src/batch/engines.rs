@@ -52,6 +52,15 @@ impl<'m> ModelEngines<'m> {
             observer.event(BatchEvent::ModelLoading { model: &model.key });
             let opts = options_after_gpu_checks(model, &path, plan, manifest, observer)?;
             let engines = Engine::start_workers(model, &path, opts, plan.workers).with_context(|| format!("model `{}`", model.key))?;
+            if !plan.steerings.is_empty() {
+                let shape = engines[0].shape().map_err(|e| anyhow::anyhow!("model `{}`: {e}", model.key))?;
+                if let Err(e) = super::steered::check_fits(&plan.steerings, &model.key, shape) {
+                    for e in engines {
+                        e.shutdown();
+                    }
+                    return Err(e);
+                }
+            }
             (engines, sha, plan.config.provenance.clone())
         };
         Ok(ModelEngines { model, workers, sha, provenance })

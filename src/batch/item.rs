@@ -11,6 +11,7 @@ use crate::config::ModelEntry;
 use crate::data::Selected;
 use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind, Registry};
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
+use crate::engine::inside::{InspectOptions, Steering};
 use crate::engine::{Engine, EngineError};
 use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
 use crate::store::rows::{letter_map_json, score_key};
@@ -42,6 +43,8 @@ pub struct CachedScorer<'a> {
     /// [`EngineError::Cancelled`] (a stopped batch abandons its items in flight; what they
     /// scored stays in `pending`).
     pub stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// The steering of steered conditions, by condition key (`None`: the run has none).
+    pub steerings: Option<&'a super::steered::Steerings>,
 }
 
 impl<'a> CachedScorer<'a> {
@@ -60,6 +63,7 @@ impl<'a> CachedScorer<'a> {
             misses: 0,
             used: BTreeMap::new(),
             stop: None,
+            steerings: None,
         }
     }
 
@@ -125,6 +129,32 @@ impl<'a> CachedScorer<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// Scores `messages` under `steering` through the engine's read-out probe (from scratch; a
+    /// served engine refuses), unless a stored row has them: the key is the prompt's with the
+    /// steering setting added, so a steered score never stands for an unsteered one or the reverse.
+    pub(crate) fn score_steered_row(&mut self, messages: &[ChatMessage], letters: &[char], steering: &Steering) -> Result<ScoreRow, EngineError> {
+        if self.stop.is_some_and(|s| s()) {
+            return Err(EngineError::Cancelled);
+        }
+        let letters_s: String = letters.iter().collect();
+        let setting = format!("steered {}", steering.key());
+        let hash = self.engine.prepare(messages)?.hash();
+        let key = score_key(&self.model_sha256, &format!("{hash} {setting}"), &letters_s, &self.provenance);
+        if let Some(r) = self.lookup(&key) {
+            return Ok(r);
+        }
+        let opts = InspectOptions { steering: Some(steering.clone()), ..Default::default() };
+        let s = self.engine.inspect(messages, letters, opts)?.score;
+        self.misses += 1;
+        let mut row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
+        row.key = key.clone();
+        row.context_key = context_key(&self.model_sha256, &self.prompt_format, messages, &letters_s, &format!("{} {setting}", self.provenance));
+        self.pending.push(row.clone());
+        self.used.insert(key, row.clone());
+        crate::store::fault::point(Path::new("context"));
+        Ok(row)
     }
 
     /// The row of `key` from the run's cache, this item's rows, or the shared store (counted
@@ -246,10 +276,25 @@ pub fn score_item(
         let clean = clean.expect("the wrong-pressure ramp runs first");
         let mut mine: Vec<&&Condition> = conds.iter().filter(|c| base_of(c) == base).collect();
         mine.sort_by_key(|c| scoring_group(c));
-        // The conditions of one ramp branch off its history: one group for the engine.
+        // A steered operation has no row for an item its direction was estimated on.
+        let op_of = |c: &Condition| scorer.steerings.and_then(|s| s.get(&c.key));
+        mine.retain(|c| op_of(c).is_none_or(|op| op.scores(&sel.item.id)));
+        let steered: Vec<Option<Steering>> = mine.iter().map(|c| op_of(c).map(|op| op.steering.clone())).collect();        // The conditions of one ramp branch off its history: one group for the engine; a
+        // steered one goes through the read-out probe on its own, after them.
         let built: Vec<conditions::Built> = mine.iter().map(|c| build(c, b, &d, &ramp_letters, clean)).collect();
-        let conversations: Vec<&[ChatMessage]> = built.iter().map(|x| x.messages.as_slice()).collect();
-        let rows = scorer.score_rows(&conversations, &letters, true)?;
+
+        if let Some(i) = steered.iter().zip(&mine).position(|(s, c)| s.is_none() && c.recipe().is_some_and(|r| r.steering.is_some())) {
+            return Err(EngineError::Inside(format!("operation `{}` is steered but its control vector was not loaded", mine[i].key)));
+        }
+        let conversations: Vec<&[ChatMessage]> = built.iter().zip(&steered).filter(|(_, s)| s.is_none()).map(|(x, _)| x.messages.as_slice()).collect();
+        let mut plain = scorer.score_rows(&conversations, &letters, true)?.into_iter();
+        let mut rows = Vec::with_capacity(built.len());
+        for (x, s) in built.iter().zip(&steered) {
+            rows.push(match s {
+                Some(s) => scorer.score_steered_row(&x.messages, &letters, s)?,
+                None => plain.next().expect("a row per unsteered conversation"),
+            });
+        }
         for ((c, built), row) in mine.iter().zip(&built).zip(&rows) {
             out.push(make_item_row(sel, model, c, built, row, prompts_fp, b));
         }

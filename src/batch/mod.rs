@@ -19,6 +19,7 @@ pub mod slurm;
 pub mod status;
 pub mod lens;
 pub mod steering;
+pub mod steered;
 mod engines;
 mod pair;
 use pair::{run_pair, write_outputs, Commit, LiveTables, PairJob};
@@ -287,6 +288,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     // Every model file must be there before the run directory is touched.
     check_model_files(models, &cfg.models)?;
     let _lock = RunLock::acquire(out)?;
+    steered::keep_copies(plan.registry, out)?;
     check_provenance(out, cfg)?;
     // Served models' records of an earlier start of this run: their scores must come from the
     // same server (checked when each model starts).
@@ -315,6 +317,10 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     let work = pair_work(cfg, &plan.dataset_specs)?;
     let ranges = pair_ranges(plan, &selections, &work)?;
     let total: usize = ranges.iter().map(|r| r.len()).sum();
+    let ids: Vec<&str> = work.iter().zip(&ranges).flat_map(|((_, d, _), r)| selections[*d][r.clone()].iter().map(|s| s.item.id.as_str())).collect();
+    for message in steered::held_back_notices(&plan.steerings, &ids) {
+        observer.event(BatchEvent::Notice { message: &message });
+    }
     let manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
@@ -357,6 +363,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 items: &selections[*d][range.clone()],
                 cache: &cache,
                 shared: shared.as_ref(),
+                steerings: &plan.steerings,
             };
             engines.record_kv(plan)?;
             if run_pair(&job, &engines.workers, &mut run, observer)? {

@@ -33,6 +33,7 @@ pub(super) struct PairJob<'a> {
     pub(super) items: &'a [Selected],
     pub(super) cache: &'a RwLock<ScoreCache>,
     pub(super) shared: Option<&'a RwLock<SharedScores>>,
+    pub(super) steerings: &'a super::steered::Steerings,
 }
 
 /// What scoring one item produced, waiting to be committed.
@@ -225,6 +226,7 @@ enum WorkerMsg {
 fn score_one(job: &PairJob, engine: &Engine, s: &Selected, abandon: &(dyn Fn() -> bool + Sync)) -> Outcome {
     let mut scorer = CachedScorer::new(engine, job.cache, job.model, job.sha, job.provenance);
     scorer.shared = job.shared;
+    scorer.steerings = Some(job.steerings);
     scorer.stop = Some(abandon);
     let r = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp);
     let (pending, imported) = (std::mem::take(&mut scorer.pending), std::mem::take(&mut scorer.imported));

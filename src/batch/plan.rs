@@ -104,6 +104,8 @@ pub struct BatchPlan {
     pub record_kv: bool,
     /// The run's conditions: the built-in ones and those of its experiment files.
     pub registry: &'static Registry,
+    /// The steering of the run's steered operations (experiment files), by condition key.
+    pub steerings: super::steered::Steerings,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -203,7 +205,16 @@ pub fn plan(
         Some(o) => o.clone(),
         None => default_run_dir(&config, &dataset_keys),
     };
+    let conds = super::item::conditions_for(registry, &config.suites);
+    let steered = super::steered::steered_keys(&conds);
+    if let (Some(first), Some(m)) = (steered.first(), config.models.iter().find(|m| models.get(m).is_ok_and(|e| e.endpoint.is_some()))) {
+        bail!(
+            "model `{m}` is served: operation `{first}` steers the residual stream with a control vector, which only an in-process llama.cpp model can do; leave the steered operations out or score an in-process model"
+        );
+    }
+    let steerings = super::steered::load(registry, &conds, &out)?;
     Ok(BatchPlan {
+        steerings,
         config,
         dataset_specs: datasets,
         out,

@@ -92,6 +92,26 @@ pub fn steer_items(
     Ok(out)
 }
 
+/// split.json (beside direction.gguf): where a direction came from and which items it never saw.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SplitRecord {
+    pub model: String,
+    pub dataset: String,
+    pub n: Option<usize>,
+    pub selection_seed: u64,
+    pub condition: String,
+    pub split: Split,
+    pub vector_hash: String,
+    pub layers: (usize, usize),
+    /// Euclidean length of the direction per layer (layer 1 first).
+    pub norms: Vec<f64>,
+    pub command: String,
+    pub version: String,
+}
+
+pub const DIRECTION_FILE: &str = "direction.gguf";
+pub const SPLIT_FILE: &str = "split.json";
+
 /// Items for estimating the direction and items held out for the sweep.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Split {

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::items::selection;
@@ -15,33 +14,15 @@ use super::{command_line, interrupted, open_engine, stop_reason, Ctx};
 use crate::cli::{LensArgs, SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
 use hyst_tui::batch::lens::{default_conditions, depth_csv, depth_table, lead_shares, lens_rows};
 use hyst_tui::batch::steering::{
+    SplitRecord, DIRECTION_FILE, SPLIT_FILE,
     estimate_direction, random_like, split_items, steer_items, sweep as run_sweep, sweep_csv, sweep_markdown, DirectionKind, SteerError,
-    SteerItem, Split,
+    SteerItem,
 };
 use hyst_tui::data::selection::Selected;
 use hyst_tui::engine::inside::ControlVector;
 use hyst_tui::engine::Engine;
 use hyst_tui::tables::{render_lens_lead, render_steering_sweep, SweepPoint, SweepSeries};
 
-/// split.json: where a direction came from and which items it never saw.
-#[derive(Serialize, Deserialize)]
-struct SplitRecord {
-    model: String,
-    dataset: String,
-    n: Option<usize>,
-    selection_seed: u64,
-    condition: String,
-    split: Split,
-    vector_hash: String,
-    layers: (usize, usize),
-    /// Euclidean length of the direction per layer (layer 1 first).
-    norms: Vec<f64>,
-    command: String,
-    version: String,
-}
-
-const DIRECTION_FILE: &str = "direction.gguf";
-const SPLIT_FILE: &str = "split.json";
 
 /// A progress line on stderr (overwritten in place on a terminal); false once interrupted.
 fn progress(stage: &str, done: usize, total: usize) -> bool {

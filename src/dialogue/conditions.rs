@@ -321,6 +321,7 @@ impl Registry {
                 defs.push(d);
             }
         }
+        resolve_contexts(&mut defs)?;
         for d in &defs {
             let err = |m: String| RecipeError { file: d.origin.clone(), condition: d.name.clone(), field: "same_as".into(), message: m };
             // A chain of `same_as` ends: at a condition that names none, or at a ramp step.
@@ -332,6 +333,7 @@ impl Registry {
                 }
                 seen.push(t);
                 match defs.iter().find(|o| &o.name == t) {
+                    Some(o) if o.recipe.steering.is_some() => return Err(err(format!("{t:?} is steered: its scores are its own"))),
                     Some(o) => at = o,
                     None if curve_keys().any(|k| &k == t) => break,
                     None => return Err(err(format!("no condition or ramp step {t:?}"))),
@@ -453,6 +455,36 @@ impl Registry {
         let sources = conditions.iter().map(|c| &*Box::leak(same_rows(&conditions, &c.key).into_boxed_slice())).collect();
         Ok(Registry { conditions, ops, main, user: user.to_vec(), by_group, ramps, sources })
     }
+}
+
+/// Gives each steering operation written with `context = "…"` the recipe of that condition (its
+/// own steering kept), and the history role and description it did not write.
+fn resolve_contexts(defs: &mut [Definition]) -> Result<(), RecipeError> {
+    for i in 0..defs.len() {
+        let Some(target) = defs[i].context_of.clone() else { continue };
+        let d = &defs[i];
+        let err = |m: String| RecipeError { file: d.origin.clone(), condition: d.name.clone(), field: "context".into(), message: m };
+        let Some(t) = defs.iter().find(|o| o.name == target) else {
+            let hint = if curve_keys().any(|k| k == target) { " (a ramp step is not an operation's context: write its dialogue)" } else { "" };
+            return Err(err(format!("no condition {target:?}{hint}")));
+        };
+        if t.context_of.is_some() || t.recipe.steering.is_some() {
+            return Err(err(format!("{target:?} is itself steered: give the unsteered condition whose context to steer")));
+        }
+        let (recipe, role, short) = (t.recipe.clone(), t.history_role.clone(), t.short.clone());
+        let d = &mut defs[i];
+        let steering = d.recipe.steering.take();
+        if d.description.is_empty() {
+            let shown = if short.is_empty() { target.clone() } else { format!("{short}, {target}") };
+            let how = steering.as_ref().map_or(String::new(), |s| s.describe());
+            d.description = format!("{}: the context of {shown}, steered with {how}", recipe::origin_name(&d.origin));
+        }
+        if d.history_role.is_empty() {
+            d.history_role = role;
+        }
+        d.recipe = Recipe { steering, ..recipe };
+    }
+    Ok(())
 }
 
 /// The conditions whose rows stand for `key`'s (see [`Registry::sources`]).
@@ -652,5 +684,37 @@ pub fn build(cond: &Condition, b: &Builder, d: &DialogueItem, letters: &[char], 
             }
         }
         Kind::Recipe(r) => build_recipe(r, b, d, letters, clean),
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steering_operation_takes_its_context_from_the_condition_it_names() {
+        let file = |ctx: &str| {
+            ExperimentSource::new(
+                "steer.toml",
+                format!("[[operation]]\nname = \"s1\"\nshort = \"S1\"\ncontext = \"{ctx}\"\n[operation.steering]\nvector = \"v.gguf\"\nalpha = 1.5\n\n[[operation]]\nname = \"s2\"\nshort = \"S2\"\ncontext = \"s1\"\n[operation.steering]\nvector = \"v.gguf\"\nalpha = 2\n"),
+            )
+        };
+        let e = Registry::with_experiments(&[file(ids::ORDINARY_RESET)]).unwrap_err().to_string();
+        assert!(e.contains("operation `s2`: field `context`: \"s1\" is itself steered"), "{e}");
+        let one = |ctx: &str| ExperimentSource::new("steer.toml", format!("[[operation]]\nname = \"s1\"\nshort = \"S1\"\ncontext = \"{ctx}\"\n[operation.steering]\nvector = \"v.gguf\"\nalpha = 1.5\n"));
+        let reg = Registry::with_experiments(&[one(ids::ORDINARY_RESET)]).unwrap();
+        let (s1, r0) = (reg.find("s1").unwrap(), reg.find(ids::ORDINARY_RESET).unwrap());
+        let (a, b) = (s1.recipe().unwrap(), r0.recipe().unwrap());
+        assert_eq!(a.steering.as_ref().map(|s| s.alpha), Some(1.5));
+        assert_eq!(Recipe { steering: None, ..a.clone() }, *b, "R0's dialogue, untouched");
+        assert_eq!(s1.history_role, r0.history_role);
+        assert!(s1.description.contains("the context of R0"), "{}", s1.description);
+        // Its scores are its own: no table takes R0's rows for it.
+        assert_eq!(reg.sources("s1"), ["s1"]);
+        for bad in ["strong_reset", "no_such_condition"] {
+            let e = Registry::with_experiments(&[one(bad)]).unwrap_err().to_string();
+            assert!(e.contains("field `context`: no condition"), "{e}");
+        }
     }
 }

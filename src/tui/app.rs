@@ -103,7 +103,12 @@ impl App {
     pub fn new(cfg: AppConfig) -> Result<App> {
         let opened = source::open(&cfg)?;
         let items = ItemList::new(opened.items);
-        let setup = EngineSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse };
+        // The steered operations of the experiment files: their vectors read (and the stored
+        // run's copies found) before any engine starts.
+        let reg = opened.source.reg;
+        let conds: Vec<&crate::dialogue::Condition> = reg.all().iter().collect();
+        let steerings = crate::batch::steered::load(reg, &conds, cfg.run.as_deref().unwrap_or(std::path::Path::new("")))?;
+        let setup = EngineSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse, steerings };
         let engines = Engines::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
         let mut app = App {
             cursor: StepCursor::new(opened.source.reg),

@@ -14,6 +14,7 @@ use super::engine_slot::{EngineSlot, EngineState};
 use super::event::Event;
 use super::generations::{GenState, Generations};
 use super::lenses::{LensState, Lenses};
+use crate::batch::steered::Steerings;
 use crate::engine::inside::Steering;
 use super::item_list::ItemList;
 use super::jobs::Submit;
@@ -50,6 +51,8 @@ pub(crate) struct EngineSetup {
     pub(crate) models: ModelsConfig,
     pub(crate) engine: EngineOptions,
     pub(crate) allow_inexact_reuse: bool,
+    /// The steered operations of the experiment files (scored through the read-out probe).
+    pub(crate) steerings: crate::batch::steered::Steerings,
 }
 
 /// What the schedulers read: the item list (the current item first, then the prefetch
@@ -64,9 +67,10 @@ pub(crate) struct Focus<'a> {
 }
 
 impl Focus<'_> {
-    fn scope<'a>(&'a self, engine: Option<&'a dyn Submit>, model: &'a str, prefetch: bool) -> Scope<'a> {
+    fn scope<'a>(&'a self, engine: Option<&'a dyn Submit>, model: &'a str, prefetch: bool, steerings: &'a Steerings) -> Scope<'a> {
         Scope {
             engine,
+            steerings,
             model,
             builder: Builder::new(self.prompts),
             items: self.items,
@@ -305,7 +309,7 @@ impl Engines {
             if engine.is_none() && lookup.is_none() {
                 continue;
             }
-            let scope = f.scope(engine.map(|e| e as &dyn Submit), &model, true);
+            let scope = f.scope(engine.map(|e| e as &dyn Submit), &model, true, &self.setup.steerings);
             model_engine.scheduler.schedule(&scope, &mut self.scores, lookup);
         }
         self.found_in_store(hits)
@@ -336,7 +340,7 @@ impl Engines {
             let model = model_engine.engine.model_key().to_string();
             match self.shared.access(&model) {
                 Access::Ready(mut l) => {
-                    let scope = f.scope(None, &model, false);
+                    let scope = f.scope(None, &model, false, &self.setup.steerings);
                     done &= scheduler::sweep_store(&scope, &mut self.scores, &mut l, deadline);
                 }
                 Access::Wait => done = false,
@@ -402,6 +406,9 @@ impl Engines {
             let Some(e) = f.items.entry(t.item) else { continue };
             let id = &e.item.id;
             match r {
+                // A steered operation's score: never recorded in the shared store under its
+                // unsteered context.
+                Ok(JobOutput::Inspected(x)) => self.scores.insert(&model, id, t.part, x.score),
                 Ok(JobOutput::Score(s)) => {
                     if self.shared.enabled() {
                         let d = DialogueItem::from(e);

@@ -106,6 +106,8 @@ impl ItemScores {
         steps
             .iter()
             .take_while(|&&q| q != part)
+            // A steered operation's score is its own, whatever its messages.
+            .filter(|&&q| !matches!(q, Part::Op(k) if self.reg.find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some())))
             .find(|&&q| messages_for(self.reg, b, d, q, &letters, clean, &|k| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter())).is_some_and(|m| m == msgs))
             .copied()
     }

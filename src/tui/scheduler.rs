@@ -15,6 +15,7 @@ use super::parts::{ramp_parts, Part};
 use super::item_scores::ItemScores;
 use super::shared_scores::Lookup;
 use crate::dialogue::{Builder, DialogueItem};
+use crate::engine::inside::InspectOptions;
 use crate::engine::{EngineError, Job, JobOutput};
 
 /// One request of the UI: a part of an item.
@@ -30,6 +31,9 @@ pub(crate) type Answer = (Ticket, Result<JobOutput, EngineError>);
 pub(crate) struct Scope<'a> {
     /// None: only the shared store is asked (the engine is loading, or must wait for the store).
     pub(crate) engine: Option<&'a dyn Submit>,
+    /// The steered operations (scored through the read-out probe, never shared with a twin or
+    /// the shared store).
+    pub(crate) steerings: &'a crate::batch::steered::Steerings,
     /// The model whose scores are looked up and stored.
     pub(crate) model: &'a str,
     pub(crate) builder: Builder<'a>,
@@ -133,6 +137,17 @@ impl Scheduler {
                 continue;
             }
             let Some(msgs) = scores.messages(&s.builder, s.model, &d, part) else { continue };
+            let steered = match part {
+                Part::Op(k) => s.steerings.get(k),
+                _ => None,
+            };
+            if let Some(op) = steered {
+                let Some(engine) = s.engine else { continue };
+                let options = InspectOptions { steering: Some(op.steering.clone()), ..Default::default() };
+                self.queue.submit(engine, Ticket { item, part }, Job::Inspect { messages: msgs, letters: letters.clone(), options });
+                self.submitted += 1;
+                continue;
+            }
             if let Some(src) = scores.twin(&s.builder, s.model, &d, part, &msgs, s.steps) {
                 scores.share(s.model, id, src, part);
                 continue;

@@ -5,8 +5,8 @@
 use serde::Deserialize;
 
 use super::{
-    block_text, Assistant, Block, Definition, FileKind, Group, History, Labels, OpFamily, OrderingFamily, Parsed, RampDef,
-    RampStepDef, Recipe, RecipeError, Text, RECIPE_PLACEHOLDERS,
+    block_text, parse_layer_range, Assistant, Block, Definition, FileKind, Group, History, Labels, OpFamily, OrderingFamily,
+    Parsed, RampDef, RampStepDef, Recipe, RecipeError, SteerSpec, Text, RECIPE_PLACEHOLDERS,
 };
 use crate::dialogue::Suite;
 use crate::prompts::{allowed_placeholders, placeholders_in};
@@ -40,7 +40,8 @@ struct RawCondition {
     family: Option<String>,
     #[serde(default)]
     ordering: Option<Vec<String>>,
-    history: String,
+    #[serde(default)]
+    history: Option<String>,
     #[serde(default)]
     exchanges: Option<Vec<usize>>,
     #[serde(default)]
@@ -70,7 +71,52 @@ struct RawCondition {
     /// paper's; else a `[[ramp]]` of the file).
     #[serde(default)]
     ramp: Option<String>,
+    /// Experiment form: score the context of this condition (a steering operation only).
+    #[serde(default)]
+    context: Option<String>,
+    /// Experiment form: scored with a control vector (`[operation.steering]`).
+    #[serde(default)]
+    steering: Option<RawSteering>,
 }
+
+/// `[operation.steering]` as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSteering {
+    vector: String,
+    alpha: toml::Value,
+    #[serde(default)]
+    layers: Option<toml::Value>,
+}
+
+/// Checks a steering table: a vector file, a finite strength, layers as `5`, `"5"` or `"5-12"`.
+fn steer_spec(raw: &RawSteering, err: &dyn Fn(&str, &str) -> RecipeError) -> Result<SteerSpec, RecipeError> {
+    if raw.vector.trim().is_empty() {
+        return Err(err("steering.vector", "empty (a control-vector file, relative to this file's folder)"));
+    }
+    let alpha = match &raw.alpha {
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        other => return Err(err("steering.alpha", &format!("a number, not {}", other.type_str()))),
+    };
+    if !(alpha as f32).is_finite() {
+        return Err(err("steering.alpha", "not a finite number"));
+    }
+    let layers = match &raw.layers {
+        None => None,
+        Some(toml::Value::Integer(i)) if *i >= 0 => Some((*i as usize, *i as usize)),
+        Some(toml::Value::String(s)) => Some(parse_layer_range(s).map_err(|m| err("steering.layers", &m))?),
+        Some(_) => return Err(err("steering.layers", "a layer (5) or a range of layers (\"5-12\")")),
+    };
+    if layers.is_some_and(|(a, _)| a == 0) {
+        return Err(err("steering.layers", "layer 0 is never steered by llama.cpp: start at 1"));
+    }
+    Ok(SteerSpec { vector: raw.vector.trim().to_string(), alpha: alpha as f32, layers })
+}
+
+/// The fields a steering operation with `context` takes from its context's condition.
+const CONTEXT_FIELDS: &[&str] =
+    &["history", "exchanges", "replacement", "assistant", "system", "system_addition", "turn", "message", "prefix", "options", "ramp"];
 
 /// A custom ramp as written (`[[ramp]]` with `[[ramp.step]]` tables).
 #[derive(Clone, Debug, Deserialize)]
@@ -327,10 +373,35 @@ fn definition(
     if !valid_name(&name) {
         return Err(err("name", "a condition name is letters, digits, '_' and '-' only"));
     }
+    let steering = match &rc.steering {
+        Some(_) if kind == FileKind::Registry => return Err(err("steering", "steering belongs in an experiment file")),
+        Some(raw) => Some(steer_spec(raw, &err)?),
+        None => None,
+    };
+    if steering.is_some() && rc.same_as.is_some() {
+        return Err(err("same_as", "a steered operation's scores are its own: it is the same as no other condition"));
+    }
+    if let Some(c) = &rc.context {
+        if steering.is_none() {
+            return Err(err("context", "only for a steering operation (an unsteered operation on another's context is that operation)"));
+        }
+        let given = [
+            rc.history.is_some(), rc.exchanges.is_some(), rc.replacement.is_some(), rc.assistant.is_some(), rc.system.is_some(),
+            rc.system_addition.is_some(), rc.turn.is_some(), rc.message.is_some(), rc.prefix.is_some(), rc.options.is_some(), rc.ramp.is_some(),
+        ];
+        if let Some(i) = given.iter().position(|&g| g) {
+            return Err(err(CONTEXT_FIELDS[i], &format!("comes from the context's condition {c:?}: give either `context` or the dialogue's fields")));
+        }
+    }
+    let history_kind = match (&rc.history, &rc.context) {
+        (Some(h), _) => h.clone(),
+        (None, Some(_)) => "none".to_string(),
+        (None, None) => return Err(err("history", "missing (kept, none, exchanges, replaced; or `context` for a steering operation)")),
+    };
     let texts = Texts { origin, kind, own_prompts, condition: &name };
     let text_ref = |field: &str, s: &str| texts.reference(field, s);
     let own = |field: &str, s: &str| texts.own(field, s);
-    let keeps = matches!(rc.history.as_str(), "kept" | "exchanges");
+    let keeps = matches!(history_kind.as_str(), "kept" | "exchanges");
     if rc.ramp.is_some() && kind == FileKind::Registry {
         return Err(err("ramp", "built-in conditions build on the paper's ramp"));
     }
@@ -347,7 +418,7 @@ fn definition(
         None => ["weak", "medium", "strong", "medium reset"].iter().enumerate().map(|(i, s)| format!("{i} = {s}")).collect(),
         Some(r) => r.steps.iter().enumerate().map(|(i, s)| format!("{i} = {}", s.name)).collect(),
     };
-    let history = match rc.history.as_str() {
+    let history = match history_kind.as_str() {
         "kept" => History::Kept,
         "none" => History::None,
         "exchanges" => {
@@ -399,7 +470,8 @@ fn definition(
     if let Some(s) = &rc.system_addition {
         system.push(own("system_addition", s)?);
     }
-    let turn = texts.turn(rc.turn.as_deref(), rc.message.as_deref(), rc.prefix.as_deref())?;
+    // A `context` operation's turn is its context's (filled in when the registry is built).
+    let turn = if rc.context.is_some() { Vec::new() } else { texts.turn(rc.turn.as_deref(), rc.message.as_deref(), rc.prefix.as_deref())? };
     let shuffled = match rc.options.as_deref() {
         None | Some("shown") => false,
         Some("shuffled") => true,
@@ -446,6 +518,9 @@ fn definition(
     }
     let readable = name.replace(['_', '-'], " ");
     let history_role = rc.history_role.clone().unwrap_or_else(|| {
+        if rc.context.is_some() {
+            return String::new();
+        }
         match (&history, assistant) {
             (History::Kept, Assistant::Model) => "preserved_pressure_history",
             (History::Kept | History::Exchanges(_), Assistant::Correct) => "pressure_history_correct_letters",
@@ -466,19 +541,24 @@ fn definition(
         category: rc.category.clone().unwrap_or_else(|| if kind == FileKind::Experiment { "experiment".into() } else { String::new() }),
         history_role,
         ui_name: rc.ui_name.clone().unwrap_or_else(|| readable.clone()),
-        description: rc.description.clone().unwrap_or_else(|| describe(&history, assistant, ramp.as_deref(), &origin_name(origin))),
+        description: rc.description.clone().unwrap_or_else(|| match (&rc.context, &steering) {
+            (Some(_), _) => String::new(),
+            (None, Some(st)) => format!("{}; steered with {}", describe(&history, assistant, ramp.as_deref(), &origin_name(origin)), st.describe()),
+            (None, None) => describe(&history, assistant, ramp.as_deref(), &origin_name(origin)),
+        }),
         labels,
         family,
         ordering,
-        recipe: Recipe { history, assistant, system, turn, shuffled, ramp },
+        recipe: Recipe { history, assistant, system, turn, shuffled, ramp, steering },
         same_as: rc.same_as.clone(),
+        context_of: rc.context.clone(),
         origin: origin.to_string(),
         short,
         name,
     })
 }
 
-fn origin_name(origin: &str) -> String {
+pub(crate) fn origin_name(origin: &str) -> String {
     std::path::Path::new(origin.trim_start_matches("bundled ")).file_name().map_or(origin.to_string(), |f| f.to_string_lossy().into_owned())
 }
 

@@ -13,7 +13,7 @@ use super::Suite;
 use crate::prompts::placeholders_in;
 
 mod load;
-pub(crate) use load::parse_file;
+pub(crate) use load::{origin_name, parse_file};
 
 /// The bundled self-consistency experiment (suite `self-consistency`; also the schema's worked
 /// example in docs/guide/experiments.md).
@@ -92,6 +92,53 @@ pub struct Recipe {
     /// The pressure ramp whose history the recipe keeps: `None` = the paper's ramp, else a
     /// custom ramp of an experiment file.
     pub ramp: Option<std::sync::Arc<RampDef>>,
+    /// Scored with a control vector added to the residual stream (an experiment's steering
+    /// operation); `None` for every other recipe.
+    pub steering: Option<SteerSpec>,
+}
+
+/// The steering of an operation as its experiment file writes it (`[operation.steering]`): a
+/// control-vector file, a strength and the layers it is added after.
+#[derive(Clone, Debug)]
+pub struct SteerSpec {
+    /// The file as written (relative to the experiment file's folder, or absolute).
+    pub vector: String,
+    pub alpha: f32,
+    /// First and last steered layer; `None` = every layer the vector has a direction for.
+    pub layers: Option<(usize, usize)>,
+}
+
+impl PartialEq for SteerSpec {
+    fn eq(&self, o: &Self) -> bool {
+        self.vector == o.vector && self.alpha.to_bits() == o.alpha.to_bits() && self.layers == o.layers
+    }
+}
+
+impl Eq for SteerSpec {}
+
+impl std::hash::Hash for SteerSpec {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (&self.vector, self.alpha.to_bits(), self.layers).hash(h)
+    }
+}
+
+impl SteerSpec {
+    /// `vector α=… layers a-b` for descriptions and messages.
+    pub fn describe(&self) -> String {
+        let layers = self.layers.map_or("every layer it has".to_string(), |(a, b)| if a == b { format!("layer {a}") } else { format!("layers {a}-{b}") });
+        format!("{} at α = {}, {layers}", self.vector, self.alpha)
+    }
+}
+
+/// A layer (`5`) or a range of layers (`5-12`).
+pub fn parse_layer_range(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?}: give a layer (5) or a range of layers (5-12)");
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let (a, b) = (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?);
+    if a > b {
+        return Err(format!("{s:?}: the first layer comes after the last"));
+    }
+    Ok((a, b))
 }
 
 /// A custom pressure ramp (`[[ramp]]` of an experiment file): self-conditioned like the paper's
@@ -281,32 +328,69 @@ pub(crate) struct Definition {
     pub ordering: Vec<OrderingFamily>,
     pub recipe: Recipe,
     pub same_as: Option<String>,
+    /// The condition whose context this operation scores (`context = "…"`: its recipe is taken
+    /// when the registry is built; only with steering).
+    pub context_of: Option<String>,
     /// The file it comes from (`bundled prompts/conditions.toml`, or an experiment file).
     pub origin: String,
 }
 
-/// An experiment file as a run records it: its name, content hash and content.
+/// An experiment file as a run records it: its name, content hash and content, and the
+/// control-vector files its steering operations name.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExperimentSource {
     /// The path it was read from (for messages only; runs compare the hash).
     pub path: String,
     pub sha256: String,
     pub content: String,
+    /// The control vectors of its steering operations, as found when the file was read (so a
+    /// changed vector is a different run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<VectorFile>,
+}
+
+/// A control-vector file an experiment's steering operation names.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VectorFile {
+    /// As the experiment file writes it (`steering.vector`).
+    pub written: String,
+    /// Where it was read: an absolute path.
+    pub path: String,
+    /// SHA-256 of the file's bytes.
+    pub sha256: String,
 }
 
 impl ExperimentSource {
     pub fn new(path: &str, content: String) -> ExperimentSource {
-        ExperimentSource { path: path.to_string(), sha256: hex::encode(Sha256::digest(content.as_bytes())), content }
+        ExperimentSource { path: path.to_string(), sha256: hex::encode(Sha256::digest(content.as_bytes())), content, vectors: Vec::new() }
     }
     /// Reads and checks an experiment file (one error line naming it when it cannot be read or
-    /// is malformed). The source keeps the file's name, not its directory, so the same file
+    /// is malformed), and finds the control-vector files its steering operations name, relative
+    /// to its folder. The source keeps the file's name, not its directory, so the same file
     /// given from another directory is the same run.
     pub fn read(path: &std::path::Path) -> Result<ExperimentSource, RecipeError> {
         let shown = path.display().to_string();
         let content = crate::util::read_input_file(path).map_err(|e| RecipeError::new(&shown, "", "", &e))?;
-        parse_file(&content, &shown, FileKind::Experiment)?;
+        let parsed = parse_file(&content, &shown, FileKind::Experiment)?;
         let name = path.file_name().map_or(shown.clone(), |f| f.to_string_lossy().into_owned());
-        Ok(ExperimentSource::new(&name, content))
+        let mut source = ExperimentSource::new(&name, content);
+        let folder = path.parent().unwrap_or(std::path::Path::new("."));
+        for d in &parsed.defs {
+            let Some(spec) = &d.recipe.steering else { continue };
+            if source.vectors.iter().any(|v| v.written == spec.vector) {
+                continue;
+            }
+            let err = |m: String| RecipeError::new(&shown, &d.name, "steering.vector", &m);
+            let at = folder.join(&spec.vector);
+            let bytes = std::fs::read(&at).map_err(|e| err(format!("cannot read the control vector {}: {e}", at.display())))?;
+            let abs = std::path::absolute(&at).unwrap_or(at);
+            source.vectors.push(VectorFile {
+                written: spec.vector.clone(),
+                path: abs.display().to_string(),
+                sha256: hex::encode(Sha256::digest(&bytes)),
+            });
+        }
+        Ok(source)
     }
     /// The bundled self-consistency experiment.
     pub fn bundled_self_consistency() -> ExperimentSource {
@@ -416,5 +500,36 @@ prefix = "Answer the multiple-choice question from factual knowledge only."
             assert!(e.contains(want), "{e} lacks {want}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
+    }
+
+    #[test]
+    fn a_steering_operation_parses_and_its_mistakes_are_one_line_each() {
+        let op = |body: &str| format!("[[operation]]\nname = \"s1\"\nshort = \"S1\"\n{body}");
+        let steer = "[operation.steering]\nvector = \"v/direction.gguf\"\nalpha = -2\nlayers = \"3-5\"\n";
+        let d = exp(&op(&format!("context = \"ordinary_strong_reset\"\n{steer}"))).unwrap();
+        let s = d[0].recipe.steering.clone().unwrap();
+        assert_eq!((s.vector.as_str(), s.alpha, s.layers), ("v/direction.gguf", -2.0, Some((3, 5))));
+        assert_eq!(d[0].context_of.as_deref(), Some("ordinary_strong_reset"));
+        // Its own dialogue, steered.
+        let d = exp(&op(&format!("history = \"kept\"\nprefix = \"P\"\n{}", steer.replace("\"3-5\"", "4")))).unwrap();
+        assert_eq!(d[0].recipe.steering.as_ref().unwrap().layers, Some((4, 4)));
+        let cases: [(String, &str); 8] = [
+            (op(&format!("context = \"ordinary_strong_reset\"\n{}", steer.replace("-2", "\"big\""))), "field `steering.alpha`: a number"),
+            (op(&format!("context = \"ordinary_strong_reset\"\n{}", steer.replace("3-5", "5-3")))  , "field `steering.layers`"),
+            (op(&format!("context = \"ordinary_strong_reset\"\n{}", steer.replace("3-5", "0-3"))), "layer 0 is never steered"),
+            (op(&format!("context = \"ordinary_strong_reset\"\n{}", steer.replace("v/direction.gguf", " "))), "field `steering.vector`: empty"),
+            (op(&format!("context = \"ordinary_strong_reset\"\nhistory = \"kept\"\n{steer}")), "field `history`: comes from the context's condition"),
+            (op("context = \"ordinary_strong_reset\"\n"), "field `context`: only for a steering operation"),
+            (op(&format!("history = \"none\"\nprefix = \"P\"\nsame_as = \"fresh_context\"\n{steer}")), "field `same_as`: a steered operation"),
+            (op(&format!("context = \"ordinary_strong_reset\"\n{steer}colour = 1\n")), "colour"),
+        ];
+        for (src, want) in cases {
+            let e = exp(&src).unwrap_err().to_string();
+            assert!(e.contains(want), "{e} lacks {want}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        let reg = parse_file(&op(&format!("group = \"main\"\nsuite = \"hierarchy\"\nhistory = \"none\"\nturn = [\"x\"]\n{steer}")).replace("[[operation]]", "[[condition]]").replace("operation.steering", "condition.steering"), "conditions.toml", FileKind::Registry);
+        let e = reg.err().unwrap().to_string();
+        assert!(e.contains("steering belongs in an experiment file"), "{e}");
     }
 }

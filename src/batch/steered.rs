@@ -1,0 +1,164 @@
+//! Steering operations of experiment files (`[operation.steering]`) in a run: their control
+//! vectors found and checked before anything is scored, kept in the run directory, and checked
+//! against each model's shape when it loads.
+//!
+//! A steered context is scored through the engine's read-out probe (`engine::inside`): from
+//! scratch, with the control vector set there only, so no steered state meets an unsteered score
+//! or the reverse. Its store key is the prompt's with the steering setting (vector hash, layers,
+//! α) added ([`CachedScorer::score_steered_row`](super::CachedScorer::score_steered_row)).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use sha2::{Digest, Sha256};
+
+use crate::dialogue::conditions::{Condition, Registry};
+use crate::dialogue::recipe::VectorFile;
+use super::steering::{SplitRecord, SPLIT_FILE};
+use crate::engine::inside::{ControlVector, Steering};
+
+/// A steered operation of a run: its steering, and the items its direction was estimated on.
+#[derive(Clone, Debug)]
+pub struct SteeredOp {
+    pub steering: Steering,
+    /// Ids of the items in the training split of the direction (`split.json` beside the vector,
+    /// written by `steer direction`, when it names this vector): they are never scored steered,
+    /// so the operation's rows are all held-out.
+    pub training: BTreeSet<String>,
+}
+
+impl SteeredOp {
+    /// Whether the item is scored under this operation (it is not in the direction's training split).
+    pub fn scores(&self, item_id: &str) -> bool {
+        !self.training.contains(item_id)
+    }
+}
+
+/// The steered operations of a run, by condition key.
+pub type Steerings = BTreeMap<String, SteeredOp>;
+
+/// Where a run keeps a copy of each control vector it steers with (named by the file's SHA-256).
+pub fn vectors_dir(run: &Path) -> PathBuf {
+    run.join("vectors")
+}
+
+/// The recorded vector file of a steered condition: its experiment's record of `steering.vector`.
+fn recorded<'r>(registry: &'r Registry, c: &Condition, written: &str) -> Option<&'r VectorFile> {
+    registry.user_experiments().iter().filter(|e| e.path == c.origin).flat_map(|e| &e.vectors).find(|v| v.written == written)
+}
+
+/// Reads the control vector of every steered condition in `conds` (one error line when one is
+/// missing, changed or malformed): from where the experiment file found it, else from the run
+/// directory's copy, whichever has the recorded bytes.
+pub fn load(registry: &Registry, conds: &[&Condition], run: &Path) -> Result<Steerings> {
+    let mut out = Steerings::new();
+    let mut read: BTreeMap<String, (Arc<ControlVector>, BTreeSet<String>)> = BTreeMap::new();
+    for c in conds {
+        let Some(spec) = c.recipe().and_then(|r| r.steering.as_ref()) else { continue };
+        let Some(file) = recorded(registry, c, &spec.vector) else {
+            bail!("operation `{}` of {}: its control vector {} was not found when the experiment file was read", c.key, c.origin, spec.vector);
+        };
+        let (vector, training) = match read.get(&file.sha256) {
+            Some(v) => v.clone(),
+            None => {
+                let copy = vectors_dir(run).join(format!("{}.gguf", file.sha256));
+                let at = [PathBuf::from(&file.path), copy]
+                    .into_iter()
+                    .find(|p| std::fs::read(p).is_ok_and(|b| hex::encode(Sha256::digest(&b)) == file.sha256));
+                let Some(at) = at else {
+                    bail!(
+                        "operation `{}` of {}: the control vector {} is no longer what the experiment recorded (sha256 {}), and the run directory has no copy",
+                        c.key,
+                        c.origin,
+                        file.path,
+                        &file.sha256[..12]
+                    );
+                };
+                let v = Arc::new(ControlVector::read(&at).map_err(|e| anyhow::anyhow!("operation `{}`: {e}", c.key))?);
+                let training = training_split(&at, &split_copy(run, &file.sha256), &v)?;
+                read.insert(file.sha256.clone(), (v.clone(), training.clone()));
+                (v, training)
+            }
+        };
+        let layers = spec.layers.unwrap_or_else(|| vector.span());
+        out.insert(c.key.clone(), SteeredOp { steering: Steering { vector, alpha: spec.alpha, layers }, training });
+    }
+    Ok(out)
+}
+
+/// The run directory's copy of the split record of a vector.
+fn split_copy(run: &Path, sha256: &str) -> PathBuf {
+    vectors_dir(run).join(format!("{sha256}.{SPLIT_FILE}"))
+}
+
+/// The split record beside a vector file (`split.json` in its folder), if one is there.
+fn split_beside(vector: &Path) -> PathBuf {
+    vector.parent().unwrap_or(Path::new(".")).join(SPLIT_FILE)
+}
+
+/// The training items of the direction `v` read from `at`: from the split record beside it, else
+/// the run's copy, when the record names this very vector; none when there is no such record (a
+/// vector made elsewhere). A record that cannot be read is an error.
+fn training_split(at: &Path, copy: &Path, v: &ControlVector) -> Result<BTreeSet<String>> {
+    for p in [split_beside(at), copy.to_path_buf()] {
+        let Ok(text) = std::fs::read_to_string(&p) else { continue };
+        let r: SplitRecord = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not a split record: {e}", p.display()))?;
+        if r.vector_hash == v.hash() {
+            return Ok(r.split.train.into_iter().collect());
+        }
+    }
+    Ok(BTreeSet::new())
+}
+
+/// Keeps a copy of each control vector in the run directory (`vectors/<sha256>.gguf`), so the
+/// run resumes and its record stays whole after the original file moves.
+pub fn keep_copies(registry: &Registry, run: &Path) -> Result<()> {
+    for v in registry.user_experiments().iter().flat_map(|e| &e.vectors) {
+        let copy = vectors_dir(run).join(format!("{}.gguf", v.sha256));
+        if copy.exists() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&v.path) else { continue };
+        if hex::encode(Sha256::digest(&bytes)) != v.sha256 {
+            continue;
+        }
+        std::fs::create_dir_all(vectors_dir(run))?;
+        crate::store::write_atomic(&copy, &bytes)?;
+        if let Ok(split) = std::fs::read(split_beside(Path::new(&v.path))) {
+            crate::store::write_atomic(&split_copy(run, &v.sha256), &split)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks every steering fits a model of `n_layer` layers whose residual stream is `n_embd` wide.
+pub fn check_fits(steerings: &Steerings, model: &str, (n_layer, n_embd): (usize, usize)) -> Result<()> {
+    for (key, op) in steerings {
+        let s = &op.steering;
+        if let Err(e) = s.vector.fits(n_layer, n_embd, s.layers) {
+            bail!("operation `{key}` on model `{model}`: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// One line per steered operation with items of the run in its direction's training split
+/// (those items get no row of it).
+pub fn held_back_notices(steerings: &Steerings, item_ids: &[&str]) -> Vec<String> {
+    steerings
+        .iter()
+        .filter_map(|(key, op)| {
+            let n = item_ids.iter().filter(|id| !op.scores(id)).count();
+            (n > 0).then(|| {
+                format!("operation `{key}`: {n} of the run's items are in its direction's training split (split.json) and are not scored steered: steering counts on held-out items only")
+            })
+        })
+        .collect()
+}
+
+/// The steered conditions among `conds`, for a served model's refusal.
+pub fn steered_keys<'c>(conds: &[&'c Condition]) -> Vec<&'c str> {
+    conds.iter().filter(|c| c.recipe().is_some_and(|r| r.steering.is_some())).map(|c| c.key.as_str()).collect()
+}
