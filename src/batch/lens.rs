@@ -44,6 +44,7 @@ pub fn lens_rows(
     prompts: &PromptSet,
     selected: &[Selected],
     condition_keys: &[String],
+    steerings: &super::steered::Steerings,
     progress: Progress,
 ) -> Result<Vec<LensRow>, SteerError> {
     let conds = condition_keys
@@ -59,7 +60,7 @@ pub fn lens_rows(
         }
     }
     let b = Builder::new(prompts);
-    let total = selected.len() * conds.len();
+    let total: usize = selected.iter().map(|s| conds.iter().filter(|c| steerings.get(&c.key).is_none_or(|op| op.scores(&s.item.id))).count()).sum();
     let mut rows = Vec::with_capacity(total);
     for s in selected {
         let d = DialogueItem::from(s);
@@ -70,12 +71,17 @@ pub fn lens_rows(
         }
         let clean_letter = ramps[0].1.step(CurvePoint::CleanContext).score.pred_letter();
         for c in &conds {
+            // A steering operation is read out under its steering, on held-out items only.
+            let steered = steerings.get(&c.key);
+            if steered.is_some_and(|op| !op.scores(&s.item.id)) {
+                continue;
+            }
             let Base::Paper(ctl) = conditions::base_of(c) else { unreachable!("checked above") };
             let ramp = &ramps.iter().find(|(k, _)| *k == ctl).expect("ran above").1;
             let built = build(c, &b, &d, &ramp.letters, clean_letter);
             let letters = d.item.letters();
             let r = engine
-                .inspect(&built.messages, &letters, InspectOptions { lens: true, ..Default::default() })
+                .inspect(&built.messages, &letters, InspectOptions { lens: true, steering: steered.map(|op| op.steering.clone()), ..Default::default() })
                 .map_err(|e| format!("item {}, {}: {e}", s.item.id, c.key))?;
             rows.push(LensRow {
                 item_id: s.item.id.clone(),

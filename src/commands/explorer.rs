@@ -35,7 +35,8 @@ pub fn run(ctx: &Ctx, a: &TuiArgs, b: &BatchArgs) -> Result<()> {
     };
     let newest_run = a.run.is_none() && run.is_some();
     let steering = super::score::steering_option(&a.steering)?;
-    let cfg = AppConfig { newest_run, steering, ..app_config(ctx, a.model.clone(), a.dataset.clone(), run, b)? };
+    let steer_file = a.steering.steer.as_ref().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+    let cfg = AppConfig { newest_run, steering, steer_file, ..app_config(ctx, a.model.clone(), a.dataset.clone(), run, b)? };
     let log = ctx.global.log_file.clone().unwrap_or_else(default_log_file);
     super::default_sighup();
     tui::run(cfg, &log, super::interrupted)?;

@@ -222,10 +222,16 @@ pub fn lens(ctx: &Ctx, a: &LensArgs) -> Result<()> {
     if let Some(bad) = conditions.iter().find(|c| ctx.registry.find(c).is_none()) {
         bail!("unknown condition {bad:?} (see `hyst-tui conditions`)");
     }
+    // A steering operation is read out under its steering: its vector is read before the model.
+    let chosen: Vec<&hyst_tui::dialogue::Condition> = conditions.iter().filter_map(|k| ctx.registry.find(k)).collect();
+    let steerings = hyst_tui::batch::steered::load(ctx.registry, &chosen, Path::new(""))?;
     let (engine, sel, key) = open_model(ctx, a.model.as_deref(), &a.dataset, &a.selection)?;
+    if !steerings.is_empty() {
+        hyst_tui::batch::steered::check_fits(&steerings, &key, engine.shape()?)?;
+    }
     say!("{} items × {} conditions", sel.len(), conditions.len());
     say!("");
-    let rows = lens_rows(&engine, ctx.registry, &ctx.prompts()?, &sel, &conditions, &mut progress).map_err(steer_err)?;
+    let rows = lens_rows(&engine, ctx.registry, &ctx.prompts()?, &sel, &conditions, &steerings, &mut progress).map_err(steer_err)?;
     let anchor = rows.iter().map(|r| r.anchor).fold(0.0, f64::max);
     if anchor > 1e-6 {
         say!("warning: the lens's last layer differs from the score by up to {anchor:.1e}: this head is not computed as llama.cpp computes it here (see lens_depth.csv's max_anchor)");

@@ -114,6 +114,8 @@ pub(crate) enum Action {
     ToggleLens,
     /// Turns the steering what-if (`--steer`) on or off for the lens (Slot).
     ToggleSteering,
+    /// Saves the steering what-if on the current operation as a steering operation (Slot).
+    SaveSteering,
 
     // The table browser and the batch.
     /// The previous (negative) or next (positive) table file.

@@ -224,6 +224,7 @@ impl App {
                 self.lens_on |= self.steer_on;
                 return self.request_lenses();
             }
+            A::SaveSteering => return self.save_steering(),
             A::OpenSelectedRun => self.open_selected_run(),
             A::StartBatch => return self.start_batch(),
             _ => {}
@@ -362,6 +363,14 @@ impl App {
     pub(crate) fn lens_on(&self) -> bool {
         self.lens_on
     }
+    /// `S` in the Slot view: the steering what-if on the current operation saved
+    /// ([`lenses::save_steering`](crate::tui::lenses::save_steering)).
+    fn save_steering(&mut self) -> Vec<Event> {
+        let steering = self.cfg.steering.as_ref().zip(self.cfg.steer_file.as_deref()).filter(|_| self.steer_on);
+        let said = crate::tui::lenses::save_steering(self.source.reg, self.current_part(), steering, self.engines.model_key());
+        vec![Event::Notice(said)]
+    }
+
     pub(crate) fn steering(&self) -> Option<&Steering> {
         self.cfg.steering.as_ref().filter(|_| self.steer_on)
     }

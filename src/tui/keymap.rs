@@ -431,6 +431,8 @@ pub(crate) static KEYS: &[KeyEntry] = &[
         .readme("the letter lens: the option distribution after every layer for this step (its what-if version when it has one) beside the clean context, read out on the engine thread; the line under each says from which layer on the advocated letter stays ahead of the correct one"),
     entry(W::Slot, &[one(&[c('T', A::ToggleSteering)]).hint("steer")], "what-if: the step steered (--steer), with its lens")
         .readme("what-if: score the step under the explorer's steering setting (`--steer FILE`, `--alpha`, `--steer-layers`) and show its distribution and lens beside the unsteered ones; `T` again hides it"),
+    entry(W::Slot, &[one(&[c('S', A::SaveSteering)])], "save the steering what-if as an operation")
+        .readme("save the steering what-if (`T`) on this operation (or R0's step) as a steering operation of an experiment file under the data directory's `experiments/`: its context, the `--steer` file, α and layers, with the batch command that runs it"),
     entry(W::Editor, &[one(&[k(Enter, A::EditApply)]).hint("score")], "score the edited dialogue"),
     entry(W::Editor, &[one(&[(Key::Alt(Enter), Does::Act(A::EditNewline))]).hint("new line")], "a new line"),
     entry(W::Editor, &[

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 
+use crate::dialogue::conditions::Registry;
+use super::parts::Part;
 use crate::engine::inside::{InspectOptions, Inspection, Steering};
 use crate::engine::{Job, JobOutput, JobResult};
 use crate::protocol::ChatMessage;
@@ -91,5 +93,50 @@ impl Lenses {
 
     pub(crate) fn busy(&self) -> bool {
         !self.running.is_empty()
+    }
+}
+
+/// `S` in the Slot view with the steering what-if on: the context of the operation at `part` under
+/// `steering` (read from its file) becomes a steering operation of an experiment file under
+/// `<data dir>/experiments`, named by its content. Returns what to tell the user.
+pub(crate) fn save_steering(reg: &Registry, part: Part, steering: Option<(&Steering, &std::path::Path)>, model: &str) -> String {
+    use crate::tui::action::Action;
+    use crate::tui::keymap::key_for;
+    let Some((s, file)) = steering else {
+        return format!("no steering what-if to save: turn it on with {} (the explorer started with --steer FILE)", key_for(Action::ToggleSteering));
+    };
+    let key = match part {
+        Part::Op(k) => k,
+        Part::Curve(5) => crate::dialogue::conditions::ids::ORDINARY_RESET,
+        _ => return "a steering operation steers an operation's context: step to R0 or another operation".into(),
+    };
+    let Some(cond) = reg.find(key) else { return format!("unknown condition {key}") };
+    if cond.recipe().is_some_and(|r| r.steering.is_some()) {
+        return format!("{} is already a steering operation", cond.label);
+    }
+    let body = format!(
+        "context = \"{key}\"\n\n[operation.steering]\nvector = {}\nalpha = {:?}\nlayers = \"{}-{}\"\n",
+        toml::Value::String(file.display().to_string()),
+        s.alpha,
+        s.layers.0,
+        s.layers.1
+    );
+    let id = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(body.as_bytes()));
+    let name = format!("steer_{}", &id[..7]);
+    let text = format!(
+        "# Written by the hyst-tui explorer (the steering what-if on {}, {} in the Slot view).\n[[operation]]\nname = \"{name}\"\nshort = \"T{}\"\n{body}",
+        cond.label,
+        key_for(Action::SaveSteering),
+        &id[..5]
+    );
+    let path = crate::config::data_dir().join("experiments").join(format!("{name}.toml"));
+    let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(&path, &text));
+    match written {
+        Err(e) => format!("cannot write {}: {e}", path.display()),
+        Ok(()) => {
+            let said = format!("saved as steering operation {name} in {} · hyst-tui --batch --experiment {} --model {model}", path.display(), path.display());
+            tracing::info!("{said}");
+            said
+        }
     }
 }

@@ -70,6 +70,9 @@ pub struct AppConfig {
     pub options: AppOptions,
     /// The steering setting `T` toggles on a step as a what-if (`--steer`), if any.
     pub steering: Option<crate::engine::inside::Steering>,
+    /// The control-vector file of `steering` (what `S` in the Slot view writes into the
+    /// experiment file it saves).
+    pub steer_file: Option<std::path::PathBuf>,
 }
 
 impl AppConfig {
@@ -92,6 +95,7 @@ impl AppConfig {
             experiments: Vec::new(),
             options: AppOptions::default(),
             steering: None,
+            steer_file: None,
         }
     }
 }
