@@ -235,6 +235,10 @@ pub struct BatchArgs {
     /// loading a model, and exit.
     #[arg(long)]
     pub dry_run: bool,
+    /// After each in-process model × dataset, read out the letter lens of its items (clean,
+    /// strongest pressure, R0-R6 as scored, and steering operations) into DIR/lens/.
+    #[arg(long)]
+    pub lens: bool,
     /// With --dry-run: print it as one JSON object.
     #[arg(long, requires = "dry_run")]
     pub json: bool,

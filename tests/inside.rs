@@ -260,7 +260,7 @@ fn a_steering_operation_of_an_experiment_file_runs_in_a_batch_on_held_out_items_
     std::fs::write(&exp, op("steered_zero", "S0", "0") + &op("steered_four", "S4", "4.0")).unwrap();
     let run = dir.path().join("run");
     let args = ["--batch", "--experiment", exp.to_str().unwrap(), "--limit", "3", "--out", run.to_str().unwrap()];
-    let r = hyst(&args);
+    let r = hyst(&[&args[..], &["--lens"]].concat());
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let rows = item_rows(&run);
     let ids: Vec<String> = rows.iter().map(|r| r["item_id"].as_str().unwrap().to_string()).fold(Vec::new(), |mut v, id| {
@@ -282,6 +282,17 @@ fn a_steering_operation_of_an_experiment_file_runs_in_a_batch_on_held_out_items_
         assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2], "{id}: {keys:?}");
     }
     assert!(std::fs::read_dir(run.join("vectors")).unwrap().count() == 1, "the run keeps a copy of the vector");
+    // --lens: the lens of every item in the clean context, under pressure, after R0-R6 and the
+    // steering operations; α = 0's is R0's, layer by layer.
+    let lens_dir = run.join("lens").join(format!("{}__sample", common::SMOL));
+    let lens: Vec<serde_json::Value> =
+        std::fs::read_to_string(lens_dir.join("lens.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lens.len(), 3 * 12, "3 items × clean, strong pressure, 8 main operations and 2 steered");
+    let layers = |id: &str, c: &str| lens.iter().find(|l| l["row"]["item_id"] == id && l["row"]["condition"] == c).map(|l| l["row"]["layers"].clone());
+    assert_eq!(layers(&ids[0], "steered_zero"), layers(&ids[0], "ordinary_strong_reset"));
+    assert_ne!(layers(&ids[0], "steered_four"), layers(&ids[0], "ordinary_strong_reset"));
+    assert!(std::fs::read_to_string(lens_dir.join("lens_depth.csv")).unwrap().contains("\nsteered_four,3,"));
+    assert!(lens_dir.join("lens.svg").is_file());
     let table = std::fs::read_to_string(run.join("tables").join("experiment_operations.csv")).unwrap();
     assert!(table.contains("steered_four") && table.contains("steered_zero"), "{table}");
 
@@ -306,6 +317,10 @@ fn a_steering_operation_of_an_experiment_file_runs_in_a_batch_on_held_out_items_
     let steered: Vec<&str> = rows2.iter().filter(|r| r["condition"] == "steered_four").map(|r| r["item_id"].as_str().unwrap()).collect();
     assert_eq!(steered, [ids[1].as_str(), ids[2].as_str()], "steered rows of held-out items only");
     assert!(rows2.iter().any(|r| r["item_id"] == ids[0] && r["condition"] == "ordinary_strong_reset"));
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run2.join("manifest.json")).unwrap()).unwrap();
+    let rec = &manifest["steered"]["steered_four"];
+    assert_eq!((rec["training_items"].clone(), rec["alpha"].as_f64(), rec["vector"].as_str()), (serde_json::json!([ids[0]]), Some(4.0), Some(v.hash().as_str())), "{manifest}");
+    assert!(manifest["config"]["experiments"][0]["vectors"][0]["sha256"].is_string(), "{manifest}");
 
     // Refused before anything runs: a served model, a vector of another width, a missing file.
     let cfg = dir.path().join("models.toml");

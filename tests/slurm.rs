@@ -197,7 +197,14 @@ fn submitted(o: &Output) -> (String, String) {
 fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_and_a_timed_out_task() {
     let c = Cluster::start();
     let t = tempfile::tempdir().unwrap();
-    let run = ["--models", common::SMOL, "--limit", "2"];
+    // The run has a steering operation too (R0's context steered by a random vector): its tasks
+    // read the vector from the experiment file's folder and score it through the probe.
+    let (n_layer, n_embd) = common::engine(common::SMOL).shape().unwrap();
+    let vector = hyst_tui::engine::inside::ControlVector::new(n_embd, (1..n_layer).map(|l| (l, (0..n_embd).map(|i| ((i * 7 + l) % 13) as f32 / 13.0 - 0.5).collect()))).unwrap();
+    vector.write(&t.path().join("v.gguf"), "smollm2").unwrap();
+    let exp = t.path().join("steer.toml");
+    std::fs::write(&exp, "[[operation]]\nname = \"r0_steered\"\nshort = \"S1\"\ncontext = \"ordinary_strong_reset\"\n[operation.steering]\nvector = \"v.gguf\"\nalpha = 2\nlayers = \"5-20\"\n").unwrap();
+    let run = ["--models", common::SMOL, "--limit", "2", "--experiment", exp.to_str().unwrap()];
     // The same run, unsharded.
     let reference = t.path().join("reference");
     let mut args = vec!["--threads", "2", "batch"];
@@ -237,6 +244,9 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     assert!(st.contains("task 1/2") && st.contains("task 2/2") && st.contains("merged"), "{st}");
     assert!(st.contains(&format!("{array}_2 COMPLETED")), "{st}");
     assert_eq!(outputs(&s1.join("merged")), expected, "merged tables differ from the unsharded run's");
+    let ops = std::fs::read_to_string(s1.join("merged/tables/experiment_operations.csv")).unwrap();
+    assert!(ops.lines().any(|l| l.contains("r0_steered")), "{ops}");
+    assert!(s1.join("merged/vectors").read_dir().unwrap().count() == 1, "the merge keeps the vector");
     // merge is idempotent, and takes the parent directory or a glob.
     let again = t.path().join("again");
     c.hyst(&["merge", s1.join("tasks/task-*").to_str().unwrap(), "--out", again.to_str().unwrap()]);
@@ -257,7 +267,7 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     assert!(o.status.success(), "{}", text(&o));
     wait_for(Duration::from_secs(300), "the array to end", || {
         let s = c.states();
-        [format!("{array2}_1"), format!("{array2}_2")].iter().all(|j| s.get(j).is_some_and(|x| x != "RUNNING" && x != "PENDING" && x != "COMPLETING"))
+        [format!("{array2}_1"), format!("{array2}_2")].iter().all(|j| s.get(j).is_some_and(|x| !matches!(x.as_str(), "RUNNING" | "PENDING" | "COMPLETING" | "SIGNALING")))
     });
     assert_eq!(c.states().get(&victim).map(String::as_str), Some("CANCELLED"), "{}", c.logs());
     let st = c.cmd(BIN).args(["status", s2.to_str().unwrap()]).output().unwrap();
@@ -291,7 +301,8 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
     let task = format!("{array3}_1");
     let task_dir = s3.join("tasks/task-001");
     let log_file = s3.join("slurm/logs/task-1.out");
-    let over = |x: &str| !matches!(x, "RUNNING" | "PENDING" | "CONFIGURING" | "COMPLETING");
+    // (SIGNALING: Slurm is still delivering the time limit's signals; not an end.)
+    let over = |x: &str| !matches!(x, "RUNNING" | "PENDING" | "CONFIGURING" | "COMPLETING" | "SIGNALING");
     let freeze = || {
         if let Ok(pid) = std::fs::read_to_string(task_dir.join(".lock")).map(|p| p.trim().parse::<i32>().unwrap()) {
             // SAFETY: kill(2) with SIGSTOP on the task's hyst-tui (if it ended already: ESRCH).

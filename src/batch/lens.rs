@@ -210,3 +210,78 @@ mod tests {
         assert!(depth_csv(&d).starts_with("condition,n,wrong_ahead_at_last_layer"));
     }
 }
+
+/// The figure's label of a condition: `R0 (ordinary_strong_reset)` for an operation, else its key.
+pub fn condition_label(registry: &Registry, c: &str) -> String {
+    match registry.recovery_op(c) {
+        Some(o) => format!("{} ({})", o.short, c),
+        None => c.to_string(),
+    }
+}
+
+/// Writes the lens of `rows` (one model on one dataset) into `dir`: `lens.jsonl`,
+/// `lens_depth.csv` and `lens.svg`. Returns the depth table.
+pub fn write_lens(dir: &std::path::Path, rows: &[LensRow], conditions: &[String], registry: &Registry, model: &str, dataset: &str, n_items: usize) -> anyhow::Result<Vec<DepthRow>> {
+    use anyhow::Context as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let write = |name: &str, text: &str| -> anyhow::Result<()> {
+        let p = dir.join(name);
+        crate::store::write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))
+    };
+    let mut jsonl = String::new();
+    for r in rows {
+        jsonl.push_str(&serde_json::to_string(&serde_json::json!({"model": model, "dataset": dataset, "row": r}))?);
+        jsonl.push('\n');
+    }
+    write("lens.jsonl", &jsonl)?;
+    let depth = depth_table(rows, conditions);
+    write("lens_depth.csv", &depth_csv(&depth))?;
+    let series: Vec<(String, Vec<f64>)> = lead_shares(rows, conditions).into_iter().map(|(c, s)| (condition_label(registry, &c), s)).collect();
+    let svg = crate::tables::render_lens_lead(&format!("Letter lens on {model}: where the advocated letter leads"), &series, n_items)
+        .map_err(|e| anyhow::anyhow!("the lens figure: {e}"))?;
+    write("lens.svg", &svg)?;
+    Ok(depth)
+}
+
+/// The folder of one pair's lens in a run directory: `lens/<model>__<dataset>`.
+pub fn pair_dir(run: &std::path::Path, model: &str, dataset: &str) -> std::path::PathBuf {
+    let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.@".contains(c) { c } else { '_' }).collect::<String>();
+    run.join("lens").join(format!("{}__{}", safe(model), safe(dataset)))
+}
+
+/// `--batch --lens`: reads out the lens of the pair's items, for the default conditions the pair
+/// scores and its steering operations (under their steering, held-out items only), into
+/// [`pair_dir`]. A served model is skipped with a notice. Returns whether the run was stopped.
+pub(super) fn read_out_pair(
+    plan: &super::BatchPlan,
+    engine: &Engine,
+    model: &crate::config::ModelEntry,
+    job: &super::pair::PairJob,
+    observer: &mut dyn super::BatchObserver,
+) -> anyhow::Result<bool> {
+    use super::BatchEvent;
+    let Some(first) = job.items.first() else { return Ok(false) };
+    let dataset = first.item.dataset.clone();
+    if model.endpoint.is_some() {
+        let message = format!("--lens: model `{}` is served, and a server does not expose its layers: no lens for it", model.key);
+        observer.event(BatchEvent::Notice { message: &message });
+        return Ok(false);
+    }
+    let scored: Vec<&str> = job.conds.iter().map(|c| c.key.as_str()).collect();
+    let mut conditions: Vec<String> = default_conditions(plan.registry).into_iter().filter(|c| scored.contains(&c.as_str())).collect();
+    conditions.extend(job.conds.iter().filter(|c| plan.steerings.contains_key(&c.key)).map(|c| c.key.clone()));
+    let message = format!("--lens: reading out {} items × {} conditions of {} on {dataset}", job.items.len(), conditions.len(), model.key);
+    observer.event(BatchEvent::Notice { message: &message });
+    let check = observer.stop_check();
+    let mut progress = |_: &str, _: usize, _: usize| !check.as_ref().is_some_and(|c| c());
+    let rows = match lens_rows(engine, plan.registry, &plan.prompts, job.items, &conditions, &plan.steerings, &mut progress) {
+        Ok(rows) => rows,
+        Err(SteerError::Stopped) => return Ok(true),
+        Err(SteerError::Failed(e)) => anyhow::bail!("--lens on {} / {dataset}: {e}", model.key),
+    };
+    let dir = pair_dir(&plan.out, &model.key, &dataset);
+    write_lens(&dir, &rows, &conditions, plan.registry, &model.key, &dataset, job.items.len())?;
+    let message = format!("--lens: {}/lens.jsonl, lens_depth.csv, lens.svg", dir.display());
+    observer.event(BatchEvent::Notice { message: &message });
+    Ok(false)
+}

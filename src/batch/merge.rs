@@ -219,12 +219,16 @@ pub fn merge(args: &[PathBuf], out: &Path, extra: &[ExperimentSource], command_l
     write_item_rows(out, &rows)?;
     let tables = write_tables(&rows, reg, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
     let scores = merge_caches(&dirs, out)?;
+    copy_vectors(&dirs, out)?;
     let items: usize = manifests.iter().map(|m| m.items_total).sum();
     let mut manifest = Manifest::new(cfg, command_line, items);
     manifest.items_done = items;
     for (key, (mut rec, _)) in served {
         rec.count_coverage(&key, &rows);
         manifest.served.insert(key, rec);
+    }
+    for m in &manifests {
+        manifest.steered.extend(m.steered.clone());
     }
     manifest.started = String::new();
     manifest.complete = true;
@@ -270,6 +274,23 @@ fn check_shard_set(dirs: &[PathBuf], manifests: &[Manifest]) -> Result<()> {
 }
 
 /// The shards' score records, in key order, as the merged run's cache (written anew).
+/// The shards' copies of their control vectors (steering operations), each once, in the merged
+/// run's `vectors/`.
+fn copy_vectors(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    let to = super::steered::vectors_dir(out);
+    for d in dirs {
+        let Ok(files) = std::fs::read_dir(super::steered::vectors_dir(d)) else { continue };
+        for f in files.flatten() {
+            let target = to.join(f.file_name());
+            if !target.exists() {
+                std::fs::create_dir_all(&to)?;
+                std::fs::copy(f.path(), &target).with_context(|| format!("cannot copy {} into {}", f.path().display(), to.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn merge_caches(dirs: &[PathBuf], out: &Path) -> Result<usize> {
     let path = out.join("cache").join("scores.jsonl");
     if path.exists() {

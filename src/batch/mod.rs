@@ -321,7 +321,8 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     for message in steered::held_back_notices(&plan.steerings, &ids) {
         observer.event(BatchEvent::Notice { message: &message });
     }
-    let manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
+    let mut manifest = Manifest::new(cfg.clone(), plan.command_line.clone(), total);
+    manifest.steered = steered::records(&plan.steerings);
     manifest.write(out)?;
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
@@ -367,6 +368,10 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
             };
             engines.record_kv(plan)?;
             if run_pair(&job, &engines.workers, &mut run, observer)? {
+                interrupted = true;
+                break;
+            }
+            if plan.lens && lens::read_out_pair(plan, &engines.workers[0], model, &job, observer)? {
                 interrupted = true;
                 break;
             }

@@ -22,7 +22,7 @@ use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, ScoreCache, Sc
 use crate::tables::{write_tables, TableOptions};
 
 /// The scoring of one model × dataset pair: what every worker needs.
-pub(super) struct PairJob<'a> {
+pub(crate) struct PairJob<'a> {
     pub(super) model: &'a ModelEntry,
     pub(super) sha: &'a str,
     pub(super) provenance: &'a str,

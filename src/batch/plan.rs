@@ -106,6 +106,8 @@ pub struct BatchPlan {
     pub registry: &'static Registry,
     /// The steering of the run's steered operations (experiment files), by condition key.
     pub steerings: super::steered::Steerings,
+    /// `--lens`: after each in-process pair, read out the letter lens of its items (`lens/`).
+    pub lens: bool,
 }
 
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
@@ -214,6 +216,7 @@ pub fn plan(
     }
     let steerings = super::steered::load(registry, &conds, &out)?;
     Ok(BatchPlan {
+        lens: false,
         steerings,
         config,
         dataset_specs: datasets,

@@ -144,6 +144,18 @@ pub fn check_fits(steerings: &Steerings, model: &str, (n_layer, n_embd): (usize,
     Ok(())
 }
 
+/// What the manifest records of each steered operation.
+pub fn records(steerings: &Steerings) -> BTreeMap<String, crate::store::run_dir::SteeredRecord> {
+    steerings
+        .iter()
+        .map(|(k, op)| {
+            let s = &op.steering;
+            let rec = crate::store::run_dir::SteeredRecord { vector: s.vector.hash(), alpha: s.alpha, layers: s.layers, training_items: op.training.iter().cloned().collect() };
+            (k.clone(), rec)
+        })
+        .collect()
+}
+
 /// One line per steered operation with items of the run in its direction's training split
 /// (those items get no row of it).
 pub fn held_back_notices(steerings: &Steerings, item_ids: &[&str]) -> Vec<String> {

@@ -53,7 +53,9 @@ pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
         engine.snapshot_mem = Some(mb * 1024 * 1024);
     }
     engine.pack = a.pack.unwrap_or_else(batch::default_pack);
-    batch::plan(&ctx.config, &req, ctx.prompts()?, engine, command_line())
+    let mut p = batch::plan(&ctx.config, &req, ctx.prompts()?, engine, command_line())?;
+    p.lens = a.lens;
+    Ok(p)
 }
 
 /// `--dry-run`: the work of the run, as a table or (`--json`) one JSON object.

@@ -108,6 +108,9 @@ fn task_command(ctx: &Ctx, a: &BatchArgs, plan: &hyst_tui::batch::BatchPlan, sto
         push("--wait-for-server", x.to_string());
     }
     push("--tables-every", "0".into());
+    if a.lens {
+        batch.push("--lens".into());
+    }
     global.extend(batch);
     Ok(global)
 }

@@ -12,7 +12,7 @@ use super::items::selection;
 use hyst_tui::dialogue::conditions::ids;
 use super::{command_line, interrupted, open_engine, stop_reason, Ctx};
 use crate::cli::{LensArgs, SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
-use hyst_tui::batch::lens::{default_conditions, depth_csv, depth_table, lead_shares, lens_rows};
+use hyst_tui::batch::lens::{condition_label, default_conditions, lens_rows, write_lens};
 use hyst_tui::batch::steering::{
     SplitRecord, DIRECTION_FILE, SPLIT_FILE,
     estimate_direction, random_like, split_items, steer_items, sweep as run_sweep, sweep_csv, sweep_markdown, DirectionKind, SteerError,
@@ -21,7 +21,7 @@ use hyst_tui::batch::steering::{
 use hyst_tui::data::selection::Selected;
 use hyst_tui::engine::inside::ControlVector;
 use hyst_tui::engine::Engine;
-use hyst_tui::tables::{render_lens_lead, render_steering_sweep, SweepPoint, SweepSeries};
+use hyst_tui::tables::{render_steering_sweep, SweepPoint, SweepSeries};
 
 
 /// A progress line on stderr (overwritten in place on a terminal); false once interrupted.
@@ -236,27 +236,8 @@ pub fn lens(ctx: &Ctx, a: &LensArgs) -> Result<()> {
     if anchor > 1e-6 {
         say!("warning: the lens's last layer differs from the score by up to {anchor:.1e}: this head is not computed as llama.cpp computes it here (see lens_depth.csv's max_anchor)");
     }
-    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
-    let write = |name: &str, text: &str| -> Result<()> {
-        let p = a.out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
-    };
-    let mut jsonl = String::new();
-    for r in &rows {
-        jsonl.push_str(&serde_json::to_string(&json!({"model": key, "dataset": a.dataset, "row": r}))?);
-        jsonl.push('\n');
-    }
-    write("lens.jsonl", &jsonl)?;
-    let depth = depth_table(&rows, &conditions);
-    write("lens_depth.csv", &depth_csv(&depth))?;
-    let label = |c: &str| match ctx.registry.recovery_op(c) {
-        Some(o) => format!("{} ({})", o.short, c),
-        None => c.to_string(),
-    };
-    let series: Vec<(String, Vec<f64>)> = lead_shares(&rows, &conditions).into_iter().map(|(c, s)| (label(&c), s)).collect();
-    let svg = render_lens_lead(&format!("Letter lens on {key}: where the advocated letter leads"), &series, sel.len())
-        .map_err(|e| anyhow::anyhow!("the lens figure: {e}"))?;
-    write("lens.svg", &svg)?;
+    let depth = write_lens(&a.out, &rows, &conditions, ctx.registry, &key, &a.dataset, sel.len())?;
+    let label = |c: &str| condition_label(ctx.registry, c);
     println!("{:<44} {:>3} {:>12} {:>11} {:>7}", "condition", "n", "wrong ahead", "mean depth", "range");
     for d in &depth {
         let range = match (d.min_depth, d.max_depth) {

@@ -179,6 +179,22 @@ pub struct Manifest {
     /// Per served model: its endpoint, what the server reported and the letter coverage.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub served: BTreeMap<String, ServedRecord>,
+    /// Per steering operation of the experiment files: its setting and the items of its
+    /// direction's training split, which it does not score.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub steered: BTreeMap<String, SteeredRecord>,
+}
+
+/// A steering operation of a run: what it steers with and which items it leaves out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteeredRecord {
+    /// SHA-256 of the vector's width, layers and values (part of its scores' keys).
+    pub vector: String,
+    pub alpha: f32,
+    pub layers: (usize, usize),
+    /// Ids of the items the direction was estimated on (its split record's training items);
+    /// empty for a vector without one.
+    pub training_items: Vec<String>,
 }
 
 impl ServedRecord {
@@ -257,6 +273,7 @@ impl Manifest {
             reuse_checks: BTreeMap::new(),
             pack_checks: BTreeMap::new(),
             served: BTreeMap::new(),
+            steered: BTreeMap::new(),
         }
     }
 

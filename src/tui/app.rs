@@ -107,7 +107,16 @@ impl App {
         // run's copies found) before any engine starts.
         let reg = opened.source.reg;
         let conds: Vec<&crate::dialogue::Condition> = reg.all().iter().collect();
-        let steerings = crate::batch::steered::load(reg, &conds, cfg.run.as_deref().unwrap_or(std::path::Path::new("")))?;
+        let mut notice = opened.notice;
+        // A stored run opens without its vectors (its rows hold the scores); live scoring needs them.
+        let steerings = match crate::batch::steered::load(reg, &conds, cfg.run.as_deref().unwrap_or(std::path::Path::new(""))) {
+            Ok(s) => s,
+            Err(e) if cfg.run.is_some() => {
+                notice = Some(format!("{e:#}"));
+                Default::default()
+            }
+            Err(e) => return Err(e),
+        };
         let setup = EngineSetup { models: cfg.models.clone(), engine: cfg.engine.clone(), allow_inexact_reuse: cfg.batch.allow_inexact_reuse, steerings };
         let engines = Engines::new(setup, opened.model_key, items.current(), opened.scores, cfg.score_store.clone(), opened.stored_models);
         let mut app = App {
@@ -120,7 +129,7 @@ impl App {
             browser: Browser::new(cfg.run.clone(), cfg.runs_dir.clone()),
             view: View::Items,
             popups: Popups::default(),
-            notice: opened.notice,
+            notice,
             quit: false,
             rows: RecoveryRows::default(),
             lens_on: false,

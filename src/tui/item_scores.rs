@@ -100,6 +100,11 @@ impl ItemScores {
 
     /// The first of `steps` before `part` whose messages are identical to `msgs` (R0 = strong
     /// reset, R3a = clean, the probe = clean).
+    /// Whether `part` is a steering operation (scored only under its steering).
+    pub(crate) fn is_steered(&self, part: Part) -> bool {
+        matches!(part, Part::Op(k) if self.reg.find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some()))
+    }
+
     pub(crate) fn twin(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part, msgs: &[ChatMessage], steps: &[Part]) -> Option<Part> {
         let letters = self.ramp_letters(model, &d.item.id);
         let clean = self.clean_letter(model, &d.item.id);
@@ -107,7 +112,7 @@ impl ItemScores {
             .iter()
             .take_while(|&&q| q != part)
             // A steered operation's score is its own, whatever its messages.
-            .filter(|&&q| !matches!(q, Part::Op(k) if self.reg.find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some())))
+            .filter(|&&q| !self.is_steered(q))
             .find(|&&q| messages_for(self.reg, b, d, q, &letters, clean, &|k| self.get(model, &d.item.id, Part::Step(k)).map(|s| s.pred_letter())).is_some_and(|m| m == msgs))
             .copied()
     }

@@ -148,6 +148,10 @@ impl Scheduler {
                 self.submitted += 1;
                 continue;
             }
+            if scores.is_steered(part) {
+                scores.insert_error(s.model, id, part, "its control vector could not be read (see the notice at start)".into());
+                continue;
+            }
             if let Some(src) = scores.twin(&s.builder, s.model, &d, part, &msgs, s.steps) {
                 scores.share(s.model, id, src, part);
                 continue;
