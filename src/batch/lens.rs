@@ -236,7 +236,12 @@ pub fn write_lens(dir: &std::path::Path, rows: &[LensRow], conditions: &[String]
     write("lens.jsonl", &jsonl)?;
     let depth = depth_table(rows, conditions);
     write("lens_depth.csv", &depth_csv(&depth))?;
-    let series: Vec<(String, Vec<f64>)> = lead_shares(rows, conditions).into_iter().map(|(c, s)| (condition_label(registry, &c), s)).collect();
+    // A condition read out on fewer items (a steering operation: held-out items only) says how many.
+    let label = |c: &str| match depth.iter().find(|d| d.condition == c) {
+        Some(d) if d.n != n_items => format!("{}, n = {}", condition_label(registry, c), d.n),
+        _ => condition_label(registry, c),
+    };
+    let series: Vec<(String, Vec<f64>)> = lead_shares(rows, conditions).into_iter().map(|(c, s)| (label(&c), s)).collect();
     let svg = crate::tables::render_lens_lead(&format!("Letter lens on {model}: where the advocated letter leads"), &series, n_items)
         .map_err(|e| anyhow::anyhow!("the lens figure: {e}"))?;
     write("lens.svg", &svg)?;

@@ -16,7 +16,10 @@ pub fn render_lens_lead(title: &str, series: &[(String, Vec<f64>)], n_items: usi
         return Err("a lens figure without layers".into());
     }
     let colour = |i: usize| if i == 0 { INK } else { pair_color(i - 1) };
-    let entries: Vec<(Swatch, String)> = series.iter().enumerate().map(|(i, (l, _))| (Swatch::Line(colour(i), CURVE_WIDTH), l.clone())).collect();
+    // Past the palette, curves repeat a colour: those are dashed.
+    let dashed = |i: usize| i > 0 && color_repeats(i - 1);
+    let swatch = |i: usize| if dashed(i) { Swatch::Dashed(colour(i)) } else { Swatch::Line(colour(i), CURVE_WIDTH) };
+    let entries: Vec<(Swatch, String)> = series.iter().enumerate().map(|(i, (l, _))| (swatch(i), l.clone())).collect();
     let notes = vec![
         format!("{n_items} items. At each layer, the share of items whose lens puts the advocated wrong letter above the correct one."),
         "The lens applies the model's final norm and output rows to the residual stream after the layer: a read-out, not a mechanism.".to_string(),
@@ -52,9 +55,12 @@ pub fn render_lens_lead(title: &str, series: &[(String, Vec<f64>)], n_items: usi
             .map_err(err)?;
         for (i, (_, shares)) in series.iter().enumerate() {
             let width = if i == 0 { BOLD_WIDTH } else { CURVE_WIDTH };
-            chart
-                .draw_series(LineSeries::new(shares.iter().enumerate().map(|(l, &s)| (l as f64, s)), colour(i).stroke_width(width)))
-                .map_err(err)?;
+            let points = shares.iter().enumerate().map(|(l, &s)| (l as f64, s));
+            if dashed(i) {
+                chart.draw_series(DashedLineSeries::new(points, 6, 4, colour(i).stroke_width(width))).map_err(err)?;
+            } else {
+                chart.draw_series(LineSeries::new(points, colour(i).stroke_width(width))).map_err(err)?;
+            }
         }
         legend(&side, 40, &entries, &notes)
     })

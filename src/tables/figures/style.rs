@@ -52,6 +52,11 @@ pub(super) fn pair_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Whether series `i` repeats an earlier series' [`pair_color`] (draw it dashed to tell them apart).
+pub(super) fn color_repeats(i: usize) -> bool {
+    i >= PALETTE.len()
+}
+
 /// A drawing error as text (drawing into a string cannot fail on I/O; a layout error is
 /// reported instead of a figure).
 pub(super) type Drawn<T> = Result<T, String>;
@@ -125,6 +130,8 @@ impl Ranged for Axis {
 pub(super) enum Swatch {
     /// A data curve.
     Line(RGBColor, u32),
+    /// A dashed data curve.
+    Dashed(RGBColor),
     /// A CI band.
     Band(RGBColor),
     /// A criterion mark (drawn as in the heat map).
@@ -175,6 +182,11 @@ pub(super) fn legend(
                     c.filled(),
                 ))
                 .map_err(err)?;
+            }
+            Swatch::Dashed(c) => {
+                for x in [10, 20, 30] {
+                    area.draw(&Rectangle::new([(x, y + 6), (x + 5, y + 8)], c.filled())).map_err(err)?;
+                }
             }
             Swatch::Band(c) => {
                 area.draw(&Rectangle::new(
