@@ -94,9 +94,18 @@ fn item_counts(contexts: &[Vec<ChatMessage>]) -> (usize, usize, usize) {
 
 /// Counts of one item over the conditions and controls of its pair: (contexts, characters
 /// with message-level prefix reuse, characters without).
-fn item_estimate(b: &Builder, s: &crate::data::Selected, conds: &[&'static crate::dialogue::conditions::Condition], controls: &[crate::dialogue::Control]) -> (usize, usize, usize) {
+/// A steering operation's context is decoded whole through the read-out probe (no reuse, even
+/// of an identical unsteered prompt), and not at all for an item of its direction's training split.
+fn item_estimate(
+    b: &Builder,
+    s: &crate::data::Selected,
+    conds: &[&'static crate::dialogue::conditions::Condition],
+    controls: &[crate::dialogue::Control],
+    steerings: &super::steered::Steerings,
+) -> (usize, usize, usize) {
     let di = DialogueItem::from(s);
     let mut ctxs: Vec<Vec<ChatMessage>> = Vec::new();
+    let mut steered = (0, 0);
     for base in bases_for(conds, controls) {
         let placeholder = vec!['A'; base.exchanges()];
         match base {
@@ -114,10 +123,19 @@ fn item_estimate(b: &Builder, s: &crate::data::Selected, conds: &[&'static crate
         let mut mine: Vec<_> = conds.iter().filter(|c| base_of(c) == base).collect();
         mine.sort_by_key(|c| scoring_group(c));
         for c in mine {
-            ctxs.push(build(c, b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages);
+            let messages = build(c, b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages;
+            match steerings.get(&c.key) {
+                Some(op) if op.scores(&s.item.id) => {
+                    steered.0 += 1;
+                    steered.1 += messages.iter().map(chars).sum::<usize>();
+                }
+                Some(_) => {}
+                None => ctxs.push(messages),
+            }
         }
     }
-    item_counts(&ctxs)
+    let (n, with, without) = item_counts(&ctxs);
+    (n + steered.0, with + steered.1, without + steered.1)
 }
 
 /// The estimated prompt tokens (with reuse) of every item of every pair of `work`, the weights
@@ -129,7 +147,7 @@ pub(crate) fn pair_units(plan: &BatchPlan, selections: &[Vec<crate::data::Select
             let (conds, controls) = (conditions_for(plan.registry, suites), controls_for(suites));
             PairUnits {
                 model: model.clone(),
-                tokens: selections[*d].iter().map(|s| item_estimate(&b, s, &conds, &controls).1.div_ceil(CHARS_PER_TOKEN)).collect(),
+                tokens: selections[*d].iter().map(|s| item_estimate(&b, s, &conds, &controls, &plan.steerings).1.div_ceil(CHARS_PER_TOKEN)).collect(),
             }
         })
         .collect()
@@ -161,7 +179,7 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
         let controls = controls_for(suites);
         let (mut contexts, mut with, mut without) = (0, 0, 0);
         for s in &selections[*d][range.clone()] {
-            let (n, w, wo) = item_estimate(&b, s, &conds, &controls);
+            let (n, w, wo) = item_estimate(&b, s, &conds, &controls, &plan.steerings);
             contexts += n;
             with += w;
             without += wo;
