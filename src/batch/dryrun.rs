@@ -125,7 +125,7 @@ fn item_estimate(
         for c in mine {
             let messages = build(c, b, &di, &placeholder, crate::dialogue::conditions::clean_letter_or_correct(None, &di.item)).messages;
             match steerings.get(&c.key) {
-                Some(op) if op.scores(&s.item.id) => {
+                Some(op) if op.scores(&s.item.dataset, &s.item.id) => {
                     steered.0 += 1;
                     steered.1 += messages.iter().map(chars).sum::<usize>();
                 }

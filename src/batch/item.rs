@@ -278,7 +278,7 @@ pub fn score_item(
         mine.sort_by_key(|c| scoring_group(c));
         // A steered operation has no row for an item its direction was estimated on.
         let op_of = |c: &Condition| scorer.steerings.and_then(|s| s.get(&c.key));
-        mine.retain(|c| op_of(c).is_none_or(|op| op.scores(&sel.item.id)));
+        mine.retain(|c| op_of(c).is_none_or(|op| op.scores(&sel.item.dataset, &sel.item.id)));
         let steered: Vec<Option<Steering>> = mine.iter().map(|c| op_of(c).map(|op| op.steering.clone())).collect();        // The conditions of one ramp branch off its history: one group for the engine; a
         // steered one goes through the read-out probe on its own, after them.
         let built: Vec<conditions::Built> = mine.iter().map(|c| build(c, b, &d, &ramp_letters, clean)).collect();

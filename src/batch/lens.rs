@@ -60,7 +60,7 @@ pub fn lens_rows(
         }
     }
     let b = Builder::new(prompts);
-    let total: usize = selected.iter().map(|s| conds.iter().filter(|c| steerings.get(&c.key).is_none_or(|op| op.scores(&s.item.id))).count()).sum();
+    let total: usize = selected.iter().map(|s| conds.iter().filter(|c| steerings.get(&c.key).is_none_or(|op| op.scores(&s.item.dataset, &s.item.id))).count()).sum();
     let mut rows = Vec::with_capacity(total);
     for s in selected {
         let d = DialogueItem::from(s);
@@ -73,7 +73,7 @@ pub fn lens_rows(
         for c in &conds {
             // A steering operation is read out under its steering, on held-out items only.
             let steered = steerings.get(&c.key);
-            if steered.is_some_and(|op| !op.scores(&s.item.id)) {
+            if steered.is_some_and(|op| !op.scores(&s.item.dataset, &s.item.id)) {
                 continue;
             }
             let Base::Paper(ctl) = conditions::base_of(c) else { unreachable!("checked above") };
@@ -274,7 +274,10 @@ pub(super) fn read_out_pair(
     }
     let scored: Vec<&str> = job.conds.iter().map(|c| c.key.as_str()).collect();
     let mut conditions: Vec<String> = default_conditions(plan.registry).into_iter().filter(|c| scored.contains(&c.as_str())).collect();
-    conditions.extend(job.conds.iter().filter(|c| plan.steerings.contains_key(&c.key)).map(|c| c.key.clone()));
+    // (The lens reads the paper's ramps: a steering operation on a custom ramp's context is left out.)
+    conditions.extend(
+        job.conds.iter().filter(|c| plan.steerings.contains_key(&c.key) && matches!(conditions::base_of(c), Base::Paper(_))).map(|c| c.key.clone()),
+    );
     let message = format!("--lens: reading out {} items × {} conditions of {} on {dataset}", job.items.len(), conditions.len(), model.key);
     observer.event(BatchEvent::Notice { message: &message });
     let check = observer.stop_check();
@@ -282,7 +285,12 @@ pub(super) fn read_out_pair(
     let rows = match lens_rows(engine, plan.registry, &plan.prompts, job.items, &conditions, &plan.steerings, &mut progress) {
         Ok(rows) => rows,
         Err(SteerError::Stopped) => return Ok(true),
-        Err(SteerError::Failed(e)) => anyhow::bail!("--lens on {} / {dataset}: {e}", model.key),
+        // The scored items stand: a failed read-out is reported, and the run goes on.
+        Err(SteerError::Failed(e)) => {
+            let message = format!("--lens on {} / {dataset} failed, no lens written for it: {e}", model.key);
+            observer.event(BatchEvent::Notice { message: &message });
+            return Ok(false);
+        }
     };
     let dir = pair_dir(&plan.out, &model.key, &dataset);
     write_lens(&dir, &rows, &conditions, plan.registry, &model.key, &dataset, job.items.len())?;

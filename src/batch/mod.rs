@@ -317,7 +317,8 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     let work = pair_work(cfg, &plan.dataset_specs)?;
     let ranges = pair_ranges(plan, &selections, &work)?;
     let total: usize = ranges.iter().map(|r| r.len()).sum();
-    let ids: Vec<&str> = work.iter().zip(&ranges).flat_map(|((_, d, _), r)| selections[*d][r.clone()].iter().map(|s| s.item.id.as_str())).collect();
+    let ids: Vec<(&str, &str)> =
+        work.iter().zip(&ranges).flat_map(|((_, d, _), r)| selections[*d][r.clone()].iter().map(|s| (s.item.dataset.as_str(), s.item.id.as_str()))).collect();
     for message in steered::held_back_notices(&plan.steerings, &ids) {
         observer.event(BatchEvent::Notice { message: &message });
     }

@@ -351,7 +351,9 @@ impl App {
         let item = self.current()?;
         let step = self.shown_messages(item, self.current_part())?;
         let clean = self.shown_messages(item, Part::curve(CurvePoint::CleanContext))?;
-        let mut v = vec![(step.clone(), None), (clean, None)];
+        // A steering operation's step is read out under its own steering.
+        let own = self.engines.steering_of(self.current_part());
+        let mut v = vec![(step.clone(), own), (clean, None)];
         if let (true, Some(s)) = (self.steer_on, &self.cfg.steering) {
             v.push((step, Some(s.clone())));
         }

@@ -523,6 +523,13 @@ impl Engines {
         &self.scores
     }
     /// The model whose scores are shown.
+    /// The steering of a steering operation's step (`None` for any other step).
+    pub(crate) fn steering_of(&self, part: Part) -> Option<Steering> {
+        match part {
+            Part::Op(k) => self.setup.steerings.get(k).map(|op| op.steering.clone()),
+            _ => None,
+        }
+    }
     pub(crate) fn model_key(&self) -> &str {
         self.engines[0].engine.model_key()
     }

@@ -114,6 +114,9 @@ pub(crate) fn save_steering(reg: &Registry, part: Part, steering: Option<(&Steer
     if cond.recipe().is_some_and(|r| r.steering.is_some()) {
         return format!("{} is already a steering operation", cond.label);
     }
+    if cond.is_experiment() && !cond.origin.starts_with("bundled ") {
+        return format!("{} comes from {}: add an [operation.steering] table to a copy of its operation there", cond.label, cond.origin);
+    }
     let body = format!(
         "context = \"{key}\"\n\n[operation.steering]\nvector = {}\nalpha = {:?}\nlayers = \"{}-{}\"\n",
         toml::Value::String(file.display().to_string()),

@@ -142,6 +142,10 @@ impl Scheduler {
                 _ => None,
             };
             if let Some(op) = steered {
+                if !op.scores(&d.item.dataset, id) {
+                    scores.insert_error(s.model, id, part, "a training item of its direction (split.json): steering counts on held-out items only".into());
+                    continue;
+                }
                 let Some(engine) = s.engine else { continue };
                 let options = InspectOptions { steering: Some(op.steering.clone()), ..Default::default() };
                 self.queue.submit(engine, Ticket { item, part }, Job::Inspect { messages: msgs, letters: letters.clone(), options });

@@ -349,16 +349,27 @@ pub struct ExperimentSource {
     pub vectors: Vec<VectorFile>,
 }
 
-/// A control-vector file an experiment's steering operation names.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// A control-vector file an experiment's steering operation names: what the file writes and the
+/// vector's bytes, which make a run; where it lay on this machine is not recorded (the run keeps a
+/// copy), so the same experiment from another checkout is the same run.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct VectorFile {
     /// As the experiment file writes it (`steering.vector`).
     pub written: String,
-    /// Where it was read: an absolute path.
+    /// Where it was read (an absolute path); empty for a record read back from a manifest.
+    #[serde(skip)]
     pub path: String,
     /// SHA-256 of the file's bytes.
     pub sha256: String,
 }
+
+impl PartialEq for VectorFile {
+    fn eq(&self, o: &Self) -> bool {
+        self.written == o.written && self.sha256 == o.sha256
+    }
+}
+
+impl Eq for VectorFile {}
 
 impl ExperimentSource {
     pub fn new(path: &str, content: String) -> ExperimentSource {

@@ -110,6 +110,12 @@ fn notice(text: impl Into<String>) -> Vec<Event> {
 impl WhatIf {
     /// Carries out a what-if action.
     pub(crate) fn update(&mut self, action: Action, cx: &Cx) -> Vec<Event> {
+        // A what-if version is scored unsteered: a steering operation's step takes none.
+        let edits = matches!(action, Action::StartEdit | Action::DeleteExchange | Action::RepeatExchange | Action::AdvocateNextWrong);
+        let steered = matches!(cx.part, Part::Op(k) if cx.reg().find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some()));
+        if edits && steered {
+            return notice("a steering operation's step takes no what-if edit (its versions would be scored unsteered): edit the step of its context instead");
+        }
         match action {
             Action::StartEdit => self.start_edit(cx),
             Action::MoveMessage(d) => self.move_message(d, cx),
