@@ -279,11 +279,12 @@ pub fn score_item(
         // A steered operation has no row for an item its direction was estimated on.
         let op_of = |c: &Condition| scorer.steerings.and_then(|s| s.get(&c.key));
         mine.retain(|c| op_of(c).is_none_or(|op| op.scores(&sel.item.dataset, &sel.item.id)));
-        let steered: Vec<Option<Steering>> = mine.iter().map(|c| op_of(c).map(|op| op.steering.clone())).collect();        // The conditions of one ramp branch off its history: one group for the engine; a
+        let steered: Vec<Option<Steering>> = mine.iter().map(|c| op_of(c).map(|op| op.steering.clone())).collect();
+        // The conditions of one ramp branch off its history: one group for the engine; a
         // steered one goes through the read-out probe on its own, after them.
         let built: Vec<conditions::Built> = mine.iter().map(|c| build(c, b, &d, &ramp_letters, clean)).collect();
 
-        if let Some(i) = steered.iter().zip(&mine).position(|(s, c)| s.is_none() && c.recipe().is_some_and(|r| r.steering.is_some())) {
+        if let Some(i) = steered.iter().zip(&mine).position(|(s, c)| s.is_none() && c.is_steered()) {
             return Err(EngineError::Inside(format!("operation `{}` is steered but its control vector was not loaded", mine[i].key)));
         }
         let conversations: Vec<&[ChatMessage]> = built.iter().zip(&steered).filter(|(_, s)| s.is_none()).map(|(x, _)| x.messages.as_slice()).collect();

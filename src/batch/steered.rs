@@ -105,7 +105,7 @@ pub fn load(registry: &Registry, conds: &[&Condition], run: &Path) -> Result<Ste
         };
         let layers = spec.layers.unwrap_or_else(|| vector.span());
         // Layers the vector has no direction for are refused here, before any model loads.
-        let missing: Vec<usize> = (layers.0..=layers.1).filter(|l| !vector.layers.contains_key(l)).collect();
+        let missing = vector.missing_layers(layers);
         if let (Some(first), Some(last)) = (missing.first(), missing.last()) {
             let (lo, hi) = vector.span();
             bail!("operation `{}` of {}: steering layers {}-{}: the control vector has no direction for layer(s) {first}-{last} (it has {lo}-{hi})", c.key, c.origin, layers.0, layers.1);
@@ -141,8 +141,9 @@ fn training_split(at: &Path, copy: &Path, v: &ControlVector) -> Result<Training>
     Ok(Training::default())
 }
 
-/// Keeps a copy of each control vector in the run directory (`vectors/<sha256>.gguf`), so the
-/// run resumes and its record stays whole after the original file moves.
+/// Keeps a copy of each control vector in the run directory (`vectors/<sha256>.gguf`, with its
+/// split record), so the stored run stays whole after the original file moves (the explorer on
+/// `--run` and `merge` use it; a resumed batch reads the experiment file's vector).
 pub fn keep_copies(registry: &Registry, run: &Path) -> Result<()> {
     for v in registry.user_experiments().iter().flat_map(|e| &e.vectors) {
         let copy = vectors_dir(run).join(format!("{}.gguf", v.sha256));
@@ -206,7 +207,7 @@ pub fn held_back_notices(steerings: &Steerings, items: &[(&str, &str)]) -> Vec<S
 
 /// The steered conditions among `conds`, for a served model's refusal.
 pub fn steered_keys<'c>(conds: &[&'c Condition]) -> Vec<&'c str> {
-    conds.iter().filter(|c| c.recipe().is_some_and(|r| r.steering.is_some())).map(|c| c.key.as_str()).collect()
+    conds.iter().filter(|c| c.is_steered()).map(|c| c.key.as_str()).collect()
 }
 
 #[cfg(test)]

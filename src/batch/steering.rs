@@ -62,7 +62,7 @@ pub fn steer_items(
     progress: Progress,
 ) -> Result<Vec<SteerItem>, SteerError> {
     let cond = registry.find(condition).ok_or_else(|| SteerError::Failed(format!("unknown condition {condition:?} (see `hyst-tui conditions`)")))?;
-    if cond.recipe().is_some_and(|r| r.steering.is_some()) {
+    if cond.is_steered() {
         return Err(format!("{condition} is a steering operation: a direction is estimated from, and swept over, an unsteered condition").into());
     }
     let control = match conditions::base_of(cond) {

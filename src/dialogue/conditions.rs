@@ -148,6 +148,10 @@ impl Condition {
     pub fn is_experiment(&self) -> bool {
         self.group == Some(Group::Experiment)
     }
+    /// A steering operation (scored only under its control vector).
+    pub fn is_steered(&self) -> bool {
+        self.recipe().is_some_and(|r| r.steering.is_some())
+    }
 }
 
 /// A recovery operation (docs/protocol.md §3.4–§3.6): the condition and every label the paper, its artifact and the

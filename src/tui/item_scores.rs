@@ -102,7 +102,7 @@ impl ItemScores {
     /// reset, R3a = clean, the probe = clean).
     /// Whether `part` is a steering operation (scored only under its steering).
     pub(crate) fn is_steered(&self, part: Part) -> bool {
-        matches!(part, Part::Op(k) if self.reg.find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some()))
+        matches!(part, Part::Op(k) if self.reg.find(k).is_some_and(|c| c.is_steered()))
     }
 
     pub(crate) fn twin(&self, b: &Builder, model: &str, d: &DialogueItem, part: Part, msgs: &[ChatMessage], steps: &[Part]) -> Option<Part> {

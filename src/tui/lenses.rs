@@ -111,7 +111,7 @@ pub(crate) fn save_steering(reg: &Registry, part: Part, steering: Option<(&Steer
         _ => return "a steering operation steers an operation's context: step to R0 or another operation".into(),
     };
     let Some(cond) = reg.find(key) else { return format!("unknown condition {key}") };
-    if cond.recipe().is_some_and(|r| r.steering.is_some()) {
+    if cond.is_steered() {
         return format!("{} is already a steering operation", cond.label);
     }
     if cond.is_experiment() && !cond.origin.starts_with("bundled ") {

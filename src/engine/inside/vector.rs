@@ -94,11 +94,16 @@ impl ControlVector {
         if a == 0 || a > b || b >= n_layer {
             return Err(format!("steering layers {a}-{b}: give a range within 1-{}", n_layer - 1));
         }
-        let missing: Vec<usize> = (a..=b).filter(|l| !self.layers.contains_key(l)).collect();
+        let missing = self.missing_layers(layers);
         if !missing.is_empty() {
             return Err(format!("the control vector has no direction for layer(s) {}", compact(&missing)));
         }
         Ok(())
+    }
+
+    /// The layers of `first..=last` it has no direction for.
+    pub fn missing_layers(&self, (first, last): (usize, usize)) -> Vec<usize> {
+        (first..=last).filter(|l| !self.layers.contains_key(l)).collect()
     }
 
     /// The layers it covers, lowest and highest.

@@ -112,7 +112,7 @@ impl WhatIf {
     pub(crate) fn update(&mut self, action: Action, cx: &Cx) -> Vec<Event> {
         // A what-if version is scored unsteered: a steering operation's step takes none.
         let edits = matches!(action, Action::StartEdit | Action::DeleteExchange | Action::RepeatExchange | Action::AdvocateNextWrong);
-        let steered = matches!(cx.part, Part::Op(k) if cx.reg().find(k).and_then(|c| c.recipe()).is_some_and(|r| r.steering.is_some()));
+        let steered = matches!(cx.part, Part::Op(k) if cx.reg().find(k).is_some_and(|c| c.is_steered()));
         if edits && steered {
             return notice("a steering operation's step takes no what-if edit (its versions would be scored unsteered): edit the step of its context instead");
         }
