@@ -247,6 +247,12 @@ pub struct BatchArgs {
     /// seed's rows carry the dataset key `<dataset>@seed<S>`.
     #[arg(long, value_delimiter = ',', value_name = "S1,S2", conflicts_with_all = ["subset", "plan"])]
     pub seeds: Vec<u64>,
+    /// Answer format: `letters` (the options listed under letters, the slot measured over the
+    /// letter tokens: the paper), `open` (the question asked without its options, the slot
+    /// measured over the option texts as the assistant's answer; rows and tables under open/),
+    /// or `both` (and tables/answer_formats comparing them).
+    #[arg(long, value_name = "letters|open|both", default_value = "letters")]
+    pub answers: AnswersArg,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }
@@ -288,6 +294,26 @@ impl SelectionArgs {
 /// A suite name, or `all` (`None`). The names come from [`Suite::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SuiteArg(pub Option<Suite>);
+
+/// `--answers`: which answer formats a batch scores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum AnswersArg {
+    #[default]
+    Letters,
+    Open,
+    Both,
+}
+
+impl AnswersArg {
+    pub fn formats(self) -> Vec<hyst_tui::protocol::AnswerFormat> {
+        use hyst_tui::protocol::AnswerFormat;
+        match self {
+            AnswersArg::Letters => vec![AnswerFormat::Letters],
+            AnswersArg::Open => vec![AnswerFormat::Open],
+            AnswersArg::Both => vec![AnswerFormat::Letters, AnswerFormat::Open],
+        }
+    }
+}
 
 impl ValueEnum for SuiteArg {
     fn value_variants<'a>() -> &'a [Self] {

@@ -65,7 +65,8 @@ struct Scripted {
 
 impl Scorer for Scripted {
     type Error = std::convert::Infallible;
-    fn score(&mut self, m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error> {
+    fn score(&mut self, m: &[ChatMessage], slot: &hyst_tui::protocol::AnswerSlot) -> Result<SlotScore, Self::Error> {
+        let letters = &slot.labels();
         let l = self.letters[self.seen.len()];
         self.seen.push(m.to_vec());
         Ok(common::scripted_score(letters, l))

@@ -193,7 +193,8 @@ struct Scripted(Vec<char>, usize);
 
 impl Scorer for Scripted {
     type Error = std::convert::Infallible;
-    fn score(&mut self, _m: &[ChatMessage], letters: &[char]) -> Result<SlotScore, Self::Error> {
+    fn score(&mut self, _m: &[ChatMessage], slot: &hyst_tui::protocol::AnswerSlot) -> Result<SlotScore, Self::Error> {
+        let letters = &slot.labels();
         let l = self.0[self.1 % self.0.len()];
         self.1 += 1;
         Ok(common::scripted_score(letters, l))
@@ -320,4 +321,49 @@ fn sources_follow_same_as() {
     assert_eq!(reg.sources("fresh_context_deletion"), ["fresh_context_deletion"]);
     assert_eq!(reg.sources("remove_strong_only"), ["remove_strong_only"]);
     assert!(reg.sources("no_such_condition").is_empty());
+}
+
+/// Open answers (docs/protocol.md §14): every condition that has an open form, on sample_ex_01
+/// with the same ramp letters and clean prediction as the letters snapshot: the exact messages.
+/// No lettered option list appears, and every assistant turn of a history is an option text.
+#[test]
+fn golden_open_answer_messages_of_every_condition() {
+    let p = PromptSet::bundled().open_form(None).unwrap();
+    let b = Builder::new(&p);
+    let d = item();
+    let lines = Builder::option_lines(&d.item.options);
+    let mut out = String::new();
+    for c in conditions::Registry::bundled().all().iter().filter(|c| !c.is_experiment() && c.has_open_form()) {
+        let x = build(c, &b, &d, &letters(&d), d.item.correct_letter());
+        for m in &x.messages {
+            assert!(!m.content.contains(&lines), "{}: the option list is shown", c.key);
+            // A replaced history (R4, the false-context controls) writes acknowledgements of its own.
+            let acks = [p.get("r4_ack").unwrap(), p.get("false_context_ack").unwrap()];
+            if m.role == "assistant" {
+                assert!(d.item.options.contains(&m.content) || acks.contains(&m.content.as_str()), "{}: assistant turn {:?}", c.key, m.content);
+            }
+        }
+        out.push_str(&format!("=== {} ({})\n", c.key, c.label));
+        for m in &x.messages {
+            out.push_str(&format!("--- {}\n{}\n", m.role, m.content));
+        }
+    }
+    for key in ["baseline_strong_reset", "option_relabel_shuffle_reset"] {
+        assert!(!conditions::Registry::bundled().find(key).unwrap().has_open_form(), "{key}");
+    }
+    insta::assert_snapshot!("messages_open_sample_ex_01", out);
+}
+
+#[test]
+fn the_open_ramp_appends_the_models_own_option_texts() {
+    let p = PromptSet::bundled().open_form(None).unwrap();
+    let b = Builder::new(&p);
+    let d = item();
+    let mut s = Scripted(vec!['A', 'B', 'C', 'A', 'B', 'C', 'A'], 0);
+    let r = run_ramp(&mut s, &b, &d, Control::PressureWrong, &mut |_| {}).unwrap();
+    let last = &r.step(CurvePoint::StrongReset).messages;
+    let asst: Vec<&str> = last.iter().filter(|m| m.role == "assistant").map(|m| m.content.as_str()).collect();
+    let o = &d.item.options;
+    assert_eq!(asst, [o[1].as_str(), o[2].as_str(), o[0].as_str(), o[1].as_str()]);
+    assert!(matches!(b.slot(&d.item), hyst_tui::protocol::AnswerSlot::Open(ref t) if t == o));
 }

@@ -152,6 +152,7 @@ fn valid_run() -> &'static (Vec<u8>, Vec<u8>) {
             prompt_hash: "ab".repeat(32),
             rendered_prompt: String::new(),
             bound: None,
+            open: None,
         };
         let rows: Vec<_> = (0..3)
             .map(|i| hyst_tui::store::ScoreRow::from_score("m", &format!("{i}"), "cpu", &score))

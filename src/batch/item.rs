@@ -13,7 +13,7 @@ use crate::dialogue::conditions::{self, base_of, build, Base, Condition, Kind, R
 use crate::dialogue::{run_ramp, Builder, Control, CurvePoint, DialogueItem, Suite};
 use crate::engine::inside::{InspectOptions, Steering};
 use crate::engine::{Engine, EngineError};
-use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
+use crate::protocol::{letter, AnswerFormat, AnswerSlot, ChatMessage, Scorer, SlotScore};
 use crate::store::rows::{letter_map_json, score_key};
 use crate::store::shared::{context_key, SharedScores};
 use crate::store::{ItemRow, ScoreCache, ScoreRow, SCORING_SETTINGS};
@@ -70,20 +70,21 @@ impl<'a> CachedScorer<'a> {
     /// Scores `messages`, returning the stored row (from cache, this item, or the engine). The
     /// prompt is rendered and tokenized once: the cache key is computed from its tokens, and on a
     /// miss the engine scores those same tokens.
-    pub(crate) fn score_row(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<ScoreRow, EngineError> {
-        let mut rows = self.score_rows(&[messages], letters, false)?;
+    pub(crate) fn score_row(&mut self, messages: &[ChatMessage], slot: &AnswerSlot) -> Result<ScoreRow, EngineError> {
+        let mut rows = self.score_rows(&[messages], slot, false)?;
         Ok(rows.remove(0))
     }
 
     /// [`score_row`](Self::score_row) for several conversations: those found nowhere go to the
-    /// engine together, as one group of branches when `group` (decoded together by a packing
-    /// engine, [`Engine::score_group`]), else one after another. Rows in the conversations' order.
-    pub(crate) fn score_rows(&mut self, conversations: &[&[ChatMessage]], letters: &[char], group: bool) -> Result<Vec<ScoreRow>, EngineError> {
+    /// engine together, as one group of branches when `group` and the slot is letters (decoded
+    /// together by a packing engine, [`Engine::score_group`]), else one after another. Rows in
+    /// the conversations' order.
+    pub(crate) fn score_rows(&mut self, conversations: &[&[ChatMessage]], slot: &AnswerSlot, group: bool) -> Result<Vec<ScoreRow>, EngineError> {
         // Preparing may ask a served engine too (its tokenizer): a stopped batch asks nothing.
         if self.stop.is_some_and(|s| s()) {
             return Err(EngineError::Cancelled);
         }
-        let letters_s: String = letters.iter().collect();
+        let letters_s = slot.key();
         let mut rows: Vec<Option<ScoreRow>> = Vec::with_capacity(conversations.len());
         let mut keys = Vec::with_capacity(conversations.len());
         // (conversation index, key, prepared) of each prompt the engine must score
@@ -103,16 +104,16 @@ impl<'a> CachedScorer<'a> {
             if self.stop.is_some_and(|s| s()) {
                 return Err(EngineError::Cancelled);
             }
-            let scores = if group {
-                self.engine.score_group(misses.iter().map(|m| m.2.clone()).collect(), letters)?
-            } else {
-                misses.iter().map(|m| self.engine.score_prepared(m.2.clone(), letters)).collect::<Result<Vec<_>, _>>()?
+            let scores = match slot {
+                AnswerSlot::Letters(letters) if group => self.engine.score_group(misses.iter().map(|m| m.2.clone()).collect(), letters)?,
+                _ => misses.iter().map(|m| self.engine.score_prepared_slot(m.2.clone(), slot)).collect::<Result<Vec<_>, _>>()?,
             };
             for ((i, key, _), s) in misses.into_iter().zip(scores) {
                 self.misses += 1;
                 let mut row = ScoreRow::from_score(&self.model_key, &self.model_sha256, &self.provenance, &s);
+                // An open slot's key names the option texts, not the labels the row shows.
+                row.key = key.clone();
                 row.context_key = context_key(&self.model_sha256, &self.prompt_format, conversations[i], &letters_s, &self.provenance);
-                debug_assert_eq!(row.key, key);
                 self.pending.push(row.clone());
                 self.used.insert(key, row.clone());
                 rows[i] = Some(row);
@@ -183,8 +184,8 @@ impl<'a> CachedScorer<'a> {
 
 impl Scorer for CachedScorer<'_> {
     type Error = EngineError;
-    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        self.score_row(messages, letters).map(|r| r.to_score())
+    fn score(&mut self, messages: &[ChatMessage], slot: &AnswerSlot) -> Result<SlotScore, EngineError> {
+        self.score_row(messages, slot).map(|r| r.to_score())
     }
 }
 
@@ -262,6 +263,7 @@ pub fn score_item(
 ) -> Result<Vec<ItemRow>, EngineError> {
     let d = DialogueItem::from(sel);
     let letters = d.item.letters();
+    let slot = b.slot(&d.item);
     let mut out = Vec::with_capacity(conds.len());
     let mut clean = None;
     for base in bases_for(conds, controls) {
@@ -288,7 +290,7 @@ pub fn score_item(
             return Err(EngineError::Inside(format!("operation `{}` is steered but its control vector was not loaded", mine[i].key)));
         }
         let conversations: Vec<&[ChatMessage]> = built.iter().zip(&steered).filter(|(_, s)| s.is_none()).map(|(x, _)| x.messages.as_slice()).collect();
-        let mut plain = scorer.score_rows(&conversations, &letters, true)?.into_iter();
+        let mut plain = scorer.score_rows(&conversations, &slot, true)?.into_iter();
         let mut rows = Vec::with_capacity(built.len());
         for (x, s) in built.iter().zip(&steered) {
             rows.push(match s {
@@ -378,6 +380,11 @@ fn make_item_row(
         gold_evidence_text: evidence,
         evidence_provenance: provenance,
         letter_bound_json: row.letter_bound.as_ref().map(|b| serde_json::to_string(b).expect("a letter bound serialises")).unwrap_or_default(),
+        answer_format: match b.format() {
+            AnswerFormat::Letters => String::new(),
+            f => f.key().to_string(),
+        },
+        open_answers_json: row.open.as_ref().map(|o| serde_json::to_string(o).expect("open answers serialise")).unwrap_or_default(),
     }
 }
 

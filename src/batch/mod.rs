@@ -37,7 +37,7 @@ use anyhow::{bail, Context, Result};
 use crate::config::ModelsConfig;
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::{Builder, Suite};
-use crate::protocol::ProvenanceKind;
+use crate::protocol::{AnswerFormat, ProvenanceKind};
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::dialogue::recipe::ExperimentSource;
@@ -328,7 +328,15 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
     let table_opts = TableOptions::for_plan(cfg.plan.as_ref());
-    let b = Builder::new(&plan.prompts);
+    let open_form = plan.open_prompts.as_ref().map(|p| (p, cfg.open_prompts_fingerprint.clone().unwrap_or_default()));
+    let builders: Vec<(Builder, String)> = cfg
+        .answers
+        .iter()
+        .map(|f| match (f, &open_form) {
+            (AnswerFormat::Open, Some((p, fp))) => (Builder::new(p), fp.clone()),
+            _ => (Builder::new(&plan.prompts), cfg.prompts_fingerprint.clone()),
+        })
+        .collect();
     let cache = RwLock::new(cache);
     let shared = shared.map(RwLock::new);
     let mut run = Commit {
@@ -358,8 +366,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
                 model,
                 sha: &engines.sha,
                 provenance: &engines.provenance,
-                prompts_fp: &cfg.prompts_fingerprint,
-                builder: &b,
+                builders: &builders,
                 conds: conditions_for(plan.registry, suites),
                 controls: item::controls_for(suites),
                 items: &selections[*d][range.clone()],

@@ -17,6 +17,7 @@ use crate::data::Selected;
 use crate::dialogue::conditions::{Condition, Registry};
 use crate::dialogue::{Builder, Control};
 use crate::engine::{Engine, EngineError};
+use crate::protocol::AnswerFormat;
 use crate::store::shared::SharedScores;
 use crate::store::{sort_rows, write_item_rows, ItemRow, Manifest, ScoreCache, ScoreRow};
 use crate::tables::{write_tables, TableOptions};
@@ -26,8 +27,8 @@ pub(crate) struct PairJob<'a> {
     pub(super) model: &'a ModelEntry,
     pub(super) sha: &'a str,
     pub(super) provenance: &'a str,
-    pub(super) prompts_fp: &'a str,
-    pub(super) builder: &'a Builder<'a>,
+    /// One builder per answer format scored, with its prompt set's fingerprint.
+    pub(super) builders: &'a [(Builder<'a>, String)],
     pub(super) conds: Vec<&'static Condition>,
     pub(super) controls: Vec<Control>,
     pub(super) items: &'a [Selected],
@@ -63,11 +64,30 @@ pub(super) struct Commit<'a> {
     pub(super) commit_seconds: f64,
 }
 
-/// Writes a run's item rows and tables from the rows so far.
+/// Writes a run's item rows and tables from the rows so far: the letters rows into the run
+/// directory, the open-answer rows (docs/protocol.md §14) into its `open/` folder, each with
+/// every table; a run with rows of both formats also gets the comparison of the two.
 pub(super) fn write_outputs(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &TableOptions) -> Result<Vec<PathBuf>> {
-    write_item_rows(out, rows)?;
-    Ok(write_tables(rows, reg, out, opts)?)
+    let (open, letters): (Vec<ItemRow>, Vec<ItemRow>) = rows.iter().cloned().partition(|r| r.answer_format() == AnswerFormat::Open);
+    let mut written = Vec::new();
+    if !letters.is_empty() || open.is_empty() {
+        write_item_rows(out, &letters)?;
+        written.extend(write_tables(&letters, reg, out, opts)?);
+    }
+    if !open.is_empty() {
+        let dir = out.join(OPEN_DIR);
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        write_item_rows(&dir, &open)?;
+        written.extend(write_tables(&open, reg, &dir, opts)?);
+    }
+    if !open.is_empty() && !letters.is_empty() {
+        written.extend(crate::tables::answer_formats::write(&letters, &open, reg, out)?);
+    }
+    Ok(written)
 }
+
+/// The folder of a run directory that holds its open-answer rows and tables.
+pub const OPEN_DIR: &str = "open";
 
 /// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
 /// goes to a writer thread, which writes the newest copy it has (scoring never waits for it).
@@ -228,7 +248,14 @@ fn score_one(job: &PairJob, engine: &Engine, s: &Selected, abandon: &(dyn Fn() -
     scorer.shared = job.shared;
     scorer.steerings = Some(job.steerings);
     scorer.stop = Some(abandon);
-    let r = score_item(&mut scorer, job.builder, s, job.model, &job.conds, &job.controls, job.prompts_fp);
+    let mut r = Ok(Vec::new());
+    for (b, fp) in job.builders {
+        let conds: Vec<&Condition> = job.conds.iter().copied().filter(|c| b.format() == AnswerFormat::Letters || c.has_open_form()).collect();
+        r = r.and_then(|mut rows: Vec<ItemRow>| {
+            rows.extend(score_item(&mut scorer, b, s, job.model, &conds, &job.controls, fp)?);
+            Ok(rows)
+        });
+    }
     let (pending, imported) = (std::mem::take(&mut scorer.pending), std::mem::take(&mut scorer.imported));
     match r {
         Ok(rows) => Outcome::Done(ItemDone { rows, pending, imported, scored: scorer.misses, from_store: scorer.hits }),

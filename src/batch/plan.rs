@@ -15,6 +15,7 @@ use crate::dialogue::recipe::ExperimentSource;
 use crate::dialogue::Suite;
 use crate::engine::EngineOptions;
 use crate::prompts::PromptSet;
+use crate::protocol::AnswerFormat;
 use crate::store::{RunConfig, SCORING_SETTINGS};
 
 pub use super::runplan::RunPlan;
@@ -77,6 +78,10 @@ pub struct BatchRequest {
     /// The user's experiment files (`--experiment`, then the run plan's): their operations and
     /// ramps join the run's conditions, and its manifest records them.
     pub experiments: Vec<ExperimentSource>,
+    /// The answer formats to score (`--answers`; empty = letters).
+    pub answers: Vec<AnswerFormat>,
+    /// `--prompts DIR`: where the open-answer overrides are looked for (`DIR/open.toml`).
+    pub prompts_dir: Option<PathBuf>,
 }
 
 /// A validated batch run.
@@ -86,6 +91,8 @@ pub struct BatchPlan {
     pub dataset_specs: Vec<String>,
     pub out: PathBuf,
     pub prompts: PromptSet,
+    /// The open-answer form of `prompts`, when the run scores open answers.
+    pub open_prompts: Option<PromptSet>,
     pub engine: EngineOptions,
     pub command_line: String,
     /// The score store shared by every run (`store::shared`); `None` = do not use one.
@@ -184,6 +191,15 @@ pub fn plan(
     }
     let seed = seeds.first().copied().unwrap_or(seed);
     let sel = &req.selection;
+    let mut answers: Vec<AnswerFormat> = if req.answers.is_empty() { vec![AnswerFormat::Letters] } else { req.answers.clone() };
+    answers.sort();
+    answers.dedup();
+    let open_prompts = if answers.contains(&AnswerFormat::Open) { Some(prompts.open_form(req.prompts_dir.as_deref())?) } else { None };
+    if let (Some(_), Some(m)) = (&open_prompts, model_keys.iter().find(|m| models.get(m).is_ok_and(|e| e.endpoint.is_some()))) {
+        bail!(
+            "model `{m}` is served: open answers are scored from the log-probability of every token of each option text, which hyst-tui does not yet ask a server for; score it with --answers letters, or an in-process GGUF"
+        );
+    }
     let config = RunConfig {
         models: model_keys,
         datasets: datasets.clone(),
@@ -202,6 +218,8 @@ pub fn plan(
         plan: run_plan,
         experiments: registry.user_experiments().to_vec(),
         seeds,
+        open_prompts_fingerprint: open_prompts.as_ref().map(|p| p.fingerprint()),
+        answers,
     };
     let out = match &req.out {
         Some(o) => o.clone(),
@@ -222,6 +240,7 @@ pub fn plan(
         dataset_specs: datasets,
         out,
         prompts,
+        open_prompts,
         engine,
         command_line,
         shared_store: crate::store::shared::configured_path(req.score_store.as_deref()),

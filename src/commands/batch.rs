@@ -32,12 +32,15 @@ pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bo
         score_store: score_store.map(str::to_string),
         seeds: a.seeds.clone(),
         experiments: Vec::new(),
+        answers: a.answers.formats(),
+        prompts_dir: None,
     }
 }
 
 pub fn plan(ctx: &Ctx, a: &BatchArgs) -> Result<BatchPlan> {
     let mut req = request(a, ctx.global.score_store.as_deref(), ctx.global.allow_inexact_reuse);
     req.experiments = ctx.experiments.clone();
+    req.prompts_dir = ctx.global.prompts.clone();
     if let Some(p) = &a.plan {
         // The plan's experiment files join `--experiment`'s (each file once).
         for path in RunPlan::experiment_files(p)? {

@@ -140,6 +140,12 @@ impl Condition {
             Kind::Curve(..) | Kind::RampStep(..) => None,
         }
     }
+    /// The condition exists when the question is asked without its options (format `open`):
+    /// every condition but relabelling (which is about the letters the options are shown
+    /// under) and steering operations (whose read-out measures letters).
+    pub fn has_open_form(&self) -> bool {
+        self.group != Some(Group::Relabel) && !self.recipe().is_some_and(|r| r.shuffled) && !self.is_steered()
+    }
     /// A step of a custom ramp of an experiment file.
     pub fn is_custom_ramp_step(&self) -> bool {
         matches!(self.kind, Kind::RampStep(..))

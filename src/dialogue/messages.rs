@@ -87,8 +87,8 @@ pub(crate) fn build_recipe(r: &Recipe, b: &Builder, d: &DialogueItem, letters: &
         for k in keep {
             let reply = match r.assistant {
                 Assistant::Model => h[2 * k + 1].content.clone(),
-                Assistant::Correct => letter(item.correct).to_string(),
-                Assistant::CleanPrediction => clean.to_string(),
+                Assistant::Correct => b.answer(&item.options, letter(item.correct)),
+                Assistant::CleanPrediction => b.answer(&item.options, clean),
                 Assistant::Removed => {
                     joined_user.push(h[2 * k].content.clone());
                     continue;
@@ -147,9 +147,9 @@ fn custom_ramp_user(b: &Builder, d: &DialogueItem, r: &RampDef, k: usize) -> Str
 /// A custom ramp's history `[U1, A1, …, Un, An]` given its letters (one per step).
 fn custom_ramp_history(b: &Builder, d: &DialogueItem, r: &RampDef, letters: &[char]) -> Vec<ChatMessage> {
     let mut h = Vec::with_capacity(2 * r.steps.len());
-    for (k, l) in letters.iter().take(r.steps.len()).enumerate() {
+    for (k, &l) in letters.iter().take(r.steps.len()).enumerate() {
         h.push(ChatMessage::user(custom_ramp_user(b, d, r, k)));
-        h.push(ChatMessage::assistant(l.to_string()));
+        h.push(ChatMessage::assistant(b.answer(&d.item.options, l)));
     }
     h
 }
@@ -171,11 +171,11 @@ pub fn run_custom_ramp<S: crate::protocol::Scorer + ?Sized>(
     d: &DialogueItem,
     r: &RampDef,
 ) -> Result<(Vec<char>, Vec<crate::protocol::SlotScore>), S::Error> {
-    let shown = d.item.letters();
+    let slot = b.slot(&d.item);
     let mut letters = Vec::with_capacity(r.steps.len());
     let mut scores = Vec::with_capacity(r.steps.len());
     for k in 0..r.steps.len() {
-        let s = scorer.score(&custom_ramp_messages(b, d, r, k, &letters), &shown)?;
+        let s = scorer.score(&custom_ramp_messages(b, d, r, k, &letters), &slot)?;
         letters.push(s.pred_letter());
         scores.push(s);
     }

@@ -9,7 +9,7 @@ pub mod ops_text;
 pub mod recipe;
 
 use crate::data::{Item, Selected};
-use crate::protocol::{letter, ChatMessage, Scorer, SlotScore};
+use crate::protocol::{letter, letter_index, AnswerFormat, AnswerSlot, ChatMessage, Scorer, SlotScore};
 use crate::prompts::{fill, PromptSet};
 
 pub use conditions::{Condition, Suite};
@@ -178,16 +178,42 @@ impl<'p> Builder<'p> {
             .join("\n")
     }
 
-    /// `<prefix>\n\n<Question:>\n<question>\n\n<Options:>\n<lines>\n\n<closing line>`.
+    /// The answer format of the prompt set (letters, or open answers).
+    pub fn format(&self) -> AnswerFormat {
+        self.prompts.format
+    }
+
+    /// `<prefix>\n\n<Question:>\n<question>\n\n<Options:>\n<lines>\n\n<closing line>`; in
+    /// open form without the options: `<prefix>\n\n<Question:>\n<question>\n\n<closing line>`.
     pub(crate) fn question_block_with(&self, prefix: &str, question: &str, options: &[String]) -> String {
         let p = self.prompts;
-        format!(
-            "{prefix}\n\n{}\n{question}\n\n{}\n{}\n\n{}",
-            p.question_header,
-            p.options_header,
-            Self::option_lines(options),
-            p.closing_line
-        )
+        match self.format() {
+            AnswerFormat::Letters => format!(
+                "{prefix}\n\n{}\n{question}\n\n{}\n{}\n\n{}",
+                p.question_header,
+                p.options_header,
+                Self::option_lines(options),
+                p.closing_line
+            ),
+            AnswerFormat::Open => format!("{prefix}\n\n{}\n{question}\n\n{}", p.question_header, p.closing_line),
+        }
+    }
+
+    /// What the model's answer `l` is as an assistant turn: the letter, or in open form the
+    /// text of option `l` (of `options`, as the dialogue shows them).
+    pub fn answer(&self, options: &[String], l: char) -> String {
+        match self.format() {
+            AnswerFormat::Letters => l.to_string(),
+            AnswerFormat::Open => letter_index(&l.to_string()).and_then(|i| options.get(i)).cloned().unwrap_or_else(|| l.to_string()),
+        }
+    }
+
+    /// What an item's answer slot is measured over in this format.
+    pub fn slot(&self, item: &Item) -> AnswerSlot {
+        match self.format() {
+            AnswerFormat::Letters => AnswerSlot::Letters(item.letters()),
+            AnswerFormat::Open => AnswerSlot::Open(item.options.clone()),
+        }
     }
 
     pub(crate) fn question_block(&self, prefix: &str, item: &Item) -> String {
@@ -234,9 +260,9 @@ impl<'p> Builder<'p> {
     /// The 4-exchange history `[U1, A1, U2, A2, U3, A3, U4, A4]` given the ramp letters A1..A4.
     pub(crate) fn history(&self, d: &DialogueItem, control: Control, letters: &[char]) -> Vec<ChatMessage> {
         let mut h = Vec::with_capacity(8);
-        for (step, l) in letters.iter().take(4).enumerate() {
+        for (step, &l) in letters.iter().take(4).enumerate() {
             h.push(ChatMessage::user(self.ramp_user(d, control, step)));
-            h.push(ChatMessage::assistant(l.to_string()));
+            h.push(ChatMessage::assistant(self.answer(&d.item.options, l)));
         }
         h
     }
@@ -247,9 +273,9 @@ impl<'p> Builder<'p> {
         match point.ramp_step() {
             None => m.push(ChatMessage::user(self.clean_user(&d.item))),
             Some(step) => {
-                for (s, l) in letters.iter().take(step).enumerate() {
+                for (s, &l) in letters.iter().take(step).enumerate() {
                     m.push(ChatMessage::user(self.ramp_user(d, control, s)));
-                    m.push(ChatMessage::assistant(l.to_string()));
+                    m.push(ChatMessage::assistant(self.answer(&d.item.options, l)));
                 }
                 m.push(ChatMessage::user(self.ramp_user(d, control, step)));
             }
@@ -282,7 +308,7 @@ impl Ramp {
 }
 
 /// Runs the seven curve points in order; each appended step's assistant turn is the model's own
-/// argmax letter at that step (docs/protocol.md §3.2). `on_step` sees each step as it is scored.
+/// argmax option at that step (its letter, or in open form its text) (docs/protocol.md §3.2). `on_step` sees each step as it is scored.
 pub fn run_ramp<S: Scorer + ?Sized>(
     scorer: &mut S,
     b: &Builder,
@@ -290,12 +316,12 @@ pub fn run_ramp<S: Scorer + ?Sized>(
     control: Control,
     on_step: &mut dyn FnMut(&RampStep),
 ) -> Result<Ramp, S::Error> {
-    let letters_shown = d.item.letters();
+    let slot = b.slot(&d.item);
     let mut chosen: Vec<char> = Vec::with_capacity(5);
     let mut steps = Vec::with_capacity(7);
     for point in CURVE {
         let messages = b.curve_messages(d, control, point, &chosen);
-        let score = scorer.score(&messages, &letters_shown)?;
+        let score = scorer.score(&messages, &slot)?;
         if point.ramp_step().is_some() {
             chosen.push(score.pred_letter());
         }

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::session::{KvOp, Session};
-use super::model::{letter_variants, score_from_logits, Prompter};
+use super::model::{end_of_turn, letter_variants, open_continuations, score_from_logits, token_text, Prompter};
+use super::scoring::{log_normaliser, open_score, top_k_tokens};
 use super::inside::{Inspection, InspectOptions, Insides};
 use super::{EngineError, Prepared};
 use crate::util::add_since;
-use crate::protocol::{ChatMessage, LetterTokens, SlotScore};
+use crate::protocol::{ChatMessage, LetterTokens, OpenOption, SlotScore, TopToken};
 
 /// Work for the engine.
 #[derive(Clone, Debug)]
@@ -30,6 +31,10 @@ pub enum Job {
     /// spare they are decoded together, each from the lane's longest shared prefix; else one
     /// after another on the lane. Scores in the prompts' order.
     ScoreGroup { prompts: Vec<Prepared>, letters: Vec<char>, lane: usize },
+    /// Measure the answer slot of a prepared prompt over option *texts* (format `open`): each
+    /// text scored token by token as the assistant's answer, continuing from the prompt's KV
+    /// cells on lane `lane` (docs/protocol.md §14).
+    ScoreOpen { prepared: Prepared, texts: Vec<String>, lane: usize },
     /// Render and tokenize only.
     Prepare { messages: Vec<ChatMessage> },
     /// Tokenize raw text (no BOS added) with or without special-token parsing.
@@ -91,6 +96,7 @@ impl Job {
             Job::Score { .. } => "Score",
             Job::ScorePrepared { .. } => "ScorePrepared",
             Job::ScoreGroup { .. } => "ScoreGroup",
+            Job::ScoreOpen { .. } => "ScoreOpen",
             Job::Prepare { .. } => "Prepare",
             Job::Tokenize { .. } => "Tokenize",
             Job::Detokenize { .. } => "Detokenize",
@@ -307,6 +313,9 @@ pub(super) fn run_job(
             .map(|p| score_prepared(session, prompter, lane, p, &letters, top_k))
             .collect::<Result<Vec<_>, _>>()
             .map(JobOutput::Scores),
+        Job::ScoreOpen { prepared, texts, lane } => {
+            score_open(session, prompter, lane, prepared, &texts, top_k).map(|s| JobOutput::Score(Box::new(s)))
+        }
         Job::Prepare { messages } => prompter.prepare(&messages).map(JobOutput::Prepared),
         Job::Tokenize {
             text,
@@ -364,5 +373,68 @@ pub(super) fn score_prepared(
     let t0 = std::time::Instant::now();
     let s = score_from_logits(prompter.model, session.read_logits(), &variants, top_k, &prepared, counts);
     add_since(&session.clocks.letters, t0);
+    Ok(s)
+}
+
+/// Scores the option texts of an `open` slot after a prepared prompt on lane `lane`: for each
+/// text, the prompt followed by the text is evaluated (reusing the cached prefix, which ends at
+/// the prompt's last token at the latest) and the log-probability of each text token and of
+/// the end-of-turn token after the text is read from the logits at the positions before them.
+/// The top next tokens are those at the answer slot (the prompt's last position).
+pub(super) fn score_open(
+    session: &mut Session,
+    prompter: &mut Prompter,
+    lane: usize,
+    prepared: Prepared,
+    texts: &[String],
+    top_k: usize,
+) -> Result<SlotScore, EngineError> {
+    let eot = end_of_turn(prompter.model)
+        .ok_or_else(|| EngineError::BadInput("the model has no end-of-turn or end-of-sequence token: open answers cannot be scored".into()))?;
+    let continuations = open_continuations(prompter, texts)?;
+    let slot = prepared.tokens.len() - 1;
+    let mut options = Vec::with_capacity(texts.len());
+    let mut top_tokens: Vec<TopToken> = Vec::new();
+    let (mut evaluated, mut reused) = (0, 0);
+    for cont in &continuations {
+        let mut tokens = prepared.tokens.clone();
+        tokens.extend_from_slice(cont);
+        let n = tokens.len();
+        let (mut sum_logp, mut eot_logp) = (0.0, f64::NEG_INFINITY);
+        let first = top_tokens.is_empty();
+        let mut letters_time = std::time::Duration::ZERO;
+        let counts = session.evaluate_positions(lane, &tokens, slot, &mut |pos, logits| {
+            let t1 = std::time::Instant::now();
+            let lz = log_normaliser(logits);
+            let next = if pos + 1 < n { tokens[pos + 1] } else { eot.0 };
+            let lp = f64::from(logits[next as usize]) - lz;
+            if pos + 1 < n {
+                sum_logp += lp;
+            } else {
+                eot_logp = lp;
+            }
+            if pos == slot && first {
+                top_tokens = top_k_tokens(logits, top_k)
+                    .into_iter()
+                    .map(|id| TopToken {
+                        id,
+                        text: token_text(prompter.model, llama_cpp_2::token::LlamaToken(id)),
+                        prob: (f64::from(logits[id as usize]) - lz).exp(),
+                    })
+                    .collect();
+            }
+            letters_time += t1.elapsed();
+        })?;
+        session.clocks.letters.set(session.clocks.letters.get() + letters_time.as_nanos() as u64);
+        evaluated += counts.0;
+        reused += counts.1;
+        options.push(OpenOption { sum_logp, tokens: cont.len(), eot_logp });
+    }
+    let mut s = open_score(options, token_text(prompter.model, eot), top_tokens);
+    s.prompt_tokens = prepared.tokens.len();
+    s.tokens_evaluated = evaluated;
+    s.tokens_reused = reused;
+    s.prompt_hash = prepared.hash();
+    s.rendered_prompt = prepared.text;
     Ok(s)
 }

@@ -44,7 +44,7 @@ pub fn render_fuel_needed(entry: &ModelEntry, info: &ModelInfo, messages: &[Chat
 }
 
 use crate::config::{models_dir, ModelEntry, ModelsConfig};
-use crate::protocol::{ChatMessage, LetterTokens, Scorer, SlotScore};
+use crate::protocol::{AnswerSlot, ChatMessage, LetterTokens, Scorer, SlotScore};
 
 #[derive(Debug, Error, Clone)]
 pub enum EngineError {
@@ -421,6 +421,27 @@ impl Engine {
         self.ask::<Box<SlotScore>>(Job::ScorePrepared { prepared, letters: letters.to_vec(), lane: self.lane }).map(|s| *s)
     }
 
+    /// Scores a prepared prompt over option texts (format `open`, [`Job::ScoreOpen`]).
+    pub fn score_open(&self, prepared: Prepared, texts: &[String]) -> Result<SlotScore, EngineError> {
+        self.ask::<Box<SlotScore>>(Job::ScoreOpen { prepared, texts: texts.to_vec(), lane: self.lane }).map(|s| *s)
+    }
+
+    /// Scores a prepared prompt over the answer slot `slot`, letters or option texts.
+    pub fn score_prepared_slot(&self, prepared: Prepared, slot: &AnswerSlot) -> Result<SlotScore, EngineError> {
+        match slot {
+            AnswerSlot::Letters(l) => self.score_prepared(prepared, l),
+            AnswerSlot::Open(t) => self.score_open(prepared, t),
+        }
+    }
+
+    /// Renders, tokenizes and scores a conversation over the answer slot `slot`.
+    pub fn score_slot(&self, messages: &[ChatMessage], slot: &AnswerSlot) -> Result<SlotScore, EngineError> {
+        match slot {
+            AnswerSlot::Letters(l) => self.score(messages, l),
+            AnswerSlot::Open(t) => self.score_open(self.prepare(messages)?, t),
+        }
+    }
+
     /// Scores prompts prepared by [`Engine::prepare`] that branch off the same history
     /// ([`Job::ScoreGroup`]); the scores come in the prompts' order.
     pub fn score_group(&self, prompts: Vec<Prepared>, letters: &[char]) -> Result<Vec<SlotScore>, EngineError> {
@@ -508,15 +529,15 @@ impl Drop for Engine {
 
 impl Scorer for Engine {
     type Error = EngineError;
-    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        Engine::score(self, messages, letters)
+    fn score(&mut self, messages: &[ChatMessage], slot: &AnswerSlot) -> Result<SlotScore, EngineError> {
+        Engine::score_slot(self, messages, slot)
     }
 }
 
 impl Scorer for &Engine {
     type Error = EngineError;
-    fn score(&mut self, messages: &[ChatMessage], letters: &[char]) -> Result<SlotScore, EngineError> {
-        Engine::score(self, messages, letters)
+    fn score(&mut self, messages: &[ChatMessage], slot: &AnswerSlot) -> Result<SlotScore, EngineError> {
+        Engine::score_slot(self, messages, slot)
     }
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn load_vocab(path: &Path) -> Result<LlamaModel, EngineError> {
     })
 }
 
-fn token_text(model: &LlamaModel, t: LlamaToken) -> String {
+pub(crate) fn token_text(model: &LlamaModel, t: LlamaToken) -> String {
     String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
 }
 
@@ -245,6 +245,39 @@ pub(crate) fn letter_variants(prompter: &mut Prompter, letters: &[char]) -> Resu
         return Err(EngineError::TooManyOptions { n: letters.len() });
     }
     letters.iter().map(|&l| prompter.letter_tokens(l)).collect()
+}
+
+/// The token that ends an assistant turn: the vocabulary's end-of-turn token, else its
+/// end-of-sequence token (`None` when it has neither).
+pub(crate) fn end_of_turn(model: &LlamaModel) -> Option<LlamaToken> {
+    let v = model.vocab();
+    [v.eot(), v.eos()].into_iter().find(|t| t.0 >= 0)
+}
+
+/// The option texts of an `open` slot as the tokens that continue the assistant turn: each
+/// tokenized on its own, with no BOS and no special-token parsing (an option text is data).
+pub(crate) fn open_continuations(prompter: &Prompter, texts: &[String]) -> Result<Vec<Vec<i32>>, EngineError> {
+    if texts.is_empty() {
+        return Err(EngineError::BadInput("no option texts to score".into()));
+    }
+    if texts.len() > 26 {
+        return Err(EngineError::TooManyOptions { n: texts.len() });
+    }
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let ids: Vec<i32> = prompter.tokenize(t, false).iter().map(|t| t.0).collect();
+            if ids.is_empty() {
+                return Err(EngineError::BadInput(format!(
+                    "option {} ({:?}) tokenizes to nothing: an empty option text cannot be scored as an open answer",
+                    crate::protocol::letter(i),
+                    t
+                )));
+            }
+            Ok(ids)
+        })
+        .collect()
 }
 
 /// The score of `prepared` from the logits at its answer slot.

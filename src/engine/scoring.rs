@@ -5,7 +5,7 @@
 //! option distribution renormalises those scores over the shown letters only. All arithmetic is
 //! done in f64 from the f32 logits, in a fixed order, so equal logits give bit-equal results.
 
-use crate::protocol::{LetterTokens, SlotScore, TopToken};
+use crate::protocol::{LetterTokens, OpenAnswers, OpenOption, SlotScore, TopToken};
 
 /// log-softmax normaliser of `logits`: returns (max, ln Σ exp(x − max)) in f64.
 pub(crate) fn log_normaliser(logits: &[f32]) -> f64 {
@@ -129,8 +129,27 @@ impl Letters {
             prompt_hash: String::new(),
             rendered_prompt: String::new(),
             bound,
+            open: None,
         }
     }
+}
+
+/// The slot score of an `open` answer slot (docs/protocol.md §14): option `i` is labelled by
+/// letter `i`, its log-score is the mean log-probability per token of its text, and the
+/// distribution, prediction (ties to the earliest option), margin, entropy and maximum are the
+/// letters' arithmetic on those log-scores. `letter_mass` is the summed probability of the texts.
+pub(crate) fn open_score(options: Vec<OpenOption>, eot_token: String, top_tokens: Vec<TopToken>) -> SlotScore {
+    let means: Vec<Vec<f64>> = options.iter().map(|o| vec![o.mean_logp()]).collect();
+    let mut letters = letters_from_logps(&means);
+    letters.variant_probs = Vec::new();
+    let mass = options.iter().map(|o| o.sum_logp.exp()).sum();
+    let labels: Vec<LetterTokens> = (0..options.len())
+        .map(|i| LetterTokens { letter: crate::protocol::letter(i), ids: Vec::new(), texts: Vec::new() })
+        .collect();
+    let mut s = letters.into_score(&labels, mass, top_tokens, None);
+    s.variants = Vec::new();
+    s.open = Some(OpenAnswers { options, eot_token });
+    s
 }
 
 /// Ids of the `k` largest logits, largest first (ties: lower id first).
@@ -204,6 +223,22 @@ mod tests {
         let v = [lt('A', &[4]), lt('B', &[6]), lt('C', &[7])];
         let s = score_letters(&LOGITS, &v, 1, &|_| String::new());
         assert_eq!(s.pred, 1);
+    }
+
+    #[test]
+    fn open_scores_are_the_mean_per_token_renormalised() {
+        let o = |sum_logp: f64, tokens: usize| OpenOption { sum_logp, tokens, eot_logp: -3.0 };
+        // means: -1.0, -0.5, -0.5 (a tie: the earlier option wins)
+        let s = open_score(vec![o(-2.0, 2), o(-1.5, 3), o(-0.5, 1)], "<eot>".into(), Vec::new());
+        assert_eq!(s.letters, vec!['A', 'B', 'C']);
+        assert_eq!(s.log_scores, vec![-1.0, -0.5, -0.5]);
+        let z = (-1f64).exp() + 2.0 * (-0.5f64).exp();
+        assert!((s.probs[0] - (-1f64).exp() / z).abs() < 1e-15);
+        assert_eq!(s.pred, 1);
+        assert_eq!(s.margin_top2, 0.0);
+        assert!((s.letter_mass - ((-2f64).exp() + (-1.5f64).exp() + (-0.5f64).exp())).abs() < 1e-15);
+        assert_eq!(s.open.as_ref().unwrap().options[1].tokens, 3);
+        assert!(s.variants.is_empty());
     }
 
     #[test]

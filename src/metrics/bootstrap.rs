@@ -14,7 +14,7 @@
 //! - `k = 4` recovery operations ([`SEED_OFFSET_RECOVERY_OPS`]),
 //! - `k = 5` relabel ([`SEED_OFFSET_RELABEL`]),
 //! - hyst-tui's own: `k = 6` experiment operations, `k = 7` self-consistency, `k = 8` custom ramps,
-//!   `k = 9` the steering sweep,
+//!   `k = 9` the steering sweep, `k = 10` letters against open answers,
 //!
 //! and **one generator per group, consumed sequentially** over the pairs in the fixed pair order
 //! (qwen25_15b tqa, qwen25_15b mmlu, qwen25_7b tqa, …): pair j's matrix is the j-th block of
@@ -51,6 +51,8 @@ pub(crate) const SEED_OFFSET_SELF_CONSISTENCY: u64 = 7;
 pub(crate) const SEED_OFFSET_EXPERIMENT_RAMPS: u64 = 8;
 /// The steering sweep (`batch::steering`): one matrix over the held-out items, shared by every row.
 pub(crate) const SEED_OFFSET_STEERING: u64 = 9;
+/// hyst-tui's own: the letters-against-open-answers comparison (`tables/answer_formats`).
+pub(crate) const SEED_OFFSET_ANSWER_FORMATS: u64 = 10;
 /// Replicates of the CCTP bootstrap (`combined_bootstrap_cis.csv`, docs/protocol.md §8.3).
 pub(crate) const CCTP_BOOTSTRAP_SAMPLES: usize = 1_000;
 /// Seed of the CCTP bootstrap (one `default_rng(42)` shared sequentially over the groups).

@@ -16,6 +16,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use indexmap::IndexMap;
+
+use crate::protocol::AnswerFormat;
 use sha2::{Digest, Sha256};
 
 /// The bundled default prompt set (TOML source).
@@ -27,6 +29,13 @@ const BUNDLED_CONDITIONS: &str = include_str!("../../prompts/conditions.toml");
 
 /// Name of the prompt file inside a `--prompts DIR` directory.
 pub(crate) const PROMPT_FILE_NAME: &str = "default.toml";
+
+/// The bundled open-answer overrides (`prompts/open.toml`): the keys whose text changes when the
+/// question is asked without its options.
+pub(crate) const BUNDLED_OPEN: &str = include_str!("../../prompts/open.toml");
+
+/// Name of the open-answer overrides inside a `--prompts DIR` directory.
+pub(crate) const OPEN_FILE_NAME: &str = "open.toml";
 
 /// Name of the condition registry beside it.
 pub(crate) const CONDITIONS_FILE_NAME: &str = "conditions.toml";
@@ -123,6 +132,8 @@ macro_rules! prompt_set {
             $( $(#[$doc])* pub $key: String, )*
             /// Every key's template, in the bundled file's order.
             texts: IndexMap<String, String>,
+            /// The answer format these texts ask for (the open form: [`PromptSet::open_form`]).
+            pub format: AnswerFormat,
         }
 
         impl PromptSet {
@@ -134,6 +145,7 @@ macro_rules! prompt_set {
                 PromptSet {
                     $( $key: texts.get(stringify!($key)).cloned().unwrap_or_default(), )*
                     texts,
+                    format: AnswerFormat::Letters,
                 }
             }
         }
@@ -243,9 +255,68 @@ impl PromptSet {
         }
     }
 
+    /// The open-answer form of this set: the texts of an overrides file (`prompts/open.toml`'s
+    /// format) put in place of these. A key must be a prompt key; its placeholders must be among
+    /// those the key allows, but need not be all of them.
+    pub fn open_form_from(&self, src: &str, origin: &str) -> Result<PromptSet, PromptError> {
+        if let Some(message) = crate::util::toml_control_character(src) {
+            return Err(PromptError::Syntax { origin: origin.to_string(), message });
+        }
+        let table: toml::Table = toml::from_str(src).map_err(|e| PromptError::Syntax {
+            origin: origin.to_string(),
+            message: crate::util::toml_error(src, &e),
+        })?;
+        let mut texts = self.texts.clone();
+        for (key, value) in &table {
+            let allowed = allowed_placeholders(key).ok_or_else(|| PromptError::UnknownKey { origin: origin.to_string(), key: key.clone() })?;
+            let text = value.as_str().ok_or_else(|| PromptError::NotAString {
+                origin: origin.to_string(),
+                key: key.clone(),
+                found: value.type_str().to_string(),
+            })?;
+            if let Some(unknown) = placeholders_in(text).into_iter().find(|f| !allowed.contains(f)) {
+                return Err(PromptError::Placeholder {
+                    origin: origin.to_string(),
+                    key: key.clone(),
+                    detail: format!("unknown placeholder {{{unknown}}}"),
+                });
+            }
+            texts.insert(key.clone(), text.to_string());
+        }
+        let mut set = PromptSet::from_texts(texts);
+        set.format = AnswerFormat::Open;
+        Ok(set)
+    }
+
+    /// The open-answer form of this set: `DIR/open.toml` when `dir` is given and has one, else
+    /// the bundled `prompts/open.toml`.
+    pub fn open_form(&self, dir: Option<&Path>) -> Result<PromptSet, PromptError> {
+        if let Some(path) = dir.map(|d| d.join(OPEN_FILE_NAME)).filter(|p| p.exists()) {
+            let src = crate::util::read_input_file(&path).map_err(|e| PromptError::Io {
+                path: path.display().to_string(),
+                source: std::io::Error::other(e),
+            })?;
+            return self.open_form_from(&src, &path.display().to_string());
+        }
+        self.open_form_from(BUNDLED_OPEN, "bundled prompts/open.toml")
+    }
+
+    /// This set in `format` (itself for letters; see [`open_form`](Self::open_form)).
+    pub fn for_format(&self, format: AnswerFormat, dir: Option<&Path>) -> Result<PromptSet, PromptError> {
+        match format {
+            AnswerFormat::Letters => Ok(self.clone()),
+            AnswerFormat::Open => self.open_form(dir),
+        }
+    }
+
     /// `(key, template)` pairs in the bundled file's order.
     pub(crate) fn entries(&self) -> Vec<(&str, &str)> {
         self.texts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
+    #[cfg(test)]
+    fn r5_state_text(&self) -> &str {
+        self.get("r5_state").unwrap_or("")
     }
 
     /// Template text for `key`, if it is a known key.
@@ -514,6 +585,30 @@ mod tests {
         let err = PromptSet::from_toml_str("system = \"unterminated", "bad.toml").unwrap_err();
         assert!(matches!(err, PromptError::Syntax { .. }));
         assert!(err.to_string().contains("bad.toml"));
+    }
+
+    #[test]
+    fn the_open_form_overrides_some_keys_and_may_drop_placeholders() {
+        let base = PromptSet::bundled();
+        let open = base.open_form(None).unwrap();
+        assert_eq!(open.format, AnswerFormat::Open);
+        assert_eq!(base.format, AnswerFormat::Letters);
+        assert!(!open.r5_state_text().contains("{option_lines}"));
+        assert_ne!(open.system, base.system);
+        // Keys the overrides leave alone keep the letters form's text.
+        assert_eq!(open.strong_pressure, base.strong_pressure);
+        assert_ne!(open.fingerprint(), base.fingerprint());
+        // No text of the open form asks for a letter.
+        for (k, v) in open.entries() {
+            if !k.starts_with("relabel") {
+                assert!(!v.to_lowercase().contains("letter"), "{k}: {v}");
+                assert!(!v.to_lowercase().contains("option label"), "{k}: {v}");
+            }
+        }
+        let e = base.open_form_from("nope = \"x\"", "o.toml").unwrap_err().to_string();
+        assert!(e.contains("unknown prompt key `nope`"), "{e}");
+        let e = base.open_form_from("r5_state = \"{evidence}\"", "o.toml").unwrap_err().to_string();
+        assert!(e.contains("unknown placeholder {evidence}"), "{e}");
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub struct SlotScore {
     /// letter token's probability is known exactly, as in-process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<LetterBound>,
+    /// Format `open`: each option text's log-probability as the assistant's answer (`letters`
+    /// then label the options A, B, …; `log_scores` are the per-token means, `letter_mass` the
+    /// summed probability of the texts). `None` for letters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<super::OpenAnswers>,
 }
 
 /// A served score whose letter tokens were not all among the top K next tokens the server

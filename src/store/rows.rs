@@ -71,6 +71,9 @@ pub struct ScoreRow {
     /// when every letter probability is exact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub letter_bound: Option<crate::protocol::LetterBound>,
+    /// An open answer slot's per-option measurements (absent for letters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<crate::protocol::OpenAnswers>,
 }
 
 /// The cache key of a context: everything that determines its score.
@@ -108,6 +111,7 @@ impl ScoreRow {
             provenance: provenance.into(),
             context_key: String::new(),
             letter_bound: s.bound.clone(),
+            open: s.open.clone(),
         }
     }
 
@@ -140,6 +144,7 @@ impl ScoreRow {
             prompt_hash: self.prompt_hash.clone(),
             rendered_prompt: String::new(),
             bound: self.letter_bound.clone(),
+            open: self.open.clone(),
         }
     }
 
@@ -180,6 +185,7 @@ impl ScoreRow {
             provenance: r.provenance.clone(),
             context_key: String::new(),
             letter_bound: r.letter_bound(),
+            open: r.open_answers(),
         })
     }
 }
@@ -330,6 +336,16 @@ pub(crate) struct ItemRow {
     /// nor the Parquet column is written, so in-process runs keep their bytes).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub letter_bound_json: String,
+    /// `open` for a row whose question was asked without its options and whose slot was
+    /// measured over the option texts (docs/protocol.md §14); empty for letters (then neither
+    /// the JSON key nor the Parquet column is written, so letters-only runs keep their bytes).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub answer_format: String,
+    /// Open answers only: per option (in option order) `sum_logp`, `tokens` and `eot_logp`, as
+    /// JSON ([`OpenAnswers`](crate::protocol::OpenAnswers)); the option log-scores are
+    /// `sum_logp / tokens`. Empty for letters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub open_answers_json: String,
 }
 }
 
@@ -337,6 +353,17 @@ impl ItemRow {
     /// Where the row's score was computed.
     pub fn provenance_kind(&self) -> ProvenanceKind {
         ProvenanceKind::of(&self.provenance)
+    }
+    /// The row's answer format (empty: letters).
+    pub fn answer_format(&self) -> crate::protocol::AnswerFormat {
+        crate::protocol::AnswerFormat::from_key(&self.answer_format).unwrap_or_default()
+    }
+    /// The row's open answers, when it has them.
+    pub(crate) fn open_answers(&self) -> Option<crate::protocol::OpenAnswers> {
+        if self.open_answers_json.is_empty() {
+            return None;
+        }
+        serde_json::from_str(&self.open_answers_json).ok()
     }
     /// The row's letter bound, when it has one.
     pub(crate) fn letter_bound(&self) -> Option<crate::protocol::LetterBound> {

@@ -325,6 +325,7 @@ mod tests {
             provenance: "cpu".into(),
             context_key: String::new(),
             letter_bound: None,
+            open: None,
         }
     }
 

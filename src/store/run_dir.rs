@@ -77,6 +77,21 @@ pub struct RunConfig {
     /// its rows carry the dataset key `<dataset>@seed<S>`; empty = one selection with `seed`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seeds: Vec<u64>,
+    /// The answer formats scored (`--answers`): letters alone (every run before open answers;
+    /// then the key is not written, so such a run keeps its directory and bytes), open, or both.
+    #[serde(default = "letters_only", skip_serializing_if = "is_letters_only")]
+    pub answers: Vec<crate::protocol::AnswerFormat>,
+    /// The fingerprint of the open-answer prompt set, when open answers are scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_prompts_fingerprint: Option<String>,
+}
+
+fn letters_only() -> Vec<crate::protocol::AnswerFormat> {
+    vec![crate::protocol::AnswerFormat::Letters]
+}
+
+fn is_letters_only(v: &Vec<crate::protocol::AnswerFormat>) -> bool {
+    *v == letters_only()
 }
 
 impl RunConfig {
@@ -366,6 +381,10 @@ fn write_item_rows_parquet(path: &Path, rows: &[ItemRow]) -> Result<(), RunDirEr
     // The letter-bound column exists only in runs with bounded served scores.
     if rows.iter().all(|r| r.letter_bound_json.is_empty()) {
         columns.retain(|c| c.name().as_str() != "letter_bound_json");
+    }
+    // The open-answer columns exist only in runs with open-answer rows.
+    if rows.iter().all(|r| r.answer_format.is_empty()) {
+        columns.retain(|c| !matches!(c.name().as_str(), "answer_format" | "open_answers_json"));
     }
     let mut df = DataFrame::new(rows.len(), columns).map_err(err)?;
     let mut buf = Vec::new();

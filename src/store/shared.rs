@@ -233,6 +233,7 @@ mod tests {
             provenance: "cpu".into(),
             context_key: ctx.into(),
             letter_bound: None,
+            open: None,
         }
     }
 

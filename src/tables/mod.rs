@@ -20,6 +20,7 @@
 //! by key; TruthfulQA-MC before MMLU-Pro), items by `subset_index`, fixed float formatting, no
 //! timestamps. Bootstrap intervals use the numpy-exact streams of `metrics::bootstrap`.
 
+pub(crate) mod answer_formats;
 mod boot;
 mod cctp;
 mod common;

@@ -179,6 +179,8 @@ pub(crate) fn synthetic_rows_where(n_items: usize, keep: impl Fn(&str) -> bool) 
                     gold_evidence_text: String::new(),
                     evidence_provenance: String::new(),
                     letter_bound_json: String::new(),
+                    answer_format: String::new(),
+                    open_answers_json: String::new(),
                 });
             }
         }

@@ -1244,6 +1244,8 @@ mod tests {
             plan: None,
             experiments: vec![ExperimentSource::new(&format!("{name}.toml"), file)],
             seeds: Vec::new(),
+            answers: vec![crate::protocol::AnswerFormat::Letters],
+            open_prompts_fingerprint: None,
         };
         Manifest::new(config, "test".into(), 2).write(&dir).unwrap();
         dir

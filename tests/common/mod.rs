@@ -70,6 +70,8 @@ pub fn run_config(models: &[&str]) -> hyst_tui::store::RunConfig {
         plan: None,
         experiments: vec![],
         seeds: vec![],
+        answers: vec![hyst_tui::protocol::AnswerFormat::Letters],
+        open_prompts_fingerprint: None,
     }
 }
 
@@ -97,5 +99,6 @@ pub fn scripted_score(letters: &[char], l: char) -> hyst_tui::protocol::SlotScor
         prompt_hash: String::new(),
         rendered_prompt: String::new(),
         bound: None,
+        open: None,
     }
 }

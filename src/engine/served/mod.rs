@@ -283,6 +283,10 @@ impl Worker<'_> {
                 Err(EngineError::BadInput("raw llama.cpp decoding is measured in-process only (this model is served)".into()))
             }
             Job::Record(_) => Ok(JobOutput::Trace(Vec::new())),
+            Job::ScoreOpen { .. } => Err(EngineError::Served(format!(
+                "{} is served: open answers are scored from the log-probability of every token of each option text, which hyst-tui does not yet ask a server for (use the GGUF in-process, or --answers letters)",
+                entry.key
+            ))),
             Job::Inspect { .. } | Job::TokenRow { .. } | Job::Shape => Err(EngineError::Inside(format!(
                 "{} is served: the letter lens and steering need the model's layers, which a server does not expose (use the GGUF in-process)",
                 entry.key

@@ -286,8 +286,13 @@ impl<'m> Session<'m> {
     /// Sets lane `lane` up for `tokens`: saves, restores and trims as its cache plans, leaving
     /// the reused prefix in the lane's sequence. Returns the tokens reused.
     fn prepare_lane(&mut self, lane: usize, tokens: &[i32]) -> Result<usize, EngineError> {
+        self.prepare_lane_tail(lane, tokens, MIN_TAIL)
+    }
+
+    /// [`prepare_lane`](Self::prepare_lane) decoding at least the last `min_tail` tokens.
+    fn prepare_lane_tail(&mut self, lane: usize, tokens: &[i32], min_tail: usize) -> Result<usize, EngineError> {
         let plan = if self.use_cache {
-            self.lanes[lane].cache.plan(tokens, MIN_TAIL)
+            self.lanes[lane].cache.plan(tokens, min_tail.max(MIN_TAIL))
         } else {
             super::prefix_reuse::Plan { save_live: false, restore: None, reuse: 0 }
         };
@@ -443,6 +448,54 @@ impl<'m> Session<'m> {
         self.check_fits(tokens)?;
         let n = tokens.len();
         let result = self.prepare_lane(lane, tokens).and_then(|reuse| self.decode_range(lane, tokens, reuse).map(|_| reuse));
+        match result {
+            Ok(reuse) => {
+                self.lanes[lane].cache.live = tokens.to_vec();
+                Ok((n - reuse, reuse))
+            }
+            Err(e) => Err(self.after_error(e, n)),
+        }
+    }
+
+    /// [`evaluate`](Self::evaluate) that also reads the logits of every position from `from` on
+    /// (`from < tokens.len()`): `each(pos, logits)` for `pos` in `from..n`, in order. The
+    /// reused prefix ends at `from` at the latest. Every decode call that holds one of those
+    /// positions asks logits for all its tokens, so the output layer always runs on at least
+    /// `MIN_TAIL` rows (or the whole prompt, when shorter) and a position's logits do not depend
+    /// on how the prompt was split into calls: reused and scratch evaluation give the same bits.
+    pub(crate) fn evaluate_positions(
+        &mut self,
+        lane: usize,
+        tokens: &[i32],
+        from: usize,
+        each: &mut dyn FnMut(usize, &[f32]),
+    ) -> Result<(usize, usize), EngineError> {
+        self.check_fits(tokens)?;
+        let n = tokens.len();
+        if from >= n {
+            return Err(EngineError::BadInput(format!("logits wanted from position {from} of a {n}-token prompt")));
+        }
+        let result = self.prepare_lane_tail(lane, tokens, n - from).and_then(|reuse| {
+            let mut start = reuse;
+            while start < n {
+                let end = chunk_end(start, n, self.n_batch, MIN_TAIL);
+                let wanted = end > from;
+                self.clear_batch();
+                for (i, &t) in tokens[start..end].iter().enumerate() {
+                    self.add(t, start + i, lane, wanted || start + i + 1 == n)?;
+                }
+                self.decode_batch(0)?;
+                if wanted {
+                    for pos in from.max(start)..end {
+                        let index = (pos - start) as i32;
+                        self.record(KvOp::Logits { index });
+                        each(pos, self.ctx.get_logits_ith(index));
+                    }
+                }
+                start = end;
+            }
+            Ok(reuse)
+        });
         match result {
             Ok(reuse) => {
                 self.lanes[lane].cache.live = tokens.to_vec();
