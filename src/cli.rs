@@ -685,6 +685,18 @@ pub enum BenchCmd {
         #[arg(long, default_value = "bench-throughput.svg", value_name = "FILE")]
         figure: PathBuf,
     },
+    /// What open answers cost against letters on the same items: tokens evaluated against the
+    /// prefix-trie bound of contexts and option texts, and wall time.
+    Answers {
+        /// Model key (default: the default model).
+        #[arg(long, value_name = "KEY")]
+        model: Option<String>,
+        /// Items to run.
+        #[arg(long, default_value_t = 3, value_name = "N")]
+        limit: usize,
+        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
+        dataset: String,
+    },
     /// What the read-out and steering cost: the engine from scratch vs the read-out probe,
     /// with and without the letter lens, under one steering setting and a new one each call.
     Inside {

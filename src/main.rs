@@ -147,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Bench(BenchCmd::Inside { model, limit, dataset })) => commands::bench::inside(&ctx, model, *limit, dataset),
+        Some(Command::Bench(BenchCmd::Answers { model, limit, dataset })) => commands::bench::answers(&ctx, model.as_deref(), *limit, dataset),
         Some(Command::Prompts(a)) => commands::prompts::run(&ctx, a),
         Some(Command::Lens(a)) => commands::steer::lens(&ctx, a),
         Some(Command::Steer(SteerCmd::Direction(a))) => commands::steer::direction(&ctx, a),

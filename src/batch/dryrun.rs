@@ -23,7 +23,7 @@ use super::shard::PairUnits;
 use super::{pair_ranges, pair_work, plan_items};
 use crate::dialogue::conditions::build;
 use crate::dialogue::{Builder, DialogueItem, CURVE};
-use crate::protocol::ChatMessage;
+use crate::protocol::{AnswerFormat, ChatMessage};
 
 /// Characters per token of the estimate.
 pub const CHARS_PER_TOKEN: usize = 4;
@@ -134,20 +134,59 @@ fn item_estimate(
             }
         }
     }
-    let (n, with, without) = item_counts(&ctxs);
+    let (n, mut with, mut without) = item_counts(&ctxs);
+    if b.format() == AnswerFormat::Open {
+        // Each option text continues each context: at least a minimal decode call (32 tokens)
+        // with reuse, the whole context again without.
+        let texts: usize = di.item.options.iter().map(|o| o.chars().count().max(32 * CHARS_PER_TOKEN)).sum();
+        let k = di.item.options.len();
+        with += n * texts;
+        without = without * k + n * di.item.options.iter().map(|o| o.chars().count()).sum::<usize>();
+    }
     (n + steered.0, with + steered.1, without + steered.1)
+}
+
+/// One builder per answer format the plan scores.
+fn format_builders(plan: &BatchPlan) -> Vec<Builder<'_>> {
+    plan.config
+        .answers
+        .iter()
+        .map(|f| match (f, &plan.open_prompts) {
+            (AnswerFormat::Open, Some(p)) => Builder::new(p),
+            _ => Builder::new(&plan.prompts),
+        })
+        .collect()
+}
+
+/// The conditions of `conds` that a builder's format scores.
+fn conds_for_format<'c>(b: &Builder, conds: &[&'c crate::dialogue::conditions::Condition]) -> Vec<&'c crate::dialogue::conditions::Condition> {
+    conds.iter().copied().filter(|c| b.format() == AnswerFormat::Letters || c.has_open_form()).collect()
+}
+
+/// [`item_estimate`] summed over the plan's answer formats.
+fn item_estimate_formats(
+    builders: &[Builder],
+    s: &crate::data::Selected,
+    conds: &[&'static crate::dialogue::conditions::Condition],
+    controls: &[crate::dialogue::Control],
+    steerings: &super::steered::Steerings,
+) -> (usize, usize, usize) {
+    builders.iter().fold((0, 0, 0), |acc, b| {
+        let (n, w, wo) = item_estimate(b, s, &conds_for_format(b, conds), controls, steerings);
+        (acc.0 + n, acc.1 + w, acc.2 + wo)
+    })
 }
 
 /// The estimated prompt tokens (with reuse) of every item of every pair of `work`, the weights
 /// of a by-model split (`shard::split_by_model`).
 pub(crate) fn pair_units(plan: &BatchPlan, selections: &[Vec<crate::data::Selected>], work: &[(String, usize, Vec<crate::dialogue::Suite>)]) -> Vec<PairUnits> {
-    let b = Builder::new(&plan.prompts);
+    let b = format_builders(plan);
     work.iter()
         .map(|(model, d, suites)| {
             let (conds, controls) = (conditions_for(plan.registry, suites), controls_for(suites));
             PairUnits {
                 model: model.clone(),
-                tokens: selections[*d].iter().map(|s| item_estimate(&b, s, &conds, &controls, &plan.steerings).1.div_ceil(CHARS_PER_TOKEN)).collect(),
+                tokens: selections[*d].iter().map(|s| item_estimate_formats(&b, s, &conds, &controls, &plan.steerings).1.div_ceil(CHARS_PER_TOKEN)).collect(),
             }
         })
         .collect()
@@ -169,7 +208,7 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
     let selections = plan_items(plan)?;
     let work = pair_work(cfg, &plan.dataset_specs)?;
     let ranges = pair_ranges(plan, &selections, &work)?;
-    let b = Builder::new(&plan.prompts);
+    let b = format_builders(plan);
     let mut pairs = Vec::new();
     for ((model, d, suites), range) in work.iter().zip(ranges) {
         if range.is_empty() && cfg.shard_by == super::shard::ShardBy::Model {
@@ -179,7 +218,7 @@ pub fn dry_run(plan: &BatchPlan) -> Result<DryRun> {
         let controls = controls_for(suites);
         let (mut contexts, mut with, mut without) = (0, 0, 0);
         for s in &selections[*d][range.clone()] {
-            let (n, w, wo) = item_estimate(&b, s, &conds, &controls, &plan.steerings);
+            let (n, w, wo) = item_estimate_formats(&b, s, &conds, &controls, &plan.steerings);
             contexts += n;
             with += w;
             without += wo;

@@ -18,8 +18,8 @@ use crate::store::lock::RunLock;
 use crate::store::run_dir::MANIFEST_FILE;
 use crate::dialogue::recipe::ExperimentSource;
 use crate::store::run_dir::runs_registry;
-use crate::store::{read_item_rows, sort_rows, write_item_rows, Manifest, RunConfig, ScoreCache};
-use crate::tables::{write_tables, TableOptions};
+use crate::store::{read_item_rows, sort_rows, Manifest, RunConfig, ScoreCache};
+use crate::tables::TableOptions;
 
 /// What [`merge`] did.
 pub struct MergeSummary {
@@ -211,13 +211,17 @@ pub fn merge(args: &[PathBuf], out: &Path, extra: &[ExperimentSource], command_l
     let mut rows = Vec::new();
     for d in &dirs {
         rows.extend(read_item_rows(d, reg)?);
+        // A shard's open-answer rows live in its open/ folder.
+        let open = d.join(super::pair::OPEN_DIR);
+        if open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+            rows.extend(read_item_rows(&open, reg)?);
+        }
     }
     let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert((r.model_key.clone(), r.dataset.clone(), r.item_id.clone(), r.condition.clone())));
+    rows.retain(|r| seen.insert((r.model_key.clone(), r.dataset.clone(), r.item_id.clone(), r.condition.clone(), r.answer_format.clone())));
     sort_rows(&mut rows, reg);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    write_item_rows(out, &rows)?;
-    let tables = write_tables(&rows, reg, out, &TableOptions::for_plan(cfg.plan.as_ref()))?;
+    let tables = super::pair::write_outputs(out, &rows, reg, &TableOptions::for_plan(cfg.plan.as_ref()))?;
     let scores = merge_caches(&dirs, out)?;
     copy_vectors(&dirs, out)?;
     let items: usize = manifests.iter().map(|m| m.items_total).sum();

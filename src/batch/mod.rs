@@ -22,6 +22,7 @@ pub mod steering;
 pub mod steered;
 mod engines;
 mod pair;
+pub use pair::OPEN_DIR;
 use pair::{run_pair, write_outputs, Commit, LiveTables, PairJob};
 pub use merge::{merge, shard_dirs, MergeSummary};
 pub use engines::{check_model_files, EngineReport};
@@ -456,12 +457,25 @@ pub struct Rebuilt {
 /// (`--experiment`). Malformed rows are skipped and reported.
 pub fn rebuild_tables(dir: &Path, extra: &[ExperimentSource]) -> Result<Rebuilt> {
     let reg = runs_registry(&[dir.to_path_buf()], extra)?;
-    let loaded = load_item_rows(dir, reg)?;
-    let files = write_tables(&loaded.rows, reg, dir, &TableOptions::for_run_dir(dir)?)?;
+    let mut loaded = load_item_rows(dir, reg)?;
+    // The open-answer rows of a run with --answers open or both.
+    let open = dir.join(pair::OPEN_DIR);
+    let mut skipped: Vec<String> = loaded.describe_skipped().into_iter().collect();
+    if open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+        let o = load_item_rows(&open, reg)?;
+        skipped.extend(o.describe_skipped().map(|s| format!("{}: {s}", pair::OPEN_DIR)));
+        loaded.rows.extend(o.rows);
+    }
+    let opts = TableOptions::for_run_dir(dir)?;
+    let files = if loaded.rows.iter().any(|r| r.answer_format() == AnswerFormat::Open) {
+        pair::write_tables_by_format(dir, &loaded.rows, reg, &opts)?
+    } else {
+        write_tables(&loaded.rows, reg, dir, &opts)?
+    };
     Ok(Rebuilt {
         rows: loaded.rows.len(),
         files,
-        skipped: loaded.describe_skipped(),
+        skipped: (!skipped.is_empty()).then(|| skipped.join("; ")),
     })
 }
 

@@ -68,16 +68,29 @@ pub(super) struct Commit<'a> {
 /// directory, the open-answer rows (docs/protocol.md §14) into its `open/` folder, each with
 /// every table; a run with rows of both formats also gets the comparison of the two.
 pub(super) fn write_outputs(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &TableOptions) -> Result<Vec<PathBuf>> {
+    write_by_format(out, rows, reg, opts, true)
+}
+
+/// [`write_outputs`] without the item rows (`tables --from`: the stored rows stay as they are).
+pub(super) fn write_tables_by_format(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &TableOptions) -> Result<Vec<PathBuf>> {
+    write_by_format(out, rows, reg, opts, false)
+}
+
+fn write_by_format(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &TableOptions, with_rows: bool) -> Result<Vec<PathBuf>> {
     let (open, letters): (Vec<ItemRow>, Vec<ItemRow>) = rows.iter().cloned().partition(|r| r.answer_format() == AnswerFormat::Open);
     let mut written = Vec::new();
     if !letters.is_empty() || open.is_empty() {
-        write_item_rows(out, &letters)?;
+        if with_rows {
+            write_item_rows(out, &letters)?;
+        }
         written.extend(write_tables(&letters, reg, out, opts)?);
     }
     if !open.is_empty() {
         let dir = out.join(OPEN_DIR);
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        write_item_rows(&dir, &open)?;
+        if with_rows {
+            write_item_rows(&dir, &open)?;
+        }
         written.extend(write_tables(&open, reg, &dir, opts)?);
     }
     if !open.is_empty() && !letters.is_empty() {

@@ -17,6 +17,7 @@ use hyst_tui::data::selection::select;
 use hyst_tui::data::DatasetSpec;
 use hyst_tui::dialogue::Suite;
 use hyst_tui::engine::{Engine, EngineOptions, KvOp, SCORING_PHASES};
+use hyst_tui::protocol::AnswerFormat;
 
 /// What `bench batch` is asked for.
 pub struct BatchBench<'a> {
@@ -34,17 +35,17 @@ pub struct BatchBench<'a> {
 }
 
 /// One run of the batch pipeline.
-struct Run {
-    label: String,
+pub(super) struct Run {
+    pub(super) label: String,
     pack: u32,
-    summary: BatchSummary,
-    engine: EngineReport,
+    pub(super) summary: BatchSummary,
+    pub(super) engine: EngineReport,
     /// Seconds from the first item started to the last one committed.
-    scoring: f64,
+    pub(super) scoring: f64,
     /// Seconds from the model's loading to the first item started.
     loading: f64,
     /// Every item row's option log-scores, in row order.
-    log_scores: Vec<String>,
+    pub(super) log_scores: Vec<String>,
 }
 
 impl Run {
@@ -101,6 +102,12 @@ fn scratch_dir(name: &str) -> PathBuf {
 /// Runs the batch pipeline on `limit` items of `dataset` (one worker, no score store, tables
 /// at the end only) with `pack` sequences, prefix reuse on or off, recording its KV operations.
 fn pipeline(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache: bool, workers: usize, label: String) -> Result<Run> {
+    pipeline_in(ctx, key, dataset, limit, pack, cache, workers, label, AnswerFormat::Letters)
+}
+
+/// [`pipeline`] in one answer format (an open-answer run's rows are under `open/`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pipeline_in(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache: bool, workers: usize, label: String, format: AnswerFormat) -> Result<Run> {
     let dir = scratch_dir(&label.replace(' ', "-"));
     let req = BatchRequest {
         models: vec![key.to_string()],
@@ -112,6 +119,8 @@ fn pipeline(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache:
         tables_every: Some(0),
         score_store: Some("off".into()),
         experiments: ctx.experiments.clone(),
+        answers: vec![format],
+        prompts_dir: ctx.global.prompts.clone(),
         ..BatchRequest::default()
     };
     let engine = EngineOptions { cache, pack, ..ctx.engine_options() };
@@ -119,7 +128,11 @@ fn pipeline(ctx: &Ctx, key: &str, dataset: &str, limit: usize, pack: u32, cache:
     plan.record_kv = workers == 1;
     let mut timer = Timer::default();
     let summary = hyst_tui::batch::run(&ctx.config, &plan, &mut timer)?;
-    let log_scores = hyst_tui::store::read_item_rows(&dir, plan.registry)?.into_iter().map(|r| r.option_log_scores_json).collect();
+    let rows_dir = match format {
+        AnswerFormat::Letters => dir.clone(),
+        AnswerFormat::Open => dir.join(hyst_tui::batch::OPEN_DIR),
+    };
+    let log_scores = hyst_tui::store::read_item_rows(&rows_dir, plan.registry)?.into_iter().map(|r| r.option_log_scores_json).collect();
     let _ = std::fs::remove_dir_all(&dir);
     anyhow::ensure!(!summary.interrupted, "interrupted");
     let engine = summary.engines.first().cloned().context("the run reported no in-process engine (bench batch measures a model loaded here)")?;
@@ -252,7 +265,7 @@ pub fn run(ctx: &Ctx, a: &BatchBench) -> Result<()> {
 
 /// The token ids of every context a recorded run scored: each sequence's tokens are followed
 /// through the operations, and a context ends where logits are read.
-fn contexts_of(ops: &[KvOp]) -> Vec<Vec<i32>> {
+pub(super) fn contexts_of(ops: &[KvOp]) -> Vec<Vec<i32>> {
     use std::collections::HashMap;
     let mut seqs: HashMap<i32, Vec<i32>> = HashMap::new();
     let mut saved: HashMap<u64, Vec<i32>> = HashMap::new();

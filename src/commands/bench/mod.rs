@@ -17,10 +17,12 @@ use hyst_tui::engine::Engine;
 use hyst_tui::prompts::PromptSet;
 use hyst_tui::store::ScoreCache;
 
+mod answers;
 mod batch;
 mod engine;
 mod inside;
 mod served;
+pub use answers::run as answers;
 pub use batch::{run as batch, BatchBench};
 pub use engine::run as engine;
 pub use inside::run as inside;
