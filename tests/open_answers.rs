@@ -193,3 +193,25 @@ fn a_batch_with_both_formats_keeps_the_letters_run_and_stores_open_rows_that_rec
     assert_eq!(cells[3], items.len().to_string());
     assert!((cells[7].parse::<f64>().unwrap() - gap).abs() < 1e-12, "{line}");
 }
+
+/// An empty option text has nothing to score as an answer: the dataset loader refuses it, in one
+/// line, before any model is loaded.
+#[test]
+fn an_empty_option_text_is_refused_before_scoring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("items.jsonl");
+    std::fs::write(&data, "{\"id\": \"e1\", \"question\": \"Which is blue?\", \"options\": [\"the sky\", \"  \"], \"answer\": 0}\n").unwrap();
+    let out = Command::new(BIN)
+        .env("HYST_SCORE_STORE", "off")
+        .args(["--batch", "--models", SMOL, "--answers", "open", "--out"])
+        .arg(tmp.path().join("run"))
+        .arg("--datasets")
+        .arg(format!("jsonl:{}", data.display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("option B") || err.contains("empty"), "{err}");
+    assert_eq!(err.trim().lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
+    assert!(!tmp.path().join("run").join("cache").exists(), "nothing was scored");
+}

@@ -457,11 +457,17 @@ pub struct Rebuilt {
 /// (`--experiment`). Malformed rows are skipped and reported.
 pub fn rebuild_tables(dir: &Path, extra: &[ExperimentSource]) -> Result<Rebuilt> {
     let reg = runs_registry(&[dir.to_path_buf()], extra)?;
-    let mut loaded = load_item_rows(dir, reg)?;
-    // The open-answer rows of a run with --answers open or both.
+    // The open-answer rows of a run with --answers open or both are in open/ (a run with open
+    // answers alone has no letters rows).
     let open = dir.join(pair::OPEN_DIR);
+    let has_open = open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file();
+    let mut loaded = if has_open && !dir.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+        crate::store::run_dir::LoadedRows::default()
+    } else {
+        load_item_rows(dir, reg)?
+    };
     let mut skipped: Vec<String> = loaded.describe_skipped().into_iter().collect();
-    if open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
+    if has_open {
         let o = load_item_rows(&open, reg)?;
         skipped.extend(o.describe_skipped().map(|s| format!("{}: {s}", pair::OPEN_DIR)));
         loaded.rows.extend(o.rows);

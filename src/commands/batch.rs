@@ -12,6 +12,7 @@ use super::{command_line, interrupted, Ctx};
 use crate::cli::BatchArgs;
 use hyst_tui::batch::{self, BatchEvent, BatchObserver, BatchPlan, BatchRequest, RunPlan};
 use hyst_tui::dialogue::recipe::ExperimentSource;
+use hyst_tui::protocol::AnswerFormat;
 
 /// The library's batch request for these arguments.
 pub fn request(a: &BatchArgs, score_store: Option<&str>, allow_inexact_reuse: bool) -> BatchRequest {
@@ -223,11 +224,25 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
             resume_command(&p.out)
         );
     }
-    println!("rows: {}", p.out.join("item_rows.jsonl").display());
-    println!("summary: {}", p.out.join("summary.md").display());
-    let in_dir = |d: &str| s.tables.iter().filter(|f| f.parent() == Some(p.out.join(d).as_path())).count();
-    println!("tables: {} files in {}", in_dir("tables"), p.out.join("tables").display());
-    println!("figures: {} files in {}", in_dir("figures"), p.out.join("figures").display());
+    // Each answer format's outputs: letters in the run directory, open answers in open/.
+    for format in &p.config.answers {
+        let dir = match format {
+            AnswerFormat::Letters => p.out.clone(),
+            AnswerFormat::Open => p.out.join(batch::OPEN_DIR),
+        };
+        let label = match format {
+            AnswerFormat::Letters if p.config.answers.len() == 1 => String::new(),
+            f => format!(" ({})", f.key()),
+        };
+        println!("rows{label}: {}", dir.join("item_rows.jsonl").display());
+        println!("summary{label}: {}", dir.join("summary.md").display());
+        let in_dir = |d: &str| s.tables.iter().filter(|f| f.parent() == Some(dir.join(d).as_path())).count();
+        println!("tables{label}: {} files in {}", in_dir("tables"), dir.join("tables").display());
+        println!("figures{label}: {} files in {}", in_dir("figures"), dir.join("figures").display());
+    }
+    if p.config.answers.len() > 1 {
+        println!("letters against open answers: {}", p.out.join("tables").join("answer_formats.md").display());
+    }
     Ok(())
 }
 

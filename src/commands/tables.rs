@@ -14,10 +14,23 @@ pub fn run(ctx: &Ctx, dir: &Path) -> Result<()> {
         say!("warning: {msg}");
     }
     let tables = r.files.iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("tables"))).count();
+    // Where they went: the run directory's tables/, and open/tables/ for open-answer rows.
+    let mut dirs: Vec<String> = Vec::new();
+    for f in &r.files {
+        if let Some(d) = f.parent().filter(|d| d.ends_with("tables")) {
+            let d = d.display().to_string();
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(dir.join("tables").display().to_string());
+    }
     println!(
         "{tables} table files rebuilt from {} item rows in {}; {} files in all (with figures/, summary.md, reproduction.md and .csv)",
         r.rows,
-        dir.join("tables").display(),
+        dirs.join(" and "),
         r.files.len()
     );
     Ok(())

@@ -202,13 +202,7 @@ impl PromptSet {
 
     /// Parse and validate a prompt set from TOML source. `origin` names the source in errors.
     pub fn from_toml_str(src: &str, origin: &str) -> Result<PromptSet, PromptError> {
-        if let Some(message) = crate::util::toml_control_character(src) {
-            return Err(PromptError::Syntax { origin: origin.to_string(), message });
-        }
-        let table: toml::Table = toml::from_str(src).map_err(|e| PromptError::Syntax {
-            origin: origin.to_string(),
-            message: crate::util::toml_error(src, &e),
-        })?;
+        let table = parse_table(src, origin)?;
 
         // Unknown keys first (a misspelt key then shows as unknown rather than only as missing).
         for key in table.keys() {
@@ -259,13 +253,7 @@ impl PromptSet {
     /// format) put in place of these. A key must be a prompt key; its placeholders must be among
     /// those the key allows, but need not be all of them.
     pub fn open_form_from(&self, src: &str, origin: &str) -> Result<PromptSet, PromptError> {
-        if let Some(message) = crate::util::toml_control_character(src) {
-            return Err(PromptError::Syntax { origin: origin.to_string(), message });
-        }
-        let table: toml::Table = toml::from_str(src).map_err(|e| PromptError::Syntax {
-            origin: origin.to_string(),
-            message: crate::util::toml_error(src, &e),
-        })?;
+        let table = parse_table(src, origin)?;
         let mut texts = self.texts.clone();
         for (key, value) in &table {
             let allowed = allowed_placeholders(key).ok_or_else(|| PromptError::UnknownKey { origin: origin.to_string(), key: key.clone() })?;
@@ -342,6 +330,17 @@ impl PromptSet {
             .map(|b| format!("{b:02x}"))
             .collect()
     }
+}
+
+/// A prompt file's TOML table (control characters and syntax errors are one error naming `origin`).
+fn parse_table(src: &str, origin: &str) -> Result<toml::Table, PromptError> {
+    if let Some(message) = crate::util::toml_control_character(src) {
+        return Err(PromptError::Syntax { origin: origin.to_string(), message });
+    }
+    toml::from_str(src).map_err(|e| PromptError::Syntax {
+        origin: origin.to_string(),
+        message: crate::util::toml_error(src, &e),
+    })
 }
 
 /// Allowed (= required) placeholders of `key` (those its bundled text uses), or `None` for a key
