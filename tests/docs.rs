@@ -26,8 +26,6 @@ mod cli;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use clap::CommandFactory;
-
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The generated command reference.
 const COMMANDS_MD: &str = "docs/reference/commands.md";
@@ -378,7 +376,7 @@ fn documented_command_lines(root: &Path) -> Vec<(PathBuf, usize, Vec<String>)> {
 
 /// Why `argv` does not parse with the real command line definition (`None`: it parses).
 fn parse_error(argv: &[String]) -> Option<String> {
-    match cli::Cli::command().try_get_matches_from(argv) {
+    match cli::command().try_get_matches_from(argv) {
         Ok(_) => None,
         Err(e) => Some(e.render().to_string().lines().next().unwrap_or("").to_string()),
     }
@@ -616,6 +614,14 @@ fn render_command(out: &mut String, cmd: &mut clap::Command, path: &str, depth: 
         out.push('\n');
     }
     let subs: Vec<String> = cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").map(|s| s.get_name().to_string()).collect();
+    if depth > 0 && subs.is_empty() {
+        let globals: Vec<String> =
+            cmd.get_arguments().filter(|a| a.is_global_set() && !a.is_hide_set()).filter_map(|a| a.get_long()).map(|l| format!("`--{l}`")).collect();
+        out.push_str(&format!(
+            "Global options it uses: {}.\n\n",
+            if globals.is_empty() { "none".to_string() } else { globals.join(", ") }
+        ));
+    }
     if !subs.is_empty() && depth > 0 {
         out.push_str(&format!("Commands: {}.\n\n", subs.iter().map(|s| format!("[`{s}`](#{})", slug(&format!("{path} {s}")))).collect::<Vec<_>>().join(", ")));
     }
@@ -631,7 +637,7 @@ fn slug(title: &str) -> String {
 
 /// The command reference, generated from the command line definition.
 fn commands_reference() -> String {
-    let mut cmd = cli::Cli::command();
+    let mut cmd = cli::command();
     cmd.build();
     let mut out = String::from(
         "# Command reference\n\n\
@@ -639,7 +645,8 @@ fn commands_reference() -> String {
          HYST_WRITE_DOCS=1 cargo test --release --test docs -->\n\n\
          Every command and flag of `hyst-tui`, with the help it prints (`hyst-tui help COMMAND`).\n\
          What the commands do beyond their help, the exit codes and the environment are in\n\
-         [what the commands do](cli.md). Global options (marked so below) work with every command.\n\n",
+         [what the commands do](cli.md). Global options (marked so below) are accepted by every command; each\n\
+         command lists those it uses, as its `--help` does.\n\n",
     );
     let subs: Vec<String> = cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").map(|s| s.get_name().to_string()).collect();
     out.push_str(&format!(
@@ -687,7 +694,7 @@ fn command_paths() -> Vec<(String, clap::Command)> {
             walk(sub, &p, out);
         }
     }
-    let mut cmd = cli::Cli::command();
+    let mut cmd = cli::command();
     cmd.build();
     let mut out = Vec::new();
     walk(&cmd, "hyst-tui", &mut out);
@@ -784,7 +791,7 @@ fn the_help_of_suites_all_is_true() {
     let left_out: BTreeSet<String> = every.difference(&expanded).cloned().collect();
     assert!(!expanded.is_empty());
 
-    let cmd = cli::Cli::command();
+    let cmd = cli::command();
     let batch = cmd.find_subcommand("batch").unwrap();
     let arg = batch.get_arguments().find(|a| a.get_id() == "suites").unwrap();
     let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
@@ -1257,4 +1264,40 @@ fn the_docs_index_lists_every_page() {
         .map(|p| p.display().to_string())
         .collect();
     assert!(missing.is_empty(), "docs/README.md does not list: {}", missing.join(", "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// (h) A command's help lists only the global options it uses
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_commands_help_lists_only_the_global_options_it_uses() {
+    let mut cmd = cli::command();
+    cmd.build();
+    let globals: BTreeSet<String> = cmd.get_arguments().filter(|a| a.is_global_set()).map(|a| a.get_id().to_string()).collect();
+    for (path, sub) in command_paths() {
+        let words: Vec<&str> = path.split(' ').skip(1).collect();
+        for id in cli::unused_global_opts(&words) {
+            assert!(globals.contains(id), "{path}: `{id}` is not a global option");
+            if sub.get_subcommands().next().is_none() {
+                let arg = sub.get_arguments().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("{path} lacks the global {id}"));
+                assert!(arg.is_hide_set(), "{path} --help lists {id}, which it does not use");
+            }
+        }
+    }
+    // The example of the issue: `tables` loads no model, so its help names no engine option, but
+    // the option is still accepted.
+    let help = cmd.clone().find_subcommand_mut("tables").unwrap().render_long_help().to_string();
+    for engine_opt in ["--threads", "--no-cache", "--gpu-layers", "--allow-inexact-reuse", "--ctx"] {
+        assert!(!help.contains(engine_opt), "tables --help lists {engine_opt}");
+    }
+    assert!(help.contains("--from"));
+    // A hidden option is parsed as before, and its value reaches the global options.
+    for argv in [["hyst-tui", "tables", "--from", "x", "--threads", "2", "--no-cache"], ["hyst-tui", "--threads", "2", "--no-cache", "tables", "--from", "x"]] {
+        let m = cmd.clone().try_get_matches_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let parsed = <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap();
+        assert_eq!((parsed.global.threads, parsed.global.no_cache), (Some(2), true), "{argv:?}");
+    }
+    let batch = cmd.clone().find_subcommand_mut("batch").unwrap().render_long_help().to_string();
+    assert!(batch.contains("--threads") && batch.contains("--score-store"), "batch uses every global option");
 }
