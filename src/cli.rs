@@ -14,6 +14,24 @@ use hyst_tui::data::{ReleasedLists, SelectionOptions, DATASET_SPEC_FORMS, DEFAUL
 use hyst_tui::dialogue::Suite;
 use hyst_tui::tui::{Screen, TermSize};
 
+/// The suites `--suites all` stands for (the paper's), and those it leaves out (the bundled
+/// experiments'), named from the registry so that the help cannot drift from the expansion
+/// ([`BatchArgs::suites`]; the docs test compares the two).
+fn all_suites_text() -> String {
+    let keys = |v: &[Suite]| v.iter().map(|s| s.key()).collect::<Vec<_>>().join(", ");
+    let left_out: Vec<Suite> = Suite::EVERY.iter().copied().filter(|s| !Suite::ALL.contains(s)).collect();
+    if left_out.is_empty() {
+        format!("every suite: {}", keys(&Suite::ALL))
+    } else {
+        format!("the paper's suites: {}; not {}", keys(&Suite::ALL), keys(&left_out))
+    }
+}
+
+/// The help of `--suites`.
+fn suites_help() -> String {
+    format!("Suites, comma separated (default: hierarchy; `all` = {}).", all_suites_text())
+}
+
 /// The help of an option that takes one dataset spec (the forms are written once, beside their
 /// parser: `data::DATASET_SPEC_FORMS`).
 fn dataset_help() -> String {
@@ -33,6 +51,65 @@ pub struct Cli {
     pub global: GlobalOpts,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The engine's options: they matter only to a command that loads a model in-process.
+const ENGINE_OPTS: [&str; 5] = ["threads", "no_cache", "gpu_layers", "allow_inexact_reuse", "ctx"];
+
+/// The global options (argument ids) that a command, named by its path under `hyst-tui`, leaves
+/// unused. Every command still accepts every global option (a script may put them anywhere), but
+/// its help lists only those it uses: `tables --help` names no engine option. The explorer (no
+/// command), `batch`, `snapshot` and `slurm` (which hands them to its tasks) use them all.
+pub fn unused_global_opts(path: &[&str]) -> Vec<&'static str> {
+    let engine = ENGINE_OPTS.to_vec();
+    let dialogue = ["prompts", "experiments"];
+    let mut v: Vec<&'static str> = match path {
+        ["models", ..] => [&engine[..], &dialogue, &["score_store"]].concat(),
+        // One conversation given as messages, or checks of a model: no conditions are built.
+        ["score"] | ["doctor"] => [&dialogue[..], &["allow_inexact_reuse", "score_store"]].concat(),
+        // Benchmarks score into scratch runs of their own, without the shared store, and
+        // measure reuse themselves.
+        ["bench", ..] => vec!["allow_inexact_reuse", "score_store"],
+        ["prompts"] | ["lens"] | ["steer", ..] => vec!["allow_inexact_reuse", "score_store"],
+        ["conditions"] => [&engine[..], &["prompts", "score_store", "models_config"]].concat(),
+        // Stored rows only: no model, no prompt; a run's own experiments and --experiment.
+        ["tables"] | ["compare"] | ["merge"] => [&engine[..], &["prompts", "score_store", "models_config"]].concat(),
+        ["items"] | ["status"] => [&engine[..], &dialogue, &["score_store", "models_config"]].concat(),
+        ["completions"] => [&engine[..], &dialogue, &["score_store", "models_config", "log_file"]].concat(),
+        _ => Vec::new(),
+    };
+    v.sort_unstable();
+    v
+}
+
+/// The command line definition as the program uses it (parsing, help, completions, the
+/// command reference): [`Cli`]'s, with each command's unused global options hidden from its
+/// help ([`unused_global_opts`]). A command gets a hidden copy of such an option before clap
+/// hands the global options down (which skips a command that has the option already), so it is
+/// parsed, and its value reaches [`GlobalOpts`], as anywhere else.
+pub fn command() -> clap::Command {
+    fn hide(cmd: clap::Command, globals: &[clap::Arg], path: &mut Vec<String>) -> clap::Command {
+        let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_string()).collect();
+        let mut cmd = cmd;
+        for name in names {
+            path.push(name.clone());
+            let unused = unused_global_opts(&path.iter().map(String::as_str).collect::<Vec<_>>());
+            cmd = cmd.mut_subcommand(&name, |mut sub| {
+                for g in globals.iter().filter(|g| unused.contains(&g.get_id().as_str())) {
+                    if !sub.get_arguments().any(|a| a.get_id() == g.get_id()) {
+                        sub = sub.arg(g.clone().hide(true));
+                    }
+                }
+                hide(sub, globals, path)
+            });
+            path.pop();
+        }
+        cmd
+    }
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let globals: Vec<clap::Arg> = cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    hide(cmd, &globals, &mut Vec::new())
 }
 
 #[derive(Debug, Args, Clone)]
@@ -177,8 +254,7 @@ pub struct BatchArgs {
     pub models: Vec<String>,
     #[arg(long, value_delimiter = ',', value_name = "SPEC,...", help = format!("Dataset specs, comma separated: {DATASET_SPEC_FORMS}"))]
     pub datasets: Vec<String>,
-    /// Suites, comma separated (default: hierarchy; `all` = every suite).
-    #[arg(long, value_delimiter = ',', value_name = "SUITE,...")]
+    #[arg(long, value_delimiter = ',', value_name = "SUITE,...", help = suites_help())]
     pub suites: Vec<SuiteArg>,
     /// Run directory (default: <data dir>/runs/<name derived from the configuration>).
     #[arg(long, value_name = "DIR")]
@@ -323,7 +399,7 @@ impl ValueEnum for SuiteArg {
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(match self.0 {
             Some(s) => PossibleValue::new(s.key()),
-            None => PossibleValue::new("all").help("every suite"),
+            None => PossibleValue::new("all").help(all_suites_text()),
         })
     }
 }

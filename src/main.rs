@@ -6,14 +6,14 @@ mod commands;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use cli::{BenchCmd, Cli, Command, SteerCmd};
 use std::io::Write as _;
 use commands::Ctx;
 
 fn main() -> ExitCode {
     wait_for_threads_passively();
-    let cli = match Cli::try_parse() {
+    let parsed = cli::command().try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };

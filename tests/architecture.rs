@@ -39,7 +39,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Module path of a source file: `src/tables/hierarchy.rs` → [tables, hierarchy];
+/// Module path of a source file: `src/tables/registry.rs` → [tables, registry];
 /// `src/metrics/cctp/mod.rs` → [metrics, cctp]; `src/lib.rs` → [].
 fn module_path(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap();

@@ -6,7 +6,13 @@
 //! - `docs/reference/commands.md` is what the command line definition generates
 //!   (`HYST_WRITE_DOCS=1` rewrites it);
 //! - the bootstrap seeds and replicate counts have one home, docs/protocol.md, which states them
-//!   as `src/metrics/bootstrap.rs` has them; no other page restates them.
+//!   as `src/metrics/bootstrap.rs` has them; no other page restates them;
+//! - every command of the program has a row in the hand-written table of
+//!   `docs/reference/cli.md`;
+//! - every `src/…`, `prompts/…`, `assets/…`, `scripts/…` and `tests/…` path that a page of the
+//!   docs or a comment of the code cites exists (a glob must match something);
+//! - the help of `--suites` says truly what `all` stands for;
+//! - every error line quoted on `docs/troubleshooting.md` is still in the source under `src/`.
 //!
 //! The key reference (`docs/reference/keys.md`) is generated from the keymap and checked by the
 //! library's own test in `src/tui/keymap.rs`, which can reach the keymap's private table.
@@ -20,15 +26,17 @@ mod cli;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use clap::CommandFactory;
-
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The generated command reference.
 const COMMANDS_MD: &str = "docs/reference/commands.md";
 /// The one home of the method, the seeds and the replicate counts.
 const PROTOCOL_MD: &str = "docs/protocol.md";
+/// What the commands do: its table has a row for every command.
+const CLI_MD: &str = "docs/reference/cli.md";
+/// Symptom, cause and fix of each error line.
+const TROUBLESHOOTING_MD: &str = "docs/troubleshooting.md";
 
-/// Every Markdown page of the documentation: the README, CONTRIBUTING.md, ARCHITECTURE.md and
+/// Every Markdown page of the documentation: the README, CONTRIBUTING.md, ARCHITECTURE.md, CHANGELOG.md and
 /// docs/ (relative paths, sorted).
 fn doc_pages(root: &Path) -> Vec<PathBuf> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
@@ -41,7 +49,7 @@ fn doc_pages(root: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    let mut out: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md"].iter().map(PathBuf::from).collect();
+    let mut out: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md", "CHANGELOG.md"].iter().map(PathBuf::from).collect();
     walk(root, &root.join("docs"), &mut out);
     out.sort();
     out
@@ -368,7 +376,7 @@ fn documented_command_lines(root: &Path) -> Vec<(PathBuf, usize, Vec<String>)> {
 
 /// Why `argv` does not parse with the real command line definition (`None`: it parses).
 fn parse_error(argv: &[String]) -> Option<String> {
-    match cli::Cli::command().try_get_matches_from(argv) {
+    match cli::command().try_get_matches_from(argv) {
         Ok(_) => None,
         Err(e) => Some(e.render().to_string().lines().next().unwrap_or("").to_string()),
     }
@@ -606,6 +614,14 @@ fn render_command(out: &mut String, cmd: &mut clap::Command, path: &str, depth: 
         out.push('\n');
     }
     let subs: Vec<String> = cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").map(|s| s.get_name().to_string()).collect();
+    if depth > 0 && subs.is_empty() {
+        let globals: Vec<String> =
+            cmd.get_arguments().filter(|a| a.is_global_set() && !a.is_hide_set()).filter_map(|a| a.get_long()).map(|l| format!("`--{l}`")).collect();
+        out.push_str(&format!(
+            "Global options it uses: {}.\n\n",
+            if globals.is_empty() { "none".to_string() } else { globals.join(", ") }
+        ));
+    }
     if !subs.is_empty() && depth > 0 {
         out.push_str(&format!("Commands: {}.\n\n", subs.iter().map(|s| format!("[`{s}`](#{})", slug(&format!("{path} {s}")))).collect::<Vec<_>>().join(", ")));
     }
@@ -621,7 +637,7 @@ fn slug(title: &str) -> String {
 
 /// The command reference, generated from the command line definition.
 fn commands_reference() -> String {
-    let mut cmd = cli::Cli::command();
+    let mut cmd = cli::command();
     cmd.build();
     let mut out = String::from(
         "# Command reference\n\n\
@@ -629,7 +645,8 @@ fn commands_reference() -> String {
          HYST_WRITE_DOCS=1 cargo test --release --test docs -->\n\n\
          Every command and flag of `hyst-tui`, with the help it prints (`hyst-tui help COMMAND`).\n\
          What the commands do beyond their help, the exit codes and the environment are in\n\
-         [what the commands do](cli.md). Global options (marked so below) work with every command.\n\n",
+         [what the commands do](cli.md). Global options (marked so below) are accepted by every command; each\n\
+         command lists those it uses, as its `--help` does.\n\n",
     );
     let subs: Vec<String> = cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").map(|s| s.get_name().to_string()).collect();
     out.push_str(&format!(
@@ -656,16 +673,156 @@ fn the_command_reference_is_generated_from_the_command_line() {
         have == want,
         "{COMMANDS_MD} is not what src/cli.rs generates; rewrite it with HYST_WRITE_DOCS=1 cargo test --release --test docs"
     );
-    // Every command and every visible flag is in it.
-    let cmd = cli::Cli::command();
-    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-        assert!(want.contains(&format!("`hyst-tui {}`", sub.get_name())), "{}", sub.get_name());
-        for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+    // Every command, nested ones too, and every visible flag is in it.
+    for (path, sub) in command_paths() {
+        assert!(want.contains(&format!("`{path}`")), "{path}");
+        for a in sub.get_arguments().filter(|a| !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version")) {
             for l in a.get_long().into_iter().chain(a.get_visible_aliases().unwrap_or_default()) {
-                assert!(want.contains(&format!("--{l}")), "--{l} of {}", sub.get_name());
+                assert!(want.contains(&format!("--{l}")), "--{l} of {path}");
             }
         }
     }
+}
+
+/// Every command of the program with its path (`hyst-tui bench inside`), nested commands
+/// after their parent; `help` left out.
+fn command_paths() -> Vec<(String, clap::Command)> {
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+            let p = format!("{path} {}", sub.get_name());
+            out.push((p.clone(), sub.clone()));
+            walk(sub, &p, out);
+        }
+    }
+    let mut cmd = cli::command();
+    cmd.build();
+    let mut out = Vec::new();
+    walk(&cmd, "hyst-tui", &mut out);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c2) The hand-written command table names every command
+// ---------------------------------------------------------------------------------------------
+
+/// The commands of `commands` (paths as `command_paths` gives them) that have no row in the
+/// table of `page`: a row is a table line whose first cell starts with `` `PATH`` followed by
+/// the end of the span, a space or `[`. A command with commands of its own (`bench`) is
+/// covered by its commands' rows.
+fn commands_without_a_row(page: &str, commands: &[(String, bool)]) -> Vec<String> {
+    let firsts: Vec<String> = page
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l[2..].split(" | ").next().unwrap_or("").to_string())
+        .collect();
+    commands
+        .iter()
+        .filter(|(_, has_subcommands)| !has_subcommands)
+        .filter(|(path, _)| {
+            !firsts.iter().any(|cell| {
+                cell.split(" / ").any(|c| {
+                    c.strip_prefix('`').and_then(|c| c.strip_prefix(path.as_str())).is_some_and(|rest| rest.starts_with(['`', ' ', '[']))
+                })
+            })
+        })
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+#[test]
+fn every_command_has_a_row_in_the_hand_written_table() {
+    let root = Path::new(ROOT);
+    let page = read(root, Path::new(CLI_MD));
+    let commands: Vec<(String, bool)> =
+        command_paths().iter().map(|(p, c)| (p.clone(), c.get_subcommands().any(|s| s.get_name() != "help"))).collect();
+    assert!(commands.iter().any(|(p, _)| p == "hyst-tui bench inside"), "the walk should reach nested commands");
+    let missing = commands_without_a_row(&page, &commands);
+    assert!(missing.is_empty(), "{CLI_MD}: the table \"The commands\" has no row for: {}", missing.join(", "));
+}
+
+#[test]
+fn a_command_without_a_row_is_found() {
+    let page = "| command | what it does |\n|---|---|\n| `hyst-tui models list [--no-verify]` | x |\n\
+                | `hyst-tui --batch [OPTIONS]` / `hyst-tui batch [OPTIONS]` | y |\n| `hyst-tui lens` | z |\n";
+    let commands: Vec<(String, bool)> = [
+        ("hyst-tui models", true),
+        ("hyst-tui models list", false),
+        ("hyst-tui batch", false),
+        ("hyst-tui lens", false),
+        ("hyst-tui models fetch", false),
+        ("hyst-tui steer sweep", false),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), *s))
+    .collect();
+    assert_eq!(commands_without_a_row(page, &commands), vec!["hyst-tui models fetch", "hyst-tui steer sweep"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c3) `--suites all` is what its help says
+// ---------------------------------------------------------------------------------------------
+
+/// The suite keys a help text names after `` `all` = `` (up to `; not`), and those it names as
+/// left out (after `; not`).
+fn all_in_help(help: &str) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
+    let after = &help[help.find("`all` = ")? + "`all` = ".len()..];
+    let after = after.split(')').next().unwrap_or(after);
+    let (inside, outside) = match after.split_once("; not ") {
+        Some((a, b)) => (a, b),
+        None => (after, ""),
+    };
+    let names = |s: &str| -> BTreeSet<String> {
+        let list = s.split_once(':').map(|(_, l)| l).unwrap_or("");
+        list.split(',').map(|w| w.trim().trim_end_matches('.').to_string()).filter(|w| !w.is_empty()).collect()
+    };
+    let left_out: BTreeSet<String> =
+        outside.split(',').map(|w| w.trim().trim_end_matches('.').to_string()).filter(|w| !w.is_empty()).collect();
+    Some((names(inside), left_out))
+}
+
+#[test]
+fn the_help_of_suites_all_is_true() {
+    use cli::Command as C;
+    // What `all` expands to, through the real parser and the real expansion.
+    let parsed = <cli::Cli as clap::Parser>::try_parse_from(["hyst-tui", "batch", "--suites", "all"]).unwrap();
+    let Some(C::Batch(args)) = parsed.command else { panic!("`batch --suites all` should parse as the batch command") };
+    let expanded: BTreeSet<String> = args.suites().iter().map(|s| s.key().to_string()).collect();
+    let every: BTreeSet<String> = hyst_tui::dialogue::Suite::EVERY.iter().map(|s| s.key().to_string()).collect();
+    let left_out: BTreeSet<String> = every.difference(&expanded).cloned().collect();
+    assert!(!expanded.is_empty());
+
+    let cmd = cli::command();
+    let batch = cmd.find_subcommand("batch").unwrap();
+    let arg = batch.get_arguments().find(|a| a.get_id() == "suites").unwrap();
+    let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+    let (named, named_out) = all_in_help(&help).unwrap_or_else(|| panic!("--suites help does not say what `all` is: {help}"));
+    assert_eq!(named, expanded, "--suites help: the suites `all` runs ({help})");
+    assert_eq!(named_out, left_out, "--suites help: the suites `all` leaves out ({help})");
+    let value = arg.get_possible_values().into_iter().find(|v| v.get_name() == "all").unwrap();
+    let value_help = value.get_help().map(|h| h.to_string()).unwrap_or_default();
+    assert!(
+        left_out.iter().all(|s| value_help.contains(s.as_str())) && (left_out.is_empty() || !value_help.starts_with("every suite")),
+        "the help of the value `all` ({value_help:?}) does not say that it leaves out {left_out:?}"
+    );
+    // The pages that say what `all` runs say it as the help does.
+    let root = Path::new(ROOT);
+    for page in doc_pages(root) {
+        for (n, line) in read(root, &page).lines().enumerate() {
+            if line.contains("--suites all") && line.contains("every suite") && !left_out.is_empty() {
+                panic!("{}:{}: `--suites all` is not every suite (it leaves out {left_out:?})", page.display(), n + 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_false_suites_help_is_found() {
+    let (a, b) = all_in_help("Suites (default: hierarchy; `all` = the paper's suites: ramp, r7; not self-consistency).").unwrap();
+    assert_eq!(a, ["ramp", "r7"].iter().map(|s| s.to_string()).collect());
+    assert_eq!(b, ["self-consistency"].iter().map(|s| s.to_string()).collect());
+    let (a, b) = all_in_help("Suites (default: hierarchy; `all` = every suite).").unwrap();
+    assert!(a.is_empty() && b.is_empty(), "an `all` that names no suite names none");
+    assert!(all_in_help("Suites, comma separated.").is_none());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -817,4 +974,330 @@ fn a_restated_seed_or_replicate_count_is_found() {
     for text in ["10,000 items of the dataset", "the selection seed 42 (`--seed`)", "a paired bootstrap CI (its own stream)", "2,000 tokens"] {
         assert!(restated_bootstrap_facts(text, &f).is_empty(), "wrongly found in {text:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) Cited paths exist
+// ---------------------------------------------------------------------------------------------
+
+/// The top folders whose paths the docs and the comments cite.
+const CITED_ROOTS: [&str; 5] = ["src/", "prompts/", "assets/", "scripts/", "tests/"];
+
+/// The paths a line cites: a word that starts with one of [`CITED_ROOTS`] (not in the middle of
+/// another path, a URL or a variable: `$OUT/src/x`, `../src/x` and `tmp/tests/x` are not
+/// citations), up to the first character that cannot be part of a path. A trailing `.` or `,`
+/// ends the sentence, not the path. Each comes with whether a placeholder (`<…>`, `{…}`, `…`)
+/// follows it at once, so that it is only the start of a name.
+fn cited_paths(line: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let bytes: Vec<char> = line.chars().collect();
+    let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '*' | '-');
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = CITED_ROOTS.iter().find(|r| bytes[i..].iter().take(r.len()).copied().eq(r.chars()));
+        let boundary = i == 0 || !(path_char(bytes[i - 1]) || matches!(bytes[i - 1], '$' | '~'));
+        if let (Some(_), true) = (starts, boundary) {
+            let mut j = i;
+            while j < bytes.len() && path_char(bytes[j]) {
+                j += 1;
+            }
+            let mut p: String = bytes[i..j].iter().collect();
+            while p.ends_with(['.', ',']) {
+                p.pop();
+            }
+            let placeholder = matches!(bytes.get(j), Some('<' | '{' | '…'));
+            out.push((p, placeholder));
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `*` in one name: any run of characters.
+fn wild_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            let Some(rest) = name.strip_prefix(head) else { return false };
+            (0..=rest.len()).filter(|&k| rest.is_char_boundary(k)).any(|k| wild_match(tail, &rest[k..]))
+        }
+    }
+}
+
+/// Whether a cited path names something in the repository: a file or folder, something a glob
+/// matches, or (before a placeholder) the start of a name in its folder.
+fn cited_path_exists(root: &Path, path: &str, placeholder: bool) -> bool {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let mut dirs = vec![root.to_path_buf()];
+    for (k, part) in parts.iter().enumerate() {
+        let last = k + 1 == parts.len();
+        let mut next = Vec::new();
+        for d in &dirs {
+            if part.contains('*') || (last && placeholder && !path.ends_with('/')) {
+                let Ok(entries) = std::fs::read_dir(d) else { continue };
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    let fits = if part.contains('*') { wild_match(part, &name) } else { name.starts_with(part) };
+                    if fits {
+                        next.push(e.path());
+                    }
+                }
+            } else if d.join(part).exists() {
+                next.push(d.join(part));
+            }
+        }
+        dirs = next;
+        if dirs.is_empty() {
+            return false;
+        }
+    }
+    true
+}
+
+/// The files whose text cites paths, relative to the root: the doc pages, and the Rust sources,
+/// tests and TOML files of the repository (their comments only).
+fn citing_files(root: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, exts, out);
+            } else if p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)) {
+                out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = doc_pages(root);
+    for dir in ["src", "tests"] {
+        walk(root, &root.join(dir), &["rs"], &mut out);
+    }
+    for dir in ["prompts", "assets"] {
+        walk(root, &root.join(dir), &["toml"], &mut out);
+    }
+    out.extend(["models.toml", "Cargo.toml"].iter().map(PathBuf::from));
+    out.sort();
+    out
+}
+
+/// The lines of a file that may cite a path: every line of a Markdown page; the comments of a
+/// Rust file (`//`, `///`, `//!` lines) and of a TOML file (`#` lines and trailing `# …`).
+fn citing_lines(rel: &Path, text: &str) -> Vec<(usize, String)> {
+    let ext = rel.extension().and_then(|x| x.to_str()).unwrap_or("");
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let t = l.trim_start();
+            let comment = match ext {
+                "md" => Some(l),
+                "rs" => t.starts_with("//").then_some(t),
+                "toml" => l.find(" # ").map(|k| &l[k..]).or_else(|| t.starts_with('#').then_some(t)),
+                _ => None,
+            };
+            comment.map(|c| (i + 1, c.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_cited_path_exists() {
+    let root = Path::new(ROOT);
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for rel in citing_files(root) {
+        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        for (line, l) in citing_lines(&rel, &text) {
+            for (path, placeholder) in cited_paths(&l) {
+                seen += 1;
+                if !cited_path_exists(root, &path, placeholder) {
+                    bad.push(format!("{}:{line}: {path}", rel.display()));
+                }
+            }
+        }
+    }
+    assert!(seen >= 100, "the docs and comments should cite paths; found {seen}");
+    assert!(bad.is_empty(), "paths cited in the docs or in comments that do not exist (renamed or removed?):\n{}", bad.join("\n"));
+}
+
+#[test]
+fn a_stale_cited_path_is_found() {
+    let root = Path::new(ROOT);
+    let got = cited_paths("see `src/tables/paper.rs`, src/cli.rs:180, (src/dialogue/recipe.rs), $OUT/src/x, ../src/y and assets/plans/<name>.toml.");
+    let want: Vec<(String, bool)> = vec![
+        ("src/tables/paper.rs".into(), false),
+        ("src/cli.rs".into(), false),
+        ("src/dialogue/recipe.rs".into(), false),
+        ("assets/plans/".into(), true),
+    ];
+    assert_eq!(got, want);
+    assert!(!cited_path_exists(root, "src/tables/paper.rs", false), "a file that became a folder");
+    assert!(cited_path_exists(root, "src/tables/paper/", false));
+    assert!(cited_path_exists(root, "src/tables/*.rs", false));
+    assert!(!cited_path_exists(root, "src/tables/*.py", false));
+    assert!(cited_path_exists(root, "assets/plans/", true));
+    assert!(cited_path_exists(root, "src/cl", true), "the start of a name before a placeholder");
+    assert!(!cited_path_exists(root, "src/no_such_module.rs", false));
+    assert_eq!(citing_lines(Path::new("x.rs"), "let p = \"src/nowhere.rs\";\n    // src/cli.rs"), vec![(2, "// src/cli.rs".to_string())]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (f) The troubleshooting page quotes the program's own errors
+// ---------------------------------------------------------------------------------------------
+
+/// The error lines a page quotes: each line of a `text` code block that starts with `error: `,
+/// without that prefix.
+fn quoted_errors(page: &str) -> Vec<(usize, String)> {
+    let (blocks, _) = split_blocks(page);
+    let mut out = Vec::new();
+    for b in blocks.iter().filter(|b| b.lang == "text") {
+        for (k, l) in b.lines.iter().enumerate() {
+            if let Some(e) = l.trim().strip_prefix("error: ") {
+                out.push((b.line + k, e.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The Rust sources under `src/`, as one text in which a string literal reads as it prints:
+/// `\"` as `"`, `{{` and `}}` as `{` and `}`, a line continuation (`\` at the end of a line)
+/// joined to the next line's text; and once more with every `{}` left out (an argument that may
+/// print nothing).
+fn source_text(root: &Path) -> String {
+    let mut files = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    walk(&root.join("src"), &mut files);
+    files.sort();
+    let text = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect::<Vec<_>>().join("\n");
+    let text = as_printed(&text);
+    let without_empty_args = text.replace("{}", "");
+    format!("{text}\n{without_empty_args}")
+}
+
+/// Source text as its string literals print: escaped quotes, doubled braces and line
+/// continuations undone.
+fn as_printed(src: &str) -> String {
+    let mut out = String::new();
+    let mut rest = src;
+    while let Some(k) = rest.find("\\\n") {
+        out.push_str(&rest[..k]);
+        rest = rest[k + 2..].trim_start();
+    }
+    out.push_str(rest);
+    out.replace("\\\"", "\"").replace("{{", "{").replace("}}", "}")
+}
+
+/// The pieces of a quoted error (between the `…` that stand for what varies) that the source
+/// does not contain. A piece is taken without the separators at its ends (`: `, `; `, `, `),
+/// which may belong to the format string around a nested message.
+fn pieces_not_in_source(quoted: &str, source: &str) -> Vec<String> {
+    quoted
+        .split('…')
+        .map(|p| p.trim_matches(|c: char| c.is_whitespace() || matches!(c, ':' | ';' | ',')))
+        .filter(|p| !p.is_empty())
+        .filter(|p| !source.contains(p))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_quoted_error_is_the_programs() {
+    let root = Path::new(ROOT);
+    let page = read(root, Path::new(TROUBLESHOOTING_MD));
+    let quoted = quoted_errors(&page);
+    assert!(quoted.len() >= 30, "{TROUBLESHOOTING_MD} should quote the errors a user can meet; found {}", quoted.len());
+    let source = source_text(root);
+    let mut bad = Vec::new();
+    for (line, q) in &quoted {
+        let missing = pieces_not_in_source(q, &source);
+        if !missing.is_empty() {
+            bad.push(format!("{TROUBLESHOOTING_MD}:{line}: {missing:?} (of `error: {q}`)"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "error lines quoted on the troubleshooting page that the program no longer prints (follow the message in src/, or drop the entry):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn a_quoted_error_the_program_does_not_print_is_found() {
+    let source = as_printed(
+        "bail!(\"run directory {dir} is in use by pid {pid}\");\n#[error(\"set `template = {{ kind = \\\"named\\\" }}`\")]\n\
+         format!(\"{} holds scores of another build: \\\n     stored: {theirs}\")",
+    );
+    assert!(pieces_not_in_source("run directory … is in use by pid …", &source).is_empty());
+    assert!(pieces_not_in_source("set `template = { kind = \"named\" }`", &source).is_empty());
+    assert!(pieces_not_in_source("… holds scores of another build: stored: …", &source).is_empty(), "a line continuation");
+    assert!(pieces_not_in_source("dataset …: run directory …", &source).len() == 1, "separators at the ends of a piece");
+    assert_eq!(pieces_not_in_source("run directory … is locked by pid …", &source), vec!["is locked by pid"]);
+    let page = "x\n```text\nerror: one … two\nnot an error\n```\n```sh\nerror: in a shell block\n```\n";
+    assert_eq!(quoted_errors(page), vec![(3, "one … two".to_string())]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (g) The docs index lists every page
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_docs_index_lists_every_page() {
+    let root = Path::new(ROOT);
+    let index = Path::new("docs/README.md");
+    let (_, prose) = split_blocks(&read(root, index));
+    let linked: BTreeSet<PathBuf> =
+        prose.iter().flat_map(|(_, l)| link_targets(l)).filter_map(|t| normalize(&Path::new("docs").join(t.split('#').next().unwrap_or("")))).collect();
+    let missing: Vec<String> = doc_pages(root)
+        .into_iter()
+        .filter(|p| p.starts_with("docs") && p != index && !linked.contains(p))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "docs/README.md does not list: {}", missing.join(", "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// (h) A command's help lists only the global options it uses
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_commands_help_lists_only_the_global_options_it_uses() {
+    let mut cmd = cli::command();
+    cmd.build();
+    let globals: BTreeSet<String> = cmd.get_arguments().filter(|a| a.is_global_set()).map(|a| a.get_id().to_string()).collect();
+    for (path, sub) in command_paths() {
+        let words: Vec<&str> = path.split(' ').skip(1).collect();
+        for id in cli::unused_global_opts(&words) {
+            assert!(globals.contains(id), "{path}: `{id}` is not a global option");
+            if sub.get_subcommands().next().is_none() {
+                let arg = sub.get_arguments().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("{path} lacks the global {id}"));
+                assert!(arg.is_hide_set(), "{path} --help lists {id}, which it does not use");
+            }
+        }
+    }
+    // The example of the issue: `tables` loads no model, so its help names no engine option, but
+    // the option is still accepted.
+    let help = cmd.clone().find_subcommand_mut("tables").unwrap().render_long_help().to_string();
+    for engine_opt in ["--threads", "--no-cache", "--gpu-layers", "--allow-inexact-reuse", "--ctx"] {
+        assert!(!help.contains(engine_opt), "tables --help lists {engine_opt}");
+    }
+    assert!(help.contains("--from"));
+    // A hidden option is parsed as before, and its value reaches the global options.
+    for argv in [["hyst-tui", "tables", "--from", "x", "--threads", "2", "--no-cache"], ["hyst-tui", "--threads", "2", "--no-cache", "tables", "--from", "x"]] {
+        let m = cmd.clone().try_get_matches_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let parsed = <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap();
+        assert_eq!((parsed.global.threads, parsed.global.no_cache), (Some(2), true), "{argv:?}");
+    }
+    let batch = cmd.clone().find_subcommand_mut("batch").unwrap().render_long_help().to_string();
+    assert!(batch.contains("--threads") && batch.contains("--score-store"), "batch uses every global option");
 }

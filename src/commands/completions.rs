@@ -4,8 +4,7 @@ use anyhow::Result;
 
 /// `hyst-tui completions SHELL`: the completion script on stdout.
 pub fn run(shell: clap_complete::Shell) -> Result<()> {
-    use clap::CommandFactory;
-    let mut cmd = crate::cli::Cli::command();
+    let mut cmd = crate::cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "hyst-tui", &mut out);
     let mut script = String::from_utf8(out)?;
