@@ -113,8 +113,10 @@ fn parquet_has_one_typed_column_per_field() {
     let f = std::fs::File::open(dir.path().join(ITEM_ROWS_PARQUET)).unwrap();
     let df = ParquetReader::new(f).finish().unwrap();
     let names: Vec<String> = df.get_column_names().iter().map(|s| s.to_string()).collect();
-    // Rows without a served letter bound (every in-process row) have no letter_bound_json.
-    let fields: Vec<&str> = ItemRow::FIELDS.iter().copied().filter(|f| *f != "letter_bound_json").collect();
+    // Rows without a served letter bound (every in-process row) have no letter_bound_json, and
+    // letters rows no open-answer columns.
+    let sometimes = ["letter_bound_json", "answer_format", "open_answers_json"];
+    let fields: Vec<&str> = ItemRow::FIELDS.iter().copied().filter(|f| !sometimes.contains(f)).collect();
     assert_eq!(names, fields);
     // The JSON keys are the same names in the same order.
     let json = serde_json::to_string(&rows[0]).unwrap();
@@ -131,6 +133,18 @@ fn parquet_has_one_typed_column_per_field() {
     assert_eq!(df.column("item_id").unwrap().dtype(), &DataType::String);
     assert_eq!(df.height(), rows.len());
     assert_eq!(read_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap(), rows);
+    // Open-answer rows have both open-answer columns, typed, and read back unchanged.
+    let mut open = rows.clone();
+    for r in &mut open {
+        r.answer_format = "open".into();
+        r.open_answers_json = "{\"options\":[],\"eot_token\":\"<e>\"}".into();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_item_rows(dir.path(), &open).unwrap();
+    let df = ParquetReader::new(std::fs::File::open(dir.path().join(ITEM_ROWS_PARQUET)).unwrap()).finish().unwrap();
+    assert_eq!(df.column("answer_format").unwrap().dtype(), &DataType::String);
+    assert_eq!(df.column("open_answers_json").unwrap().dtype(), &DataType::String);
+    assert_eq!(read_item_rows(dir.path(), hyst_tui::dialogue::conditions::Registry::bundled()).unwrap(), open);
 }
 
 #[test]
