@@ -231,11 +231,11 @@ else
 fi
 start_server
 kept_lines=$(cat "$stopped"/cache/*.jsonl 2>/dev/null | wc -l)
-all=$(grep -o '[0-9]* contexts scored' "$out/batch-uninterrupted.txt" | cut -d' ' -f1)
+all=$(grep -o 'contexts: [0-9]* scored' "$out/batch-uninterrupted.txt" | cut -d' ' -f2)
 if HYST_MODELS_CONFIG="$patient" hy batch --models smollm2-served --limit 2 --out "$stopped" >"$out/batch-stopped-resumed.txt" 2>&1 &&
-  grep -q "· $((all - kept_lines)) contexts scored" "$out/batch-stopped-resumed.txt" &&
+  grep -q "contexts: $((all - kept_lines)) scored" "$out/batch-stopped-resumed.txt" &&
   diff -r "$work/runs/uninterrupted/tables" "$stopped/tables" >"$out/tables-stopped.diff"; then
-  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt") ($all less the $kept_lines stored); tables byte-identical to the uninterrupted run"
+  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts: [^·]*[a-z]' "$out/batch-stopped-resumed.txt") ($all less the $kept_lines stored); tables byte-identical to the uninterrupted run"
 else
   fail "resume after SIGTERM (see $out/batch-stopped-resumed.txt, $out/tables-stopped.diff)"
 fi
