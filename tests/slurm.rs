@@ -6,12 +6,18 @@
 //! so must a second submission whose task is cancelled mid-run and then resubmitted, and a third
 //! whose one task runs into its one-minute time limit and is resubmitted with more. Also here:
 //! four concurrent batches on one shared score store leave every line of it readable.
+//!
+//! Stopped by SIGTERM, SIGINT or SIGHUP (a check script that is stopped, a time limit), a test
+//! with a cluster unwinds: its jobs are cancelled and its daemons stopped before the signal ends
+//! the process, as after a failed assertion (`Cluster`'s drop).
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
@@ -34,17 +40,75 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// A single-node Slurm of this test's own.
+/// The signal that asked this process to stop while a cluster ran (0: none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+/// Clusters of this process not yet stopped.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNALLED.store(sig, Ordering::SeqCst);
+    if LIVE.load(Ordering::SeqCst) == 0 {
+        // Nothing to clean up: the signal's own action, as if it had not been caught.
+        // SAFETY: signal(2) and raise(3) are async-signal-safe.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// From the first cluster on, SIGTERM, SIGINT and SIGHUP are noted instead of ending the process
+/// (where its jobs and daemons would outlive it); [`wait_for`] and [`Cluster::hyst`] then panic,
+/// and the last cluster's drop raises the signal again once it has cleaned up.
+fn catch_stop_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            // SAFETY: the handler only stores to atomics and calls async-signal-safe functions.
+            unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+        }
+    });
+}
+
+/// Panics (so the test unwinds and its guards clean up) once a stop signal has come.
+fn stop_if_signalled() {
+    let sig = SIGNALLED.load(Ordering::SeqCst);
+    assert_eq!(sig, 0, "stopped by signal {sig}: cancelling this test's Slurm jobs and stopping its cluster");
+}
+
+/// A single-node Slurm of this test's own. Its daemons run in process groups of their own (a
+/// signal to the test's group must not stop the controller before the jobs are cancelled) and
+/// get SIGTERM should the test's thread die without dropping it (SIGKILL).
 struct Cluster {
     dir: tempfile::TempDir,
     conf: PathBuf,
     daemons: Vec<Child>,
 }
 
+/// A daemon of the cluster (see [`Cluster`]).
+fn daemon(program: &str) -> Command {
+    let mut c = Command::new(need(program));
+    c.process_group(0).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: prctl(2) is async-signal-safe, as code between fork and exec must be.
+    unsafe {
+        c.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        })
+    };
+    c
+}
+
 impl Cluster {
     fn start() -> Cluster {
+        catch_stop_signals();
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+        let conf = dir.path().join("slurm.conf");
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        // From here on its drop stops whatever has started.
+        let mut cluster = Cluster { dir, conf, daemons: Vec::new() };
+        let dir_path = cluster.dir.path().to_path_buf();
+        let d = dir_path.as_path();
         for sub in ["state", "spool"] {
             std::fs::create_dir_all(d.join(sub)).unwrap();
         }
@@ -57,8 +121,7 @@ impl Cluster {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
         let sock = d.join("munge.sock");
-        let mut daemons = Vec::new();
-        let munged = Command::new(need("munged"))
+        let munged = daemon("munged")
             .arg("--foreground")
             .arg("--force")
             .arg(format!("--socket={}", sock.display()))
@@ -66,14 +129,12 @@ impl Cluster {
             .arg(format!("--log-file={}", d.join("munged.log").display()))
             .arg(format!("--pid-file={}", d.join("munged.pid").display()))
             .arg(format!("--seed-file={}", d.join("munged.seed").display()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        daemons.push(munged);
+        cluster.daemons.push(munged);
         wait_for(Duration::from_secs(20), "munged's socket", || sock.exists());
         let host = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap().trim().to_string();
-        let conf = d.join("slurm.conf");
+        let conf = cluster.conf.clone();
         let p = |s: &str| d.join(s).display().to_string();
         std::fs::write(
             &conf,
@@ -100,19 +161,10 @@ impl Cluster {
             ),
         )
         .unwrap();
-        for (daemon, extra) in [("slurmctld", vec!["-D", "-i"]), ("slurmd", vec!["-D"])] {
-            let c = Command::new(need(daemon))
-                .env("SLURM_CONF", &conf)
-                .arg("-f")
-                .arg(&conf)
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            daemons.push(c);
+        for (name, extra) in [("slurmctld", vec!["-D", "-i"]), ("slurmd", vec!["-D"])] {
+            let c = daemon(name).env("SLURM_CONF", &conf).arg("-f").arg(&conf).args(extra).spawn().unwrap();
+            cluster.daemons.push(c);
         }
-        let cluster = Cluster { dir, conf, daemons };
         wait_for(Duration::from_secs(60), "the node to be idle", || {
             let o = cluster.cmd("sinfo").args(["-h", "-o", "%t"]).output().unwrap();
             String::from_utf8_lossy(&o.stdout).trim() == "idle"
@@ -129,6 +181,7 @@ impl Cluster {
 
     fn hyst(&self, args: &[&str]) -> Output {
         let o = self.cmd(BIN).args(args).output().unwrap();
+        stop_if_signalled();
         assert!(o.status.success(), "hyst-tui {args:?}: {}\n{}", text(&o), self.logs());
         o
     }
@@ -172,12 +225,26 @@ impl Drop for Cluster {
             let _ = c.kill();
             let _ = c.wait();
         }
+        if LIVE.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let sig = SIGNALLED.load(Ordering::SeqCst);
+            if sig != 0 {
+                // Cleaned up: now the signal ends the process, as it would have (the directory
+                // first: the fields are dropped only after this).
+                let _ = std::fs::remove_dir_all(self.dir.path());
+                // SAFETY: signal(2) and raise(3) with a valid signal number.
+                unsafe {
+                    libc::signal(sig, libc::SIG_DFL);
+                    libc::raise(sig);
+                }
+            }
+        }
     }
 }
 
 fn wait_for(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !ok() {
+        stop_if_signalled();
         assert!(t0.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -412,7 +479,6 @@ fn a_served_run_through_a_server_job_gives_the_unsharded_tables() {
     // The same served run, unsharded, through the same server command started here.
     let reference = t.path().join("reference");
     let mut server = with_env(Command::new("bash"));
-    use std::os::unix::process::CommandExt;
     // In a process group of its own: vLLM's engine runs in child processes, which go with it.
     let server = server
         .process_group(0)
