@@ -9,7 +9,8 @@
 //!
 //! Stopped by SIGTERM, SIGINT or SIGHUP (a check script that is stopped, a time limit), a test
 //! with a cluster unwinds: its jobs are cancelled and its daemons stopped before the signal ends
-//! the process, as after a failed assertion (`Cluster`'s drop).
+//! the process, as after a failed assertion (`Cluster`'s drop); a test sends SIGTERM to a copy of
+//! itself whose job runs, and checks that nothing of it is left.
 
 mod common;
 
@@ -594,6 +595,90 @@ fn four_concurrent_batches_on_one_score_store_leave_every_line_readable() {
     }
     assert_eq!(records, all.len(), "the store holds each run's records once");
     assert!(records > 0);
+}
+
+/// SIGTERM to a test's process group (a stopped check script, `timeout`) while its job runs: the
+/// test process cancels the job, stops its daemons, removes its directory and then dies of the
+/// signal; nothing of its cluster or job is left. The test runs itself as the child that gets the
+/// signal (HYST_SLURM_STOP_CHILD set), with a cluster and a running job of its own.
+#[test]
+fn a_stop_signal_cancels_the_jobs_and_stops_the_cluster() {
+    const NAME: &str = "a_stop_signal_cancels_the_jobs_and_stops_the_cluster";
+    let marker = format!("600.{}", std::process::id());
+    if let Ok(marker) = std::env::var("HYST_SLURM_STOP_CHILD") {
+        let c = Cluster::start();
+        let o = c.cmd("sbatch").args(["--parsable", "--output=/dev/null", "--wrap", &format!("sleep {marker}")]).output().unwrap();
+        assert!(o.status.success(), "sbatch: {}\n{}", text(&o), c.logs());
+        let job = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        wait_for(Duration::from_secs(120), "the job to run", || c.states().get(&job).is_some_and(|s| s == "RUNNING"));
+        println!("cluster ready: {}", c.dir.path().display());
+        wait_for(Duration::from_secs(600), "a stop signal", || false);
+        unreachable!("wait_for panics");
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([NAME, "--exact", "--nocapture", "--test-threads", "1"])
+        .env("HYST_SLURM_STOP_CHILD", &marker)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as libc::pid_t;
+    // Both pipes drained to the end by threads (the child must never block on a full pipe, nor
+    // write to a closed one); the directory of its cluster comes as soon as it is printed.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            // (after the harness's "test NAME ... " on the same line)
+            if let Some((_, d)) = l.split_once("cluster ready: ") {
+                let _ = tx.send(PathBuf::from(d));
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
+        err
+    });
+    let Ok(dir) = rx.recv_timeout(Duration::from_secs(300)) else {
+        // SAFETY: kill(2) of the child's own process group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = child.wait();
+        panic!("the child never had its job running: {}", stderr.join().unwrap());
+    };
+    // Processes of the child's cluster and job: the daemons name its directory, the job's shell
+    // its spool, the job itself the marker.
+    let of_it = || -> Vec<String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')));
+            if !zombie && (cmd.contains(dir.to_str().unwrap()) || cmd.contains(&marker)) {
+                v.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+        v
+    };
+    assert!(of_it().iter().any(|p| p.contains(&marker)), "the job is not running: {:?}", of_it());
+    // SAFETY: kill(2) of the child's own process group.
+    assert_eq!(unsafe { libc::kill(-pgid, libc::SIGTERM) }, 0);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(180), "the child did not end after SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let err = stderr.join().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "the child ends by the signal: {status:?}\n{err}");
+    assert!(err.contains("stopped by signal 15: cancelling this test's Slurm jobs"), "{err}");
+    assert!(!dir.exists(), "{} is left", dir.display());
+    wait_for(Duration::from_secs(10), "the child's processes to be gone", || of_it().is_empty());
 }
 
 #[test]
