@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hyst-tui's CUDA build without a GPU and without a system CUDA toolkit: the toolkit comes from
 # NVIDIA's wheels on PyPI, installed (pinned, hashes checked) into a cache directory outside the
-# repository, and `--features cuda` is built into its own target directory, so the CPU build
-# ($CARGO_TARGET_DIR or ~/.cache/hyst-tui/target) is never touched. Then it prints the build
+# repository, and `--features cuda` is built into a target directory of its own
+# (~/.cache/hyst-tui/target-cuda), so the CPU build (the README's: $CARGO_TARGET_DIR when set,
+# else target/ in the repository) is never touched. Then it prints the build
 # time, the binary's size, `ldd` of the binary (what it needs at run time) and `doctor`.
 #
 #   bash scripts/check-cuda-build.sh              # for one card: CMAKE_CUDA_ARCHITECTURES=90 (H100/H200)
@@ -106,7 +107,7 @@ say "== CUDA toolkit: $("$cuda/bin/nvcc" --version | grep -o 'release [0-9.]*, V
 
 # ---- the build --------------------------------------------------------------------------------
 target=${HYST_CUDA_TARGET_DIR:-$HOME/.cache/hyst-tui/target-cuda}
-cpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
+cpu_target=${CARGO_TARGET_DIR:-$PWD/target}
 if [ "$(realpath -m "$target")" = "$(realpath -m "$cpu_target")" ]; then
   echo "check-cuda-build: the CUDA target directory must not be the CPU build's ($cpu_target)" >&2
   exit 1

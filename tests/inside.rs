@@ -299,7 +299,7 @@ fn a_steering_operation_of_an_experiment_file_runs_in_a_batch_on_held_out_items_
     // Resumed: every steered score comes from the run's cache.
     let r = hyst(&args);
     let err = String::from_utf8_lossy(&r.stderr).to_string() + &String::from_utf8_lossy(&r.stdout);
-    assert!(r.status.success() && err.contains("0 contexts scored"), "{err}");
+    assert!(r.status.success() && err.contains(" contexts: 0 scored, "), "{err}");
 
     // A split record beside the vector naming it: its training items get no steered row.
     let split = serde_json::json!({

@@ -6,12 +6,19 @@
 //! so must a second submission whose task is cancelled mid-run and then resubmitted, and a third
 //! whose one task runs into its one-minute time limit and is resubmitted with more. Also here:
 //! four concurrent batches on one shared score store leave every line of it readable.
+//!
+//! Stopped by SIGTERM, SIGINT or SIGHUP (a check script that is stopped, a time limit), a test
+//! with a cluster unwinds: its jobs are cancelled and its daemons stopped before the signal ends
+//! the process, as after a failed assertion (`Cluster`'s drop); a test sends SIGTERM to a copy of
+//! itself whose job runs, and checks that nothing of it is left.
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hyst-tui");
@@ -34,17 +41,75 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// A single-node Slurm of this test's own.
+/// The signal that asked this process to stop while a cluster ran (0: none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+/// Clusters of this process not yet stopped.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNALLED.store(sig, Ordering::SeqCst);
+    if LIVE.load(Ordering::SeqCst) == 0 {
+        // Nothing to clean up: the signal's own action, as if it had not been caught.
+        // SAFETY: signal(2) and raise(3) are async-signal-safe.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// From the first cluster on, SIGTERM, SIGINT and SIGHUP are noted instead of ending the process
+/// (where its jobs and daemons would outlive it); [`wait_for`] and [`Cluster::hyst`] then panic,
+/// and the last cluster's drop raises the signal again once it has cleaned up.
+fn catch_stop_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            // SAFETY: the handler only stores to atomics and calls async-signal-safe functions.
+            unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+        }
+    });
+}
+
+/// Panics (so the test unwinds and its guards clean up) once a stop signal has come.
+fn stop_if_signalled() {
+    let sig = SIGNALLED.load(Ordering::SeqCst);
+    assert_eq!(sig, 0, "stopped by signal {sig}: cancelling this test's Slurm jobs and stopping its cluster");
+}
+
+/// A single-node Slurm of this test's own. Its daemons run in process groups of their own (a
+/// signal to the test's group must not stop the controller before the jobs are cancelled) and
+/// get SIGTERM should the test's thread die without dropping it (SIGKILL).
 struct Cluster {
     dir: tempfile::TempDir,
     conf: PathBuf,
     daemons: Vec<Child>,
 }
 
+/// A daemon of the cluster (see [`Cluster`]).
+fn daemon(program: &str) -> Command {
+    let mut c = Command::new(need(program));
+    c.process_group(0).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: prctl(2) is async-signal-safe, as code between fork and exec must be.
+    unsafe {
+        c.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        })
+    };
+    c
+}
+
 impl Cluster {
     fn start() -> Cluster {
+        catch_stop_signals();
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+        let conf = dir.path().join("slurm.conf");
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        // From here on its drop stops whatever has started.
+        let mut cluster = Cluster { dir, conf, daemons: Vec::new() };
+        let dir_path = cluster.dir.path().to_path_buf();
+        let d = dir_path.as_path();
         for sub in ["state", "spool"] {
             std::fs::create_dir_all(d.join(sub)).unwrap();
         }
@@ -57,8 +122,7 @@ impl Cluster {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
         let sock = d.join("munge.sock");
-        let mut daemons = Vec::new();
-        let munged = Command::new(need("munged"))
+        let munged = daemon("munged")
             .arg("--foreground")
             .arg("--force")
             .arg(format!("--socket={}", sock.display()))
@@ -66,14 +130,12 @@ impl Cluster {
             .arg(format!("--log-file={}", d.join("munged.log").display()))
             .arg(format!("--pid-file={}", d.join("munged.pid").display()))
             .arg(format!("--seed-file={}", d.join("munged.seed").display()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        daemons.push(munged);
+        cluster.daemons.push(munged);
         wait_for(Duration::from_secs(20), "munged's socket", || sock.exists());
         let host = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap().trim().to_string();
-        let conf = d.join("slurm.conf");
+        let conf = cluster.conf.clone();
         let p = |s: &str| d.join(s).display().to_string();
         std::fs::write(
             &conf,
@@ -100,19 +162,10 @@ impl Cluster {
             ),
         )
         .unwrap();
-        for (daemon, extra) in [("slurmctld", vec!["-D", "-i"]), ("slurmd", vec!["-D"])] {
-            let c = Command::new(need(daemon))
-                .env("SLURM_CONF", &conf)
-                .arg("-f")
-                .arg(&conf)
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            daemons.push(c);
+        for (name, extra) in [("slurmctld", vec!["-D", "-i"]), ("slurmd", vec!["-D"])] {
+            let c = daemon(name).env("SLURM_CONF", &conf).arg("-f").arg(&conf).args(extra).spawn().unwrap();
+            cluster.daemons.push(c);
         }
-        let cluster = Cluster { dir, conf, daemons };
         wait_for(Duration::from_secs(60), "the node to be idle", || {
             let o = cluster.cmd("sinfo").args(["-h", "-o", "%t"]).output().unwrap();
             String::from_utf8_lossy(&o.stdout).trim() == "idle"
@@ -129,6 +182,7 @@ impl Cluster {
 
     fn hyst(&self, args: &[&str]) -> Output {
         let o = self.cmd(BIN).args(args).output().unwrap();
+        stop_if_signalled();
         assert!(o.status.success(), "hyst-tui {args:?}: {}\n{}", text(&o), self.logs());
         o
     }
@@ -172,12 +226,26 @@ impl Drop for Cluster {
             let _ = c.kill();
             let _ = c.wait();
         }
+        if LIVE.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let sig = SIGNALLED.load(Ordering::SeqCst);
+            if sig != 0 {
+                // Cleaned up: now the signal ends the process, as it would have (the directory
+                // first: the fields are dropped only after this).
+                let _ = std::fs::remove_dir_all(self.dir.path());
+                // SAFETY: signal(2) and raise(3) with a valid signal number.
+                unsafe {
+                    libc::signal(sig, libc::SIG_DFL);
+                    libc::raise(sig);
+                }
+            }
+        }
     }
 }
 
 fn wait_for(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !ok() {
+        stop_if_signalled();
         assert!(t0.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -346,11 +414,13 @@ fn a_slurm_array_and_its_merge_give_the_unsharded_tables_also_after_a_cancelled_
 /// llama-server by default (scripts/build-llama-server.sh, SmolLM2's GGUF); vLLM's CPU build
 /// when HYST_SLURM_VLLM_PYTHON, HYST_SLURM_VLLM_MODEL (a Hugging Face folder) and
 /// HYST_SLURM_VLLM_GGUF (the file name, in the models directory, of the same weights as GGUF,
-/// for the prompts) are set, as scripts/check-vllm.sh sets them.
+/// for the prompts) are set, as scripts/check-vllm.sh sets them; HYST_SLURM_VLLM_MODULE names
+/// the module that serves (default: the CPU build's, docs/guide/served.md).
 fn server_of_the_test() -> (String, String, Duration) {
     if let (Ok(py), Ok(model), Ok(gguf)) = (std::env::var("HYST_SLURM_VLLM_PYTHON"), std::env::var("HYST_SLURM_VLLM_MODEL"), std::env::var("HYST_SLURM_VLLM_GGUF")) {
+        let module = std::env::var("HYST_SLURM_VLLM_MODULE").unwrap_or_else(|_| "vllm.entrypoints.launchers.api_server.entry".into());
         let cmd = format!(
-            "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 exec {py} -m vllm.entrypoints.openai.api_server --model {model} \\\n  \
+            "VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 exec {py} -m {module} --model {model} \\\n  \
              --served-model-name served --dtype float32 --max-model-len 2048 --max-logprobs 100 --enforce-eager \\\n  \
              --no-enable-prefix-caching --host 127.0.0.1 --port \"$PORT\" --api-key \"$HYST_SLURM_TEST_KEY\""
         );
@@ -412,7 +482,6 @@ fn a_served_run_through_a_server_job_gives_the_unsharded_tables() {
     // The same served run, unsharded, through the same server command started here.
     let reference = t.path().join("reference");
     let mut server = with_env(Command::new("bash"));
-    use std::os::unix::process::CommandExt;
     // In a process group of its own: vLLM's engine runs in child processes, which go with it.
     let server = server
         .process_group(0)
@@ -526,6 +595,90 @@ fn four_concurrent_batches_on_one_score_store_leave_every_line_readable() {
     }
     assert_eq!(records, all.len(), "the store holds each run's records once");
     assert!(records > 0);
+}
+
+/// SIGTERM to a test's process group (a stopped check script, `timeout`) while its job runs: the
+/// test process cancels the job, stops its daemons, removes its directory and then dies of the
+/// signal; nothing of its cluster or job is left. The test runs itself as the child that gets the
+/// signal (HYST_SLURM_STOP_CHILD set), with a cluster and a running job of its own.
+#[test]
+fn a_stop_signal_cancels_the_jobs_and_stops_the_cluster() {
+    const NAME: &str = "a_stop_signal_cancels_the_jobs_and_stops_the_cluster";
+    let marker = format!("600.{}", std::process::id());
+    if let Ok(marker) = std::env::var("HYST_SLURM_STOP_CHILD") {
+        let c = Cluster::start();
+        let o = c.cmd("sbatch").args(["--parsable", "--output=/dev/null", "--wrap", &format!("sleep {marker}")]).output().unwrap();
+        assert!(o.status.success(), "sbatch: {}\n{}", text(&o), c.logs());
+        let job = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        wait_for(Duration::from_secs(120), "the job to run", || c.states().get(&job).is_some_and(|s| s == "RUNNING"));
+        println!("cluster ready: {}", c.dir.path().display());
+        wait_for(Duration::from_secs(600), "a stop signal", || false);
+        unreachable!("wait_for panics");
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([NAME, "--exact", "--nocapture", "--test-threads", "1"])
+        .env("HYST_SLURM_STOP_CHILD", &marker)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as libc::pid_t;
+    // Both pipes drained to the end by threads (the child must never block on a full pipe, nor
+    // write to a closed one); the directory of its cluster comes as soon as it is printed.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            // (after the harness's "test NAME ... " on the same line)
+            if let Some((_, d)) = l.split_once("cluster ready: ") {
+                let _ = tx.send(PathBuf::from(d));
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
+        err
+    });
+    let Ok(dir) = rx.recv_timeout(Duration::from_secs(300)) else {
+        // SAFETY: kill(2) of the child's own process group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = child.wait();
+        panic!("the child never had its job running: {}", stderr.join().unwrap());
+    };
+    // Processes of the child's cluster and job: the daemons name its directory, the job's shell
+    // its spool, the job itself the marker.
+    let of_it = || -> Vec<String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')));
+            if !zombie && (cmd.contains(dir.to_str().unwrap()) || cmd.contains(&marker)) {
+                v.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+        v
+    };
+    assert!(of_it().iter().any(|p| p.contains(&marker)), "the job is not running: {:?}", of_it());
+    // SAFETY: kill(2) of the child's own process group.
+    assert_eq!(unsafe { libc::kill(-pgid, libc::SIGTERM) }, 0);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(180), "the child did not end after SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let err = stderr.join().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "the child ends by the signal: {status:?}\n{err}");
+    assert!(err.contains("stopped by signal 15: cancelling this test's Slurm jobs"), "{err}");
+    assert!(!dir.exists(), "{} is left", dir.display());
+    wait_for(Duration::from_secs(10), "the child's processes to be gone", || of_it().is_empty());
 }
 
 #[test]

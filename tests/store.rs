@@ -88,9 +88,10 @@ fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// The number of contexts the engine scored, from the run's summary line.
 fn scored(o: &Output) -> usize {
     let e = stderr(o);
-    let line = e.lines().find(|l| l.contains("contexts scored")).unwrap_or_else(|| panic!("no summary line in {e}"));
-    let before = line.split(" contexts scored").next().unwrap();
-    before.rsplit(' ').next().unwrap().parse().unwrap()
+    // "… · C contexts: S scored, …"
+    let line = e.lines().find(|l| l.contains(" contexts: ")).unwrap_or_else(|| panic!("no summary line in {e}"));
+    let after = line.split(" contexts: ").nth(1).unwrap();
+    after.split(" scored").next().unwrap().parse().unwrap()
 }
 
 fn keys(dir: &Path) -> Vec<String> {

@@ -35,7 +35,12 @@ pub struct CachedScorer<'a> {
     pub pending: Vec<ScoreRow>,
     /// Scores found in the shared store, to be copied into the run's cache.
     pub imported: Vec<ScoreRow>,
-    pub hits: usize,
+    /// Distinct contexts of this item found in the run's own cache (`cache/scores.jsonl`:
+    /// an earlier start of the run, or an item committed before this one).
+    pub from_run_cache: usize,
+    /// Distinct contexts of this item found in the shared store.
+    pub from_shared: usize,
+    /// Contexts the engine scored (each distinct context once).
     pub misses: usize,
     /// Rows used for each prompt hash in this item (cache hits and new scores).
     pub used: BTreeMap<String, ScoreRow>,
@@ -59,7 +64,8 @@ impl<'a> CachedScorer<'a> {
             prompt_format: model.prompt_format(),
             pending: Vec::new(),
             imported: Vec::new(),
-            hits: 0,
+            from_run_cache: 0,
+            from_shared: 0,
             misses: 0,
             used: BTreeMap::new(),
             stop: None,
@@ -158,27 +164,43 @@ impl<'a> CachedScorer<'a> {
         Ok(row)
     }
 
-    /// The row of `key` from the run's cache, this item's rows, or the shared store (counted
-    /// as a hit), if any.
+    /// The row of `key` from the run's cache, this item's rows, or the shared store, if any.
+    /// A context is counted once per item, by where it was first found (a context of this item
+    /// asked for again, e.g. a ramp step that is also a condition, is not counted again).
     fn lookup(&mut self, key: &str) -> Option<ScoreRow> {
-        let here = self
-            .cache
-            .read()
-            .expect("cache lock")
-            .get(key)
-            .cloned()
+        let first = !self.used.contains_key(key);
+        let cached = self.cache.read().expect("cache lock").get(key).cloned();
+        let in_cache = cached.is_some();
+        let here = cached
             .or_else(|| self.pending.iter().find(|r| r.key == key).cloned())
             .or_else(|| self.imported.iter().find(|r| r.key == key).cloned());
         if let Some(r) = here {
-            self.hits += 1;
+            // (What this item scored or imported is in `used` already: not first.)
+            if first && in_cache {
+                self.from_run_cache += 1;
+            }
             self.used.insert(key.to_string(), r.clone());
             return Some(r);
         }
         let r = self.shared.and_then(|s| s.read().expect("shared store lock").get(key))?;
-        self.hits += 1;
+        self.from_shared += 1;
         self.imported.push(r.clone());
         self.used.insert(key.to_string(), r.clone());
         Some(r)
+    }
+}
+
+impl super::ContextCounts {
+    /// Where the contexts of an item's `rows` came from, as `scorer` found them.
+    pub(crate) fn of(rows: &[ItemRow], scorer: &CachedScorer) -> Self {
+        let distinct: BTreeSet<&str> = rows.iter().map(|r| r.score_key.as_str()).collect();
+        Self {
+            contexts: rows.len(),
+            scored: scorer.misses,
+            from_run_cache: scorer.from_run_cache,
+            from_shared: scorer.from_shared,
+            repeated: rows.len() - distinct.len(),
+        }
     }
 }
 

@@ -59,23 +59,52 @@ pub enum BatchEvent<'a> {
     Notice { message: &'a str },
     ModelLoading { model: &'a str },
     ItemStarted { model: &'a str, dataset: &'a str, item_id: &'a str },
-    /// The contexts of the item just scored: how many the engine evaluated and how many came from
-    /// the store, and the totals of the run so far.
-    ContextsScored { scored: usize, from_store: usize, totals: &'a Totals },
+    /// Where the contexts of the item just scored came from, and the totals of the run so far.
+    ContextsScored { item: &'a ContextCounts, totals: &'a Totals },
     ItemFinished { item_id: &'a str, items_done: usize, items_total: usize },
     Finished { summary: &'a BatchSummary },
+}
+
+/// Where an item's contexts (its rows) came from. Each distinct context of the item is counted
+/// once, by where it was first found: scored by the engine, found in the run's own cache (an
+/// earlier start of the run, or an item committed before), or in the shared store. `repeated`
+/// counts the rows whose prompt another row of the same item has (one score serves both), so
+/// `contexts = scored + from_run_cache + from_shared + repeated`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextCounts {
+    pub contexts: usize,
+    pub scored: usize,
+    pub from_run_cache: usize,
+    pub from_shared: usize,
+    pub repeated: usize,
 }
 
 /// Running totals of a batch.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
+    /// The contexts of the items done (see [`ContextCounts`]; what the engine scored for items
+    /// a stop abandoned is in `kept_unfinished`).
+    pub contexts: usize,
     pub scored: usize,
-    pub from_store: usize,
+    pub from_run_cache: usize,
+    pub from_shared: usize,
+    pub repeated: usize,
     pub tokens_evaluated: u64,
     pub tokens_reused: u64,
     /// Scores of items a stopped or failed batch did not finish, stored without rows (a resume
     /// takes them from the store).
     pub kept_unfinished: usize,
+}
+
+impl Totals {
+    /// Counts the contexts of an item done.
+    fn add_item(&mut self, c: &ContextCounts) {
+        self.contexts += c.contexts;
+        self.scored += c.scored;
+        self.from_run_cache += c.from_run_cache;
+        self.from_shared += c.from_shared;
+        self.repeated += c.repeated;
+    }
 }
 
 /// Says whether a batch should stop; asked by the scoring threads before each prompt.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::item::{score_item, CachedScorer};
-use super::{BatchEvent, BatchObserver, Totals};
+use super::{BatchEvent, BatchObserver, ContextCounts, Totals};
 use crate::config::ModelEntry;
 use crate::data::Selected;
 use crate::dialogue::conditions::{Condition, Registry};
@@ -43,8 +43,7 @@ pub(super) struct ItemDone {
     /// Scores the engine computed, and scores found in the shared store.
     pub(super) pending: Vec<ScoreRow>,
     pub(super) imported: Vec<ScoreRow>,
-    pub(super) scored: usize,
-    pub(super) from_store: usize,
+    pub(super) counts: ContextCounts,
 }
 
 /// The run's committed state: items are committed one at a time, in item order.
@@ -198,7 +197,6 @@ impl Commit<'_> {
     /// or one before it failed), so that a resume asks the engine only for the rest.
     fn keep_unfinished(&mut self, kept: Kept) -> Result<()> {
         let t0 = Instant::now();
-        self.totals.scored += kept.pending.len();
         self.totals.kept_unfinished += kept.pending.len() + kept.imported.len();
         self.store_scores(&kept.pending, kept.imported)?;
         self.commit_seconds += t0.elapsed().as_secs_f64();
@@ -207,8 +205,7 @@ impl Commit<'_> {
 
     /// Stores one item's new scores and its rows, rewrites the manifest and reports the item.
     fn commit(&mut self, item_id: &str, r: ItemDone, observer: &mut dyn BatchObserver) -> Result<()> {
-        self.totals.scored += r.scored;
-        self.totals.from_store += r.from_store;
+        self.totals.add_item(&r.counts);
         let t0 = Instant::now();
         self.store_scores(&r.pending, r.imported)?;
         self.rows.extend(r.rows);
@@ -219,11 +216,7 @@ impl Commit<'_> {
         if let Some(l) = &mut self.live {
             l.maybe_write(&self.rows);
         }
-        observer.event(BatchEvent::ContextsScored {
-            scored: r.scored,
-            from_store: r.from_store,
-            totals: &self.totals,
-        });
+        observer.event(BatchEvent::ContextsScored { item: &r.counts, totals: &self.totals });
         observer.event(BatchEvent::ItemFinished {
             item_id,
             items_done: self.done,
@@ -271,7 +264,10 @@ fn score_one(job: &PairJob, engine: &Engine, s: &Selected, abandon: &(dyn Fn() -
     }
     let (pending, imported) = (std::mem::take(&mut scorer.pending), std::mem::take(&mut scorer.imported));
     match r {
-        Ok(rows) => Outcome::Done(ItemDone { rows, pending, imported, scored: scorer.misses, from_store: scorer.hits }),
+        Ok(rows) => {
+            let counts = ContextCounts::of(&rows, &scorer);
+            Outcome::Done(ItemDone { rows, pending, imported, counts })
+        }
         Err(EngineError::Cancelled) if abandon() => Outcome::Stopped(Kept { pending, imported }),
         Err(e) => Outcome::Failed(anyhow::Error::from(e).context(format!("item {}", s.item.id)), Kept { pending, imported }),
     }

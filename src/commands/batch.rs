@@ -199,12 +199,11 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
     let s = batch::run(&ctx.config, &p, &mut CliProgress::new())?;
     let t = &s.totals;
     say!(
-        "{} of {} items in {:.1}s · {} contexts scored, {} from the store · {} tokens evaluated, {} reused ({:.0}% reuse)",
+        "{} of {} items in {:.1}s · {} · {} tokens evaluated, {} reused ({:.0}% reuse)",
         s.items_done,
         s.items_total,
         s.seconds,
-        t.scored,
-        t.from_store,
+        contexts_line(t, p.shared_store.is_some()),
         t.tokens_evaluated,
         t.tokens_reused,
         s.reuse_percent()
@@ -244,6 +243,17 @@ pub fn run(ctx: &Ctx, a: &BatchArgs) -> Result<()> {
         println!("letters against open answers: {}", p.out.join("tables").join("answer_formats.md").display());
     }
     Ok(())
+}
+
+/// Where the contexts of the items done came from (docs/guide/batch.md, "The last line"): the
+/// terms add up to the first number, the run's item rows. The shared store is named only when
+/// the run uses one.
+fn contexts_line(t: &batch::Totals, shared_store: bool) -> String {
+    let shared = if shared_store { format!(", {} from the shared store", t.from_shared) } else { String::new() };
+    format!(
+        "{} contexts: {} scored, {} from this run's cache{shared}, {} repeated within an item",
+        t.contexts, t.scored, t.from_run_cache, t.repeated
+    )
 }
 
 /// `--wait-for-server`: waits for the server of every served model of the run, in turn.

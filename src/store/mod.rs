@@ -1,7 +1,8 @@
 //! Durable results. A run directory holds:
 //! - `cache/scores.jsonl` — an append-only, content-addressed cache of scored contexts. Each line
-//!   is one [`ScoreRow`] keyed by `key = sha256(model sha256, prompt token hash, letters, scoring
-//!   settings)`. Rows of one item are appended in one write and fsynced (in item order; the
+//!   is a checksum, a tab and one [`ScoreRow`] as JSON (so not JSON Lines, despite the name:
+//!   `run_cache.rs`), keyed by `key = sha256(model sha256, prompt token hash, letters, scoring
+//!   settings, provenance)`. Rows of one item are appended in one write and fsynced (in item order; the
 //!   scores of items a stopped batch abandons come as they end), so a crash or `kill -9` loses at
 //!   most the items in flight; a torn last line is detected and cut off on the next open.
 //! - `item_rows.jsonl` and `item_rows.parquet` — the rows this run's configuration selects, sorted,
