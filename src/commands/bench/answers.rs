@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, model: Option<&str>, limit: usize, dataset: &str) -> Resul
     let (lt, _) = line(&letters);
     let (ot, _) = line(&open);
     println!(
-        "open / letters: {:.2}× the tokens, {:.2}× the scoring time ({} extra tokens per item)",
+        "open / letters: {:.2}× the tokens, {:.2}× the scoring time ({:.0} extra tokens per item)",
         ot as f64 / lt.max(1) as f64,
         open.scoring / letters.scoring,
         (ot as f64 - lt as f64) / n as f64
