@@ -179,7 +179,9 @@ fn a_batch_with_both_formats_keeps_the_letters_run_and_stores_open_rows_that_rec
         assert_eq!(r["pred_letter"].as_str().unwrap(), char::from(b'A' + best as u8).to_string());
     }
     assert!(both.join("open/tables").read_dir().unwrap().count() > 3);
-    assert!(both.join("open/summary.md").exists());
+    // Each summary says which answer format it is about; the letters one as before.
+    assert!(std::fs::read_to_string(both.join("open/summary.md")).unwrap().contains("Answer format: **open answers**"));
+    assert!(!std::fs::read_to_string(both.join("summary.md")).unwrap().contains("open answers"));
 
     // The comparison: R0's open gap is the mean of the open rows' item gaps.
     let csv = std::fs::read_to_string(both.join("tables/answer_formats.csv")).unwrap();

@@ -174,6 +174,8 @@ pub(crate) struct RunIndex<'a> {
     pub(crate) duplicates: usize,
     /// The conditions of the run the rows come from.
     pub(crate) reg: &'static Registry,
+    /// The rows are open answers (docs/protocol.md §14), not letters.
+    pub(crate) open_answers: bool,
 }
 
 impl<'a> RunIndex<'a> {
@@ -224,6 +226,7 @@ impl<'a> RunIndex<'a> {
             n_rows: rows.len(),
             duplicates,
             reg,
+            open_answers: rows.iter().any(|r| r.answer_format() == crate::protocol::AnswerFormat::Open),
         }
     }
 
@@ -246,6 +249,7 @@ impl<'a> RunIndex<'a> {
             n_rows,
             duplicates: 0,
             reg: self.reg,
+            open_answers: self.open_answers,
         }
     }
 

@@ -84,6 +84,9 @@ pub(super) fn render(
     figures: &super::figures::Figures,
 ) -> String {
     let mut s = String::from("# hyst-tui results summary\n\n");
+    if idx.open_answers {
+        s.push_str("Answer format: **open answers**. The questions were asked without their options and each option text was scored as the answer (docs/protocol.md §14); p(w), p(c) and every table below come from those scores. The letters rows of the same run, if it has them, are one folder up.\n\n");
+    }
     s.push_str(&format!(
         "Built from {} item rows ({} model x dataset pairs). Tables follow the paper \"Reset Is Not Recovery\" and the column names of its artifact (docs/protocol.md §9); every table is written as CSV, Markdown and LaTeX under `tables/`.\n\n",
         idx.n_rows,
