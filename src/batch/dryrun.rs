@@ -16,7 +16,7 @@ use anyhow::Result;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::item::{bases_for, conditions_for, controls_for, scoring_group};
+use super::item::{bases_for, conditions_for, conditions_in_format, controls_for, scoring_group};
 use crate::dialogue::conditions::{base_of, Base};
 use super::plan::BatchPlan;
 use super::shard::PairUnits;
@@ -148,19 +148,7 @@ fn item_estimate(
 
 /// One builder per answer format the plan scores.
 fn format_builders(plan: &BatchPlan) -> Vec<Builder<'_>> {
-    plan.config
-        .answers
-        .iter()
-        .map(|f| match (f, &plan.open_prompts) {
-            (AnswerFormat::Open, Some(p)) => Builder::new(p),
-            _ => Builder::new(&plan.prompts),
-        })
-        .collect()
-}
-
-/// The conditions of `conds` that a builder's format scores.
-fn conds_for_format<'c>(b: &Builder, conds: &[&'c crate::dialogue::conditions::Condition]) -> Vec<&'c crate::dialogue::conditions::Condition> {
-    conds.iter().copied().filter(|c| b.format() == AnswerFormat::Letters || c.has_open_form()).collect()
+    plan.format_prompts().into_iter().map(|(p, _)| Builder::new(p)).collect()
 }
 
 /// [`item_estimate`] summed over the plan's answer formats.
@@ -172,7 +160,7 @@ fn item_estimate_formats(
     steerings: &super::steered::Steerings,
 ) -> (usize, usize, usize) {
     builders.iter().fold((0, 0, 0), |acc, b| {
-        let (n, w, wo) = item_estimate(b, s, &conds_for_format(b, conds), controls, steerings);
+        let (n, w, wo) = item_estimate(b, s, &conditions_in_format(b, conds), controls, steerings);
         (acc.0 + n, acc.1 + w, acc.2 + wo)
     })
 }

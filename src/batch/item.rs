@@ -241,6 +241,12 @@ pub fn conditions_for(reg: &'static Registry, suites: &[Suite]) -> Vec<&'static 
         .collect()
 }
 
+/// The conditions of `conds` that builder `b`'s answer format scores: all of them for letters,
+/// those with an open form for open answers (docs/protocol.md §14.3).
+pub(crate) fn conditions_in_format<'c>(b: &Builder, conds: &[&'c Condition]) -> Vec<&'c Condition> {
+    conds.iter().copied().filter(|c| b.format() == AnswerFormat::Letters || c.has_open_form()).collect()
+}
+
 /// The ramps an item needs, in scoring order: the paper's ramp under each control, then the
 /// custom ramps the conditions build on (registry order).
 pub(crate) fn bases_for(conds: &[&Condition], controls: &[Control]) -> Vec<Base> {

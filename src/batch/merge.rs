@@ -210,14 +210,9 @@ pub fn merge(args: &[PathBuf], out: &Path, extra: &[ExperimentSource], command_l
     let reg = runs_registry(&dirs, extra)?;
     let mut rows = Vec::new();
     for d in &dirs {
-        // A shard's open-answer rows live in its open/ folder (with open answers alone, only there).
-        let open = d.join(super::pair::OPEN_DIR);
-        let has_open = open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file();
-        if !has_open || d.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
-            rows.extend(read_item_rows(d, reg)?);
-        }
-        if has_open {
-            rows.extend(read_item_rows(&open, reg)?);
+        // A shard's open-answer rows live in its open/ folder.
+        for rd in super::pair::row_dirs(d) {
+            rows.extend(read_item_rows(&rd, reg)?);
         }
     }
     let mut seen = std::collections::HashSet::new();

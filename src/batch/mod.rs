@@ -38,13 +38,13 @@ use anyhow::{bail, Context, Result};
 use crate::config::ModelsConfig;
 use crate::data::{load_selection, DatasetSpec, ReleasedLists, Selected, SelectionOptions};
 use crate::dialogue::{Builder, Suite};
-use crate::protocol::{AnswerFormat, ProvenanceKind};
+use crate::protocol::ProvenanceKind;
 use crate::store::lock::RunLock;
 use crate::store::shared::SharedScores;
 use crate::dialogue::recipe::ExperimentSource;
 use crate::store::run_dir::{load_item_rows, runs_registry};
 use crate::store::{sort_rows, Manifest, RunConfig, ScoreCache};
-use crate::tables::{write_tables, TableOptions};
+use crate::tables::TableOptions;
 
 pub use item::{conditions_for, model_sha256, score_item, CachedScorer};
 pub use plan::{default_pack, plan, BatchPlan, BatchRequest, RunPlan, Shard};
@@ -358,15 +358,7 @@ pub fn run(models: &ModelsConfig, plan: &BatchPlan, observer: &mut dyn BatchObse
     observer.event(BatchEvent::Started { out, items_total: total, items_done: 0 });
 
     let table_opts = TableOptions::for_plan(cfg.plan.as_ref());
-    let open_form = plan.open_prompts.as_ref().map(|p| (p, cfg.open_prompts_fingerprint.clone().unwrap_or_default()));
-    let builders: Vec<(Builder, String)> = cfg
-        .answers
-        .iter()
-        .map(|f| match (f, &open_form) {
-            (AnswerFormat::Open, Some((p, fp))) => (Builder::new(p), fp.clone()),
-            _ => (Builder::new(&plan.prompts), cfg.prompts_fingerprint.clone()),
-        })
-        .collect();
+    let builders: Vec<(Builder, String)> = plan.format_prompts().into_iter().map(|(p, fp)| (Builder::new(p), fp)).collect();
     let cache = RwLock::new(cache);
     let shared = shared.map(RwLock::new);
     let mut run = Commit {
@@ -486,29 +478,17 @@ pub struct Rebuilt {
 /// (`--experiment`). Malformed rows are skipped and reported.
 pub fn rebuild_tables(dir: &Path, extra: &[ExperimentSource]) -> Result<Rebuilt> {
     let reg = runs_registry(&[dir.to_path_buf()], extra)?;
-    // The open-answer rows of a run with --answers open or both are in open/ (a run with open
-    // answers alone has no letters rows).
-    let open = dir.join(pair::OPEN_DIR);
-    let has_open = open.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file();
-    let mut loaded = if has_open && !dir.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file() {
-        crate::store::run_dir::LoadedRows::default()
-    } else {
-        load_item_rows(dir, reg)?
-    };
-    let mut skipped: Vec<String> = loaded.describe_skipped().into_iter().collect();
-    if has_open {
-        let o = load_item_rows(&open, reg)?;
-        skipped.extend(o.describe_skipped().map(|s| format!("{}: {s}", pair::OPEN_DIR)));
-        loaded.rows.extend(o.rows);
+    // The open-answer rows of a run with --answers open or both are in open/.
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    for rd in pair::row_dirs(dir) {
+        let loaded = load_item_rows(&rd, reg)?;
+        let prefix = if rd == dir { String::new() } else { format!("{}: ", pair::OPEN_DIR) };
+        skipped.extend(loaded.describe_skipped().map(|s| format!("{prefix}{s}")));
+        rows.extend(loaded.rows);
     }
-    let opts = TableOptions::for_run_dir(dir)?;
-    let files = if loaded.rows.iter().any(|r| r.answer_format() == AnswerFormat::Open) {
-        pair::write_tables_by_format(dir, &loaded.rows, reg, &opts)?
-    } else {
-        write_tables(&loaded.rows, reg, dir, &opts)?
-    };
+    let files = pair::write_tables_by_format(dir, &rows, reg, &TableOptions::for_run_dir(dir)?)?;
     Ok(Rebuilt {
-        rows: loaded.rows.len(),
+        rows: rows.len(),
         files,
         skipped: (!skipped.is_empty()).then(|| skipped.join("; ")),
     })

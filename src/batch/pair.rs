@@ -101,6 +101,21 @@ fn write_by_format(out: &Path, rows: &[ItemRow], reg: &'static Registry, opts: &
 /// The folder of a run directory that holds its open-answer rows and tables.
 pub const OPEN_DIR: &str = "open";
 
+/// The folders of a run directory that hold item rows, in this order: the run directory itself
+/// (letters; also asked when neither has rows, so that its error names the run) and `open/`.
+pub(super) fn row_dirs(dir: &Path) -> Vec<PathBuf> {
+    let has_rows = |d: &Path| d.join(crate::store::run_dir::ITEM_ROWS_JSONL).is_file();
+    let open = dir.join(OPEN_DIR);
+    let mut v = Vec::new();
+    if has_rows(dir) || !has_rows(&open) {
+        v.push(dir.to_path_buf());
+    }
+    if has_rows(&open) {
+        v.push(open);
+    }
+    v
+}
+
 /// Tables of the finished items while a batch runs: at most every `every`, a copy of the rows
 /// goes to a writer thread, which writes the newest copy it has (scoring never waits for it).
 pub(super) struct LiveTables {
@@ -256,7 +271,7 @@ fn score_one(job: &PairJob, engine: &Engine, s: &Selected, abandon: &(dyn Fn() -
     scorer.stop = Some(abandon);
     let mut r = Ok(Vec::new());
     for (b, fp) in job.builders {
-        let conds: Vec<&Condition> = job.conds.iter().copied().filter(|c| b.format() == AnswerFormat::Letters || c.has_open_form()).collect();
+        let conds = super::item::conditions_in_format(b, &job.conds);
         r = r.and_then(|mut rows: Vec<ItemRow>| {
             rows.extend(score_item(&mut scorer, b, s, job.model, &conds, &job.controls, fp)?);
             Ok(rows)

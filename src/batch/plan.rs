@@ -117,6 +117,21 @@ pub struct BatchPlan {
     pub lens: bool,
 }
 
+impl BatchPlan {
+    /// The prompt set of each answer format the run scores, with its fingerprint, in the
+    /// configuration's order.
+    pub(crate) fn format_prompts(&self) -> Vec<(&PromptSet, String)> {
+        let cfg = &self.config;
+        cfg.answers
+            .iter()
+            .map(|f| match (f, &self.open_prompts) {
+                (AnswerFormat::Open, Some(p)) => (p, cfg.open_prompts_fingerprint.clone().unwrap_or_default()),
+                _ => (&self.prompts, cfg.prompts_fingerprint.clone()),
+            })
+            .collect()
+    }
+}
+
 /// Workers when `--workers` is not given: on a CPU, one per 8 cores (llama.cpp's threads stop
 /// scaling long before many cores run out); with a GPU back-end, one: its context packs
 /// [`default_pack`] sequences into each decode call, which keeps the device busy without a KV
