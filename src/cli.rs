@@ -14,6 +14,13 @@ use hyst_tui::data::{ReleasedLists, SelectionOptions, DATASET_SPEC_FORMS, DEFAUL
 use hyst_tui::dialogue::Suite;
 use hyst_tui::tui::{Screen, TermSize};
 
+#[path = "cli/bench.rs"]
+mod bench;
+#[path = "cli/steer.rs"]
+mod steer;
+pub use bench::BenchCmd;
+pub use steer::{LensArgs, SteerCmd, SteerDirectionArgs, SteerItemsArgs, SteerSweepArgs};
+
 /// The suites `--suites all` stands for (the paper's), and those it leaves out (the bundled
 /// experiments'), named from the registry so that the help cannot drift from the expansion
 /// ([`BatchArgs::suites`]; the docs test compares the two).
@@ -559,93 +566,6 @@ pub struct PromptsArgs {
     pub selection: SelectionArgs,
 }
 
-#[derive(Debug, Args)]
-pub struct LensArgs {
-    /// Model key (default: the default model). A served model is refused.
-    #[arg(long, value_name = "KEY")]
-    pub model: Option<String>,
-    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-    pub dataset: String,
-    #[command(flatten)]
-    pub selection: SelectionArgs,
-    /// Conditions to read out, comma separated (default: clean_context, strong_pressure and the
-    /// main recovery operations R0-R6).
-    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
-    pub conditions: Vec<String>,
-    /// Output directory.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SteerCmd {
-    /// Estimate a contamination direction: per layer, the mean over training items of the
-    /// residual stream at the answer slot in the condition's context minus the clean probe's.
-    /// Writes DIR/direction.gguf (llama.cpp's control-vector format) and DIR/split.json.
-    Direction(SteerDirectionArgs),
-    /// Steer the held-out items' condition and clean probe with the direction (and a random
-    /// direction of the same length) at each α and layer range; writes DIR/sweep.csv, .md,
-    /// .json and .svg.
-    Sweep(SteerSweepArgs),
-}
-
-/// What both steering commands share: the model, items and condition.
-#[derive(Debug, Args)]
-pub struct SteerItemsArgs {
-    /// Model key (default: the default model). A served model is refused.
-    #[arg(long, value_name = "KEY")]
-    pub model: Option<String>,
-    #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-    pub dataset: String,
-    #[command(flatten)]
-    pub selection: SelectionArgs,
-    /// The condition whose contamination is studied (see `hyst-tui conditions`; default: R0,
-    /// `ordinary_strong_reset`, or for `sweep --direction` the condition it was estimated on).
-    #[arg(long, value_name = "NAME")]
-    pub condition: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct SteerDirectionArgs {
-    #[command(flatten)]
-    pub items: SteerItemsArgs,
-    /// Share of the selected items used to estimate the direction (the rest are held out).
-    #[arg(long, default_value_t = 0.5, value_name = "F")]
-    pub train_fraction: f64,
-    /// Seed of the train / held-out split.
-    #[arg(long, default_value_t = 1, value_name = "SEED")]
-    pub split_seed: u64,
-    /// Directory for direction.gguf and split.json.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct SteerSweepArgs {
-    #[command(flatten)]
-    pub items: SteerItemsArgs,
-    /// A directory written by `steer direction`: its direction.gguf, evaluated on the items
-    /// its split.json holds out (the selection must be the one it was estimated on).
-    #[arg(long, value_name = "DIR", conflicts_with = "vector", required_unless_present = "vector")]
-    pub direction: Option<PathBuf>,
-    /// A control-vector file made elsewhere (every selected item is held out).
-    #[arg(long, value_name = "FILE")]
-    pub vector: Option<PathBuf>,
-    /// Steering strengths (the vector times α is added; with a contamination direction,
-    /// negative α steers away from the condition toward the clean probe).
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, default_value = "-2,-1,-0.5,0,0.5", value_name = "A,B,...")]
-    pub alphas: Vec<f32>,
-    /// Layer ranges to steer, comma separated, each FIRST-LAST or one layer (default: the
-    /// middle layer of the vector's span).
-    #[arg(long, value_delimiter = ',', value_parser = parse_layer_range, value_name = "L|A-B,...")]
-    pub layers: Vec<(usize, usize)>,
-    /// Seed of the random-direction control.
-    #[arg(long, default_value_t = 1, value_name = "SEED")]
-    pub random_seed: u64,
-    /// Output directory (default: the --direction directory).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-}
 
 #[derive(Debug, Args)]
 pub struct ItemsArgs {
@@ -724,77 +644,3 @@ pub struct DoctorArgs {
     pub hf_tokenizer: Option<PathBuf>,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum BenchCmd {
-    /// Raw llama.cpp prompt throughput vs the engine on a ramp-plus-branches workload.
-    Engine {
-        /// Model key (default: the default model).
-        #[arg(long, value_name = "KEY")]
-        model: Option<String>,
-        /// Tokens in the raw-throughput decode.
-        #[arg(long, default_value_t = 512, value_name = "N")]
-        raw_tokens: usize,
-        /// Items of the bundled sample to run.
-        #[arg(long, default_value_t = 2, value_name = "N")]
-        items: usize,
-    },
-    /// Tokens per item with reuse vs from scratch vs the prefix-trie bound, on the hierarchy.
-    Batch {
-        /// Model key (default: the default model).
-        #[arg(long, value_name = "KEY")]
-        model: Option<String>,
-        /// Items to run.
-        #[arg(long, default_value_t = 3, value_name = "N")]
-        limit: usize,
-        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-        dataset: String,
-        /// The most workers in the scaling table (1, 2, 4, … up to N; default: the cores).
-        #[arg(long, value_name = "N")]
-        workers: Option<usize>,
-        /// Sequences of the packed run (`--pack` of a batch).
-        #[arg(long, default_value_t = 16, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256))]
-        pack: u32,
-        /// Sequences of each point of the throughput curve, comma separated; `none`: no curve.
-        #[arg(long, default_value = "1,2,4,8,16", value_name = "N1,N2|none")]
-        curve: String,
-        /// Where the curve's SVG figure goes.
-        #[arg(long, default_value = "bench-throughput.svg", value_name = "FILE")]
-        figure: PathBuf,
-    },
-    /// What open answers cost against letters on the same items: tokens evaluated against the
-    /// prefix-trie bound of contexts and option texts, and wall time.
-    Answers {
-        /// Model key (default: the default model).
-        #[arg(long, value_name = "KEY")]
-        model: Option<String>,
-        /// Items to run.
-        #[arg(long, default_value_t = 3, value_name = "N")]
-        limit: usize,
-        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-        dataset: String,
-    },
-    /// What the read-out and steering cost: the engine from scratch vs the read-out probe,
-    /// with and without the letter lens, under one steering setting and a new one each call.
-    Inside {
-        /// Model key (default: the default model).
-        #[arg(long, value_name = "KEY")]
-        model: Option<String>,
-        /// Items of the dataset (each gives its R0 context and its clean probe).
-        #[arg(long, default_value_t = 4, value_name = "N")]
-        limit: usize,
-        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-        dataset: String,
-    },
-    /// A served model (models.toml `endpoint`) vs its own GGUF in-process, same workload, one
-    /// run: contexts/s, tokens/s and max |dp|.
-    Served {
-        /// The served model's key (its entry needs a GGUF `file` for the in-process side).
-        #[arg(long, value_name = "KEY")]
-        model: String,
-        /// Items to run.
-        #[arg(long, default_value_t = 2, value_name = "N")]
-        limit: usize,
-        #[arg(long, default_value = "sample", value_name = "SPEC", help = dataset_help())]
-        dataset: String,
-    },
-}

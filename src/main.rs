@@ -140,14 +140,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(BenchCmd::Engine { model, raw_tokens, items })) => {
             commands::bench::engine(&ctx, model.as_deref(), *raw_tokens, *items)
         }
-        Some(Command::Bench(BenchCmd::Batch { model, limit, dataset, workers, pack, curve, figure })) => {
+        Some(Command::Bench(BenchCmd::Batch { items, workers, pack, curve, figure })) => {
             let curve = commands::bench::parse_curve(curve)?;
-            let a = commands::bench::BatchBench { model: model.as_deref(), limit: *limit, dataset, max_workers: *workers, pack: *pack, curve, figure: figure.clone() };
+            let a = commands::bench::BatchBench { model: items.model.as_deref(), limit: items.limit, dataset: &items.dataset, max_workers: *workers, pack: *pack, curve, figure: figure.clone() };
             commands::bench::batch(&ctx, &a)
         }
         Some(Command::Bench(BenchCmd::Served { model, limit, dataset })) => commands::bench::served(&ctx, model, *limit, dataset),
         Some(Command::Bench(BenchCmd::Inside { model, limit, dataset })) => commands::bench::inside(&ctx, model, *limit, dataset),
-        Some(Command::Bench(BenchCmd::Answers { model, limit, dataset })) => commands::bench::answers(&ctx, model.as_deref(), *limit, dataset),
+        Some(Command::Bench(BenchCmd::Answers(a))) => commands::bench::answers(&ctx, a.model.as_deref(), a.limit, &a.dataset),
         Some(Command::Prompts(a)) => commands::prompts::run(&ctx, a),
         Some(Command::Lens(a)) => commands::steer::lens(&ctx, a),
         Some(Command::Steer(SteerCmd::Direction(a))) => commands::steer::direction(&ctx, a),
